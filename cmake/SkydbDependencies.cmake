@@ -1,0 +1,12 @@
+# Every dependency comes from a Debian package; docs/dependencies.md says why each is here.
+find_package(PkgConfig REQUIRED)
+find_package(Threads REQUIRED)
+pkg_check_modules(LIBPQ REQUIRED IMPORTED_TARGET libpq)
+pkg_check_modules(LIBSYSTEMD REQUIRED IMPORTED_TARGET libsystemd)
+find_package(spdlog REQUIRED)
+find_package(tomlplusplus REQUIRED)
+find_package(CLI11 REQUIRED)
+find_package(nlohmann_json REQUIRED)
+if(SKYDB_BUILD_TESTS)
+  find_package(GTest REQUIRED)
+endif()

@@ -1,0 +1,6 @@
+# ASan + UBSan for the whole build (CI's test run uses it).
+if(SKYDB_SANITIZE)
+  add_compile_options(-fsanitize=address,undefined -fno-omit-frame-pointer
+                      -fno-sanitize-recover=undefined)
+  add_link_options(-fsanitize=address,undefined)
+endif()

@@ -1,0 +1,81 @@
+// Binary discovery and version pinning: which PostgreSQL binaries skydb runs, and why.
+//
+// Sources in rank order (DESIGN.md "Binary discovery"); the first acceptable candidate wins:
+//   1. bin_dir   — SKY_POSTGRES_BIN or config postgres.bin_dir. If set and unusable, discovery
+//                  fails with a message naming the variable/key and what is missing; it never
+//                  silently falls through to another source.
+//   2. bundle    — a bundle embedded in the binary or configured (filled by the bundle issue).
+//   3. pg_config — `pg_config --bindir` of the first pg_config on PATH.
+//   4. distro    — /usr/lib/postgresql/<major>/bin, /usr/pgsql-<major>/bin (highest major first),
+//                  then /usr/local/pgsql/bin.
+//   5. path      — the directory of the first `postgres` on PATH.
+// A candidate must hold executable postgres, initdb and pg_ctl; its version is what
+// `postgres --version` prints; a version pin rejects other versions. Every candidate that was
+// looked at and passed over is reported with its reason.
+//
+// Thread-safety: pure with respect to its injected FileSystem and ProcessRunner.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "skydb/env.h"
+#include "skydb/result.h"
+
+namespace skydb {
+
+enum class BinarySource { kBinDir, kBundle, kPgConfig, kDistro, kPath };
+const char* BinarySourceName(BinarySource s);  // "bin_dir", "bundle", "pg_config", ...
+Result<BinarySource> ParseBinarySource(const std::string& name);
+
+struct PgVersion {
+  int major = 0;
+  int minor = 0;
+  std::string text;  // as printed: "15.18"
+};
+// Parses `postgres --version` output: "postgres (PostgreSQL) 15.18 (Debian 15.18-0+deb12u1)".
+Result<PgVersion> ParsePostgresVersion(const std::string& output);
+
+// A version pin: "" matches all, "15" any 15.x, "15.18" exactly that.
+bool VersionMatchesPin(const PgVersion& v, const std::string& pin);
+
+struct Candidate {
+  std::string bin_dir;
+  BinarySource source = BinarySource::kPath;
+  std::string origin;            // where it came from: "SKY_POSTGRES_BIN", "/usr/bin/pg_config"
+  std::optional<PgVersion> version;
+  std::string rejection;         // empty for the chosen one (and unexamined ones after it)
+};
+
+struct DiscoveryReport {
+  std::optional<Candidate> chosen;
+  std::vector<Candidate> rejected;  // in the order they were examined
+  std::vector<std::string> skipped_sources;  // "bundle: no bundle", "path: not allowed"
+};
+
+// The bundle slot: returns the bin dir of an extracted, verified bundle, or nullopt for none.
+class BundleSlot {
+ public:
+  virtual ~BundleSlot() = default;
+  virtual Result<std::optional<std::string>> Provide() = 0;
+  virtual std::string Describe() const = 0;  // for reports: "no bundle", "embedded 15.18-..."
+};
+
+struct DiscoveryOptions {
+  std::string bin_dir;          // explicit directory, empty if none
+  std::string bin_dir_origin;   // "SKY_POSTGRES_BIN" or "postgres.bin_dir in /etc/skydb.toml"
+  std::string version_pin;      // postgres.version
+  std::vector<BinarySource> allowed = {BinarySource::kBinDir, BinarySource::kBundle,
+                                       BinarySource::kPgConfig, BinarySource::kDistro,
+                                       BinarySource::kPath};
+  std::string path_env;         // the PATH to search
+  BundleSlot* bundle = nullptr; // nullptr: "no bundle"
+};
+
+// Fails only when nothing acceptable was found or the explicit bin_dir is unusable; the error
+// message lists every rejected candidate with its reason.
+Result<DiscoveryReport> DiscoverBinaries(const DiscoveryOptions& options, const FileSystem& fs,
+                                         ProcessRunner& runner);
+
+}  // namespace skydb

@@ -1,0 +1,120 @@
+// The operating system behind injected objects: files, time and child processes.
+//
+// Every part of skydb that touches the OS does so through these interfaces, so the logic above
+// them (host facts, binary discovery, the supervisor's state machine) is unit-tested with fakes
+// (tests/support) and proved against the real OS in integration tests.
+//
+// Thread-safety: the real implementations returned by the factories are safe for concurrent use.
+// Ownership: factories return owning pointers; callers hold them for the life of the process.
+// Failure: every fallible call returns a Result whose message names the path or command.
+#pragma once
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "skydb/result.h"
+
+namespace skydb {
+
+enum class FileType { kRegular, kDirectory, kSymlink, kOther };
+
+struct FileInfo {
+  FileType type = FileType::kOther;
+  uint32_t mode = 0;  // permission bits only (07777)
+  uid_t uid = 0;
+  gid_t gid = 0;
+  uint64_t size = 0;
+};
+
+// Files and directories. Paths are absolute or relative to the process's working directory.
+class FileSystem {
+ public:
+  virtual ~FileSystem() = default;
+
+  virtual Result<std::string> ReadFile(const std::string& path) const = 0;
+  // Follows symlinks; NotFound when nothing is there.
+  virtual Result<FileInfo> Stat(const std::string& path) const = 0;
+  // Entry names (not paths), sorted, without "." and "..".
+  virtual Result<std::vector<std::string>> ListDir(const std::string& path) const = 0;
+  // A regular file the current process may execute.
+  virtual bool IsExecutable(const std::string& path) const = 0;
+  // Canonical absolute path with symlinks resolved.
+  virtual Result<std::string> RealPath(const std::string& path) const = 0;
+  // Writes to a temporary file beside `path`, fsyncs it and renames it into place.
+  virtual Status WriteFileAtomic(const std::string& path, const std::string& contents,
+                                 uint32_t mode) = 0;
+  // Creates one directory (not its parents); Conflict if something is already there.
+  virtual Status MakeDir(const std::string& path, uint32_t mode) = 0;
+
+  bool Exists(const std::string& path) const { return Stat(path).ok(); }
+  bool IsDirectory(const std::string& path) const {
+    auto info = Stat(path);
+    return info.ok() && info->type == FileType::kDirectory;
+  }
+};
+
+std::unique_ptr<FileSystem> NewRealFileSystem();
+
+// Monotonic time for timeouts and backoff; wall time only for display.
+class Clock {
+ public:
+  using Duration = std::chrono::nanoseconds;
+  using TimePoint = std::chrono::steady_clock::time_point;
+
+  virtual ~Clock() = default;
+  virtual TimePoint Now() const = 0;
+  virtual std::chrono::system_clock::time_point WallNow() const = 0;
+  virtual void SleepFor(Duration d) = 0;
+};
+
+std::unique_ptr<Clock> NewRealClock();
+
+// A user to run a child as (privilege drop in the child, after fork, before exec).
+struct RunAs {
+  std::string name;
+  uid_t uid = 0;
+  gid_t gid = 0;
+  std::string home;
+};
+
+// Looks a user up in the password database; NotFound names the user.
+Result<RunAs> LookupUser(const std::string& name);
+
+struct CommandSpec {
+  std::vector<std::string> argv;  // argv[0] is an absolute path; no shell is involved
+  // Extra variables on top of the parent's environment; a value of nullopt removes one.
+  std::map<std::string, std::optional<std::string>> env;
+  std::optional<RunAs> run_as;
+  std::string working_dir;  // empty: inherit
+  std::chrono::milliseconds timeout{30000};
+};
+
+struct CommandOutput {
+  int exit_code = -1;  // -1 when killed by a signal
+  int term_signal = 0;
+  std::string out;
+  std::string err;
+};
+
+// Runs short commands to completion (postgres --version, pg_config, initdb).
+class ProcessRunner {
+ public:
+  virtual ~ProcessRunner() = default;
+  // Fails only if the command could not be started or ran past its timeout (then it is killed);
+  // a non-zero exit is reported in CommandOutput, not as an error.
+  virtual Result<CommandOutput> Run(const CommandSpec& spec) = 0;
+};
+
+std::unique_ptr<ProcessRunner> NewRealProcessRunner();
+
+// Process-level facts the host-facts reader cannot get from files.
+int SchedAffinityCpuCount();  // CPUs in this process's affinity mask; 0 if unknown
+
+}  // namespace skydb

@@ -1,0 +1,87 @@
+// Host facts and tuning: a pure function (HostFacts, Profile, pins) → Settings.
+//
+// HostFacts are read through an injected FileSystem (/proc, /sys, cgroup v1/v2), so they are
+// tested on fixture trees, never on the test machine's own values. Tune() does no I/O at all.
+// See DESIGN.md "Tuning" for the formulas; docs/tuning.md for floors, caps and their reasons.
+//
+// Thread-safety: value types and pure functions.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "skydb/config.h"
+#include "skydb/env.h"
+#include "skydb/result.h"
+
+namespace skydb {
+
+struct HostFacts {
+  uint64_t ram_bytes = 0;   // usable RAM: min(MemTotal, cgroup limits) or the configured value
+  std::string ram_source;   // "MemTotal", "cgroup v2 memory.max", "cgroup v1 ...", "config"
+  int cores = 0;            // usable cores: min(online, affinity, cgroup quota) or configured
+  std::string cores_source; // "online CPUs", "affinity mask", "cgroup v2 cpu.max", "config"
+  int physical_cores = 0;   // SMT siblings merged; 0 when the topology is unreadable
+
+  // The raw readings behind the above, for `doctor` and `/status`.
+  uint64_t mem_total_bytes = 0;
+  std::optional<uint64_t> cgroup_memory_limit_bytes;
+  int online_cpus = 0;
+  int affinity_cpus = 0;
+  std::optional<double> cgroup_cpu_quota;  // cores' worth, e.g. 1.5
+};
+
+// Reads host facts from `fs` (rooted at "/": /proc/meminfo, /sys/fs/cgroup/..., /sys/devices/
+// system/cpu/...). `affinity_cpus` comes from SchedAffinityCpuCount() in production.
+// `overrides` (host.ram, host.cores) replace the detected values when non-zero.
+Result<HostFacts> ReadHostFacts(const FileSystem& fs, int affinity_cpus,
+                                const HostConfig& overrides);
+
+enum class Profile {
+  kEmbedded,  // production: derived from RAM and cores
+  kDev,       // development: small fixed constants
+};
+const char* ProfileName(Profile p);
+Result<Profile> ParseProfile(const std::string& name);
+
+struct Setting {
+  std::string name;        // postgresql.conf name, or skydb's own ("store_pool")
+  std::string value;       // as rendered into postgresql.conf: "296MB", "36", "''", "try"
+  std::string derivation;  // how it was derived: "15% of 1975 MiB RAM", "pinned in config"
+  bool pinned = false;     // the operator's value from [postgres.settings] won
+  bool postgres = true;    // false for skydb's own settings (pool sizes), not rendered to conf
+  std::optional<double> numeric;  // value in base units (bytes, count) for metrics gauges
+};
+
+struct Pools {
+  int app_pool = 0;        // clamp(4c, 4, 32)
+  int aux_pool = 0;        // clamp(app_pool/4, 2, 8)
+  int demand = 0;          // app_pool + 3·aux_pool
+  int store_pool = 0;      // aux_pool + 4
+  int max_connections = 0; // 2·demand + reserved + headroom
+  int reserved = 3;        // superuser_reserved_connections
+};
+
+struct Settings {
+  Profile profile = Profile::kEmbedded;
+  Pools pools;
+  std::vector<Setting> items;  // stable order: the order they are rendered in
+
+  const Setting* Find(const std::string& name) const;
+};
+
+// Pins ([postgres.settings]) win over derived values and are marked pinned.
+Settings Tune(const HostFacts& host, Profile profile,
+              const std::map<std::string, std::string>& pins);
+
+// `name = value` lines for postgresql.conf, one per postgres setting, with a header comment.
+std::string RenderConf(const Settings& settings);
+// Human-readable table: name, value, how derived.
+std::string RenderText(const HostFacts& host, const Settings& settings);
+// JSON object: {"host": {...}, "profile": "...", "settings": [{name, value, derivation, pinned}]}
+std::string RenderJson(const HostFacts& host, const Settings& settings);
+
+}  // namespace skydb

@@ -1,0 +1,95 @@
+#include "skydb/log.h"
+
+#include <spdlog/pattern_formatter.h>
+#include <spdlog/sinks/stdout_sinks.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+
+namespace skydb {
+namespace {
+
+// %* → "<N>", the syslog priority journald reads from the start of a line.
+class SyslogPriorityFlag final : public spdlog::custom_flag_formatter {
+ public:
+  void format(const spdlog::details::log_msg& msg, const std::tm&,
+              spdlog::memory_buf_t& dest) override {
+    int priority = 6;
+    switch (msg.level) {
+      case spdlog::level::trace:
+      case spdlog::level::debug: priority = 7; break;
+      case spdlog::level::info: priority = 6; break;
+      case spdlog::level::warn: priority = 4; break;
+      case spdlog::level::err: priority = 3; break;
+      case spdlog::level::critical: priority = 2; break;
+      default: break;
+    }
+    char buf[8];
+    int n = std::snprintf(buf, sizeof buf, "<%d>", priority);
+    dest.append(buf, buf + n);
+  }
+  std::unique_ptr<custom_flag_formatter> clone() const override {
+    return std::make_unique<SyslogPriorityFlag>();
+  }
+};
+
+// %~ → the message as a JSON string body (quotes, backslashes and controls escaped).
+class JsonMessageFlag final : public spdlog::custom_flag_formatter {
+ public:
+  void format(const spdlog::details::log_msg& msg, const std::tm&,
+              spdlog::memory_buf_t& dest) override {
+    for (char c : msg.payload) {
+      auto u = static_cast<unsigned char>(c);
+      if (c == '"' || c == '\\') {
+        dest.push_back('\\');
+        dest.push_back(c);
+      } else if (u < 0x20) {
+        char buf[8];
+        int n = std::snprintf(buf, sizeof buf, "\\u%04x", u);
+        dest.append(buf, buf + n);
+      } else {
+        dest.push_back(c);
+      }
+    }
+  }
+  std::unique_ptr<custom_flag_formatter> clone() const override {
+    return std::make_unique<JsonMessageFlag>();
+  }
+};
+
+}  // namespace
+
+Status InitLogging(const std::string& level, const std::string& format) {
+  auto parsed = spdlog::level::from_str(level);
+  if (parsed == spdlog::level::off && level != "off") {
+    return Error::InvalidArgument("log level '" + level +
+                                  "' is not one of trace, debug, info, warn, error, off");
+  }
+  std::string chosen = format;
+  if (chosen == "auto") {
+    const char* journal = std::getenv("JOURNAL_STREAM");
+    chosen = (journal != nullptr && *journal != '\0') ? "journal" : "text";
+  }
+  auto formatter = std::make_unique<spdlog::pattern_formatter>();
+  formatter->add_flag<SyslogPriorityFlag>('*');
+  formatter->add_flag<JsonMessageFlag>('~');
+  if (chosen == "journal") {
+    formatter->set_pattern("%*%v");
+  } else if (chosen == "json") {
+    formatter->set_pattern(R"({"ts":"%Y-%m-%dT%H:%M:%S.%e%z","level":"%l","msg":"%~"})");
+  } else if (chosen == "text") {
+    formatter->set_pattern("%Y-%m-%d %H:%M:%S.%e %-5l %v");
+  } else {
+    return Error::InvalidArgument("log format '" + format + "' is not one of auto, text, json");
+  }
+  auto logger = spdlog::get("skydb");
+  if (!logger) logger = spdlog::stderr_logger_mt("skydb");
+  logger->set_formatter(std::move(formatter));
+  logger->set_level(parsed);
+  logger->flush_on(spdlog::level::info);
+  spdlog::set_default_logger(logger);
+  return Ok();
+}
+
+}  // namespace skydb

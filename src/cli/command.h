@@ -1,0 +1,44 @@
+// What every command sees: the global options and a way to load the merged configuration.
+// Internal to src/cli.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "skydb/config.h"
+
+namespace skydb::cli {
+
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitFailure = 1;
+inline constexpr int kExitUsage = 2;
+
+struct GlobalOptions {
+  std::string config_file;        // --config; else $SKYDB_CONFIG; else /etc/skydb/skydb.toml
+  std::vector<std::string> sets;  // --set key=value, repeatable
+};
+
+class CommandContext {
+ public:
+  GlobalOptions globals;
+  // Command-specific flags that set config keys (e.g. --data-dir → data_dir), in order.
+  std::vector<std::pair<std::string, std::string>> flag_values;
+  int exit_code = kExitOk;
+
+  // Merges file, environment and flags. On failure prints the one-sentence error to stderr.
+  Result<Config> LoadConfig() const;
+};
+
+// Each command adds itself to `app`; its callback stores the exit status in ctx.exit_code.
+void AddVersionCommand(CLI::App& app, CommandContext& ctx);
+void AddConfigCommand(CLI::App& app, CommandContext& ctx);
+void AddTuneCommand(CLI::App& app, CommandContext& ctx);
+void AddDoctorCommand(CLI::App& app, CommandContext& ctx);
+void AddServeCommands(CLI::App& app, CommandContext& ctx);   // serve, dev
+void AddStatusCommand(CLI::App& app, CommandContext& ctx);
+void AddPsqlCommand(CLI::App& app, CommandContext& ctx);
+
+}  // namespace skydb::cli

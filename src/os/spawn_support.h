@@ -1,0 +1,21 @@
+// Helpers shared by the process runner and the supervisor's child spawning. Internal to os/.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "skydb/env.h"
+
+namespace skydb {
+
+// The parent's environment with `changes` applied (nullopt removes a variable), as "K=V".
+std::vector<std::string> BuildEnvironment(
+    const std::map<std::string, std::optional<std::string>>& changes);
+// Null-terminated char* view of `strings` (which must outlive it).
+std::vector<char*> CStringArray(std::vector<std::string>& strings);
+// In a forked child: setgroups/setgid/setuid to `user`, or write errno to report_fd and _exit.
+void ChildDropPrivilegesOrDie(const RunAs& user, int report_fd);
+
+}  // namespace skydb
