@@ -1,0 +1,124 @@
+// The real OS seams against the real OS: files in a temp dir and short child processes.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+
+#include "skydb/env.h"
+
+namespace skydb {
+namespace {
+
+class TempDirTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string templ = (std::filesystem::temp_directory_path() / "skydb-os-XXXXXX").string();
+    ASSERT_NE(::mkdtemp(templ.data()), nullptr);
+    dir_ = templ;
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+  std::string dir_;
+};
+
+TEST_F(TempDirTest, WriteAtomicThenReadStatList) {
+  auto fs = NewRealFileSystem();
+  std::string path = dir_ + "/settings.conf";
+  ASSERT_TRUE(fs->WriteFileAtomic(path, "a = 1\n", 0600).ok());
+  EXPECT_EQ(*fs->ReadFile(path), "a = 1\n");
+  auto info = fs->Stat(path);
+  ASSERT_TRUE(info.ok());
+  EXPECT_EQ(info->type, FileType::kRegular);
+  EXPECT_EQ(info->mode, 0600u);
+  EXPECT_EQ(info->size, 6u);
+  EXPECT_EQ(*fs->ListDir(dir_), std::vector<std::string>{"settings.conf"});  // no temp left
+  EXPECT_FALSE(fs->IsExecutable(path));
+}
+
+TEST_F(TempDirTest, MakeDirAppliesModeDespiteUmask) {
+  auto fs = NewRealFileSystem();
+  mode_t old = ::umask(077);
+  ASSERT_TRUE(fs->MakeDir(dir_ + "/run", 0750).ok());
+  ::umask(old);
+  EXPECT_EQ(fs->Stat(dir_ + "/run")->mode, 0750u);
+  EXPECT_EQ(fs->MakeDir(dir_ + "/run", 0750).error().code, ErrorCode::kConflict);
+  EXPECT_EQ(fs->MakeDir(dir_ + "/a/b", 0750).error().code, ErrorCode::kNotFound);
+}
+
+TEST_F(TempDirTest, MissingFilesAreNotFoundAndNamed) {
+  auto fs = NewRealFileSystem();
+  auto missing = fs->ReadFile(dir_ + "/nope");
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.error().code, ErrorCode::kNotFound);
+  EXPECT_NE(missing.error().message.find(dir_ + "/nope"), std::string::npos);
+}
+
+TEST(ProcessRunnerTest, CapturesOutputAndExitCode) {
+  auto runner = NewRealProcessRunner();
+  CommandSpec spec;
+  spec.argv = {"/bin/sh", "-c", "echo out; echo err >&2; exit 3"};
+  auto result = runner->Run(spec);
+  ASSERT_TRUE(result.ok()) << result.error().message;
+  EXPECT_EQ(result->exit_code, 3);
+  EXPECT_EQ(result->out, "out\n");
+  EXPECT_EQ(result->err, "err\n");
+}
+
+TEST(ProcessRunnerTest, AppliesAndRemovesEnvironment) {
+  ::setenv("SKYDB_OS_TEST_REMOVE", "x", 1);
+  auto runner = NewRealProcessRunner();
+  CommandSpec spec;
+  spec.argv = {"/bin/sh", "-c", "echo \"$SKYDB_OS_TEST_ADD-${SKYDB_OS_TEST_REMOVE:-unset}\""};
+  spec.env["SKYDB_OS_TEST_ADD"] = "added";
+  spec.env["SKYDB_OS_TEST_REMOVE"] = std::nullopt;
+  auto result = runner->Run(spec);
+  ASSERT_TRUE(result.ok());
+  EXPECT_EQ(result->out, "added-unset\n");
+}
+
+TEST(ProcessRunnerTest, MissingBinaryIsAnErrorNamingIt) {
+  auto runner = NewRealProcessRunner();
+  CommandSpec spec;
+  spec.argv = {"/nonexistent/postgres", "--version"};
+  auto result = runner->Run(spec);
+  ASSERT_FALSE(result.ok());
+  EXPECT_EQ(result.error().code, ErrorCode::kNotFound);
+  EXPECT_NE(result.error().message.find("/nonexistent/postgres"), std::string::npos);
+}
+
+TEST(ProcessRunnerTest, TimeoutKillsTheChild) {
+  auto runner = NewRealProcessRunner();
+  CommandSpec spec;
+  spec.argv = {"/bin/sleep", "10"};
+  spec.timeout = std::chrono::milliseconds(200);
+  auto start = std::chrono::steady_clock::now();
+  auto result = runner->Run(spec);
+  ASSERT_FALSE(result.ok());
+  EXPECT_EQ(result.error().code, ErrorCode::kTimeout);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
+}
+
+TEST(ProcessRunnerTest, DropsPrivilegesWhenRoot) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root to drop privileges";
+  const char* name = std::getenv("SKYDB_TEST_USER");
+  auto user = LookupUser(name != nullptr ? name : "skydbtest");
+  ASSERT_TRUE(user.ok()) << user.error().message;
+  CommandSpec spec;
+  spec.argv = {"/usr/bin/id", "-u"};
+  spec.run_as = *user;
+  auto result = NewRealProcessRunner()->Run(spec);
+  ASSERT_TRUE(result.ok());
+  EXPECT_EQ(result->out, std::to_string(user->uid) + "\n");
+}
+
+TEST(UsersTest, UnknownUserSaysHowToFix) {
+  auto user = LookupUser("no-such-skydb-user");
+  ASSERT_FALSE(user.ok());
+  EXPECT_EQ(user.error().code, ErrorCode::kNotFound);
+  EXPECT_NE(user.error().message.find("useradd"), std::string::npos);
+}
+
+TEST(AffinityTest, CountsAtLeastOneCpu) { EXPECT_GE(SchedAffinityCpuCount(), 1); }
+
+}  // namespace
+}  // namespace skydb

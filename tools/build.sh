@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# Configures and builds one flavour of skydb: `release` (build/) or `asan` (build-asan/,
+# AddressSanitizer + UndefinedBehaviorSanitizer). Warnings are errors in both.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+flavour="${1:-release}"
+case "$flavour" in
+  release) dir=build; extra=(-DCMAKE_BUILD_TYPE=RelWithDebInfo) ;;
+  asan) dir=build-asan; extra=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DSKYDB_SANITIZE=ON) ;;
+  *) echo "tools/build.sh: unknown flavour '$flavour' (release|asan)" >&2; exit 2 ;;
+esac
+cmake -S . -B "$dir" -DSKYDB_WERROR=ON "${extra[@]}" >/dev/null
+cmake --build "$dir" -j"$(nproc)"
