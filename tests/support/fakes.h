@@ -2,6 +2,7 @@
 // runner. Used by unit tests; never by the daemon. Not thread-safe unless stated.
 #pragma once
 
+#include <atomic>
 #include <functional>
 #include <map>
 #include <string>
@@ -44,23 +45,28 @@ class FakeFileSystem final : public FileSystem {
   std::map<std::string, std::string> symlinks_;
 };
 
-// Time moves only when a test (or SleepFor) advances it.
+// Time moves only when a test (or SleepFor) advances it. Safe to use from several threads.
 class FakeClock final : public Clock {
  public:
-  TimePoint Now() const override { return now_; }
+  TimePoint Now() const override { return TimePoint(Duration(now_ns_.load())); }
   std::chrono::system_clock::time_point WallNow() const override {
-    return std::chrono::system_clock::time_point(now_.time_since_epoch());
+    return std::chrono::system_clock::time_point(
+        std::chrono::duration_cast<std::chrono::system_clock::duration>(
+            Duration(now_ns_.load() + wall_offset_ns_)));
   }
   void SleepFor(Duration d) override {
-    now_ += d;
-    slept_ += d;
+    now_ns_ += d.count();
+    slept_ns_ += d.count();
   }
-  void Advance(Duration d) { now_ += d; }
-  Duration TotalSlept() const { return slept_; }
+  void Advance(Duration d) { now_ns_ += d.count(); }
+  Duration TotalSlept() const { return Duration(slept_ns_.load()); }
 
  private:
-  TimePoint now_{std::chrono::hours(1000)};
-  Duration slept_{0};
+  static constexpr int64_t kStart = 1000LL * 3600 * 1000000000;  // 1000 h after the epoch
+  // Wall time starts at 2026-01-01 so Unix-millisecond deadlines look real.
+  static constexpr int64_t wall_offset_ns_ = 1767225600LL * 1000000000 - kStart;
+  std::atomic<int64_t> now_ns_{kStart};
+  std::atomic<int64_t> slept_ns_{0};
 };
 
 // Answers commands from a script keyed by the joined argv ("a b c"); unknown commands fail to

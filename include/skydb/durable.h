@@ -1,0 +1,71 @@
+// The durable layer behind the tiered store: what the store needs from PostgreSQL, as an
+// interface so the store's logic is unit-tested against an in-memory fake.
+//
+// Thread-safety: CommitBatch for one partition is only ever called from that partition's writer
+// thread; different partitions, Read and Sweep run concurrently and must not share a connection.
+// Failure: every method returns an Error naming the operation; the store retries commits.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "skydb/result.h"
+#include "skydb/store.h"
+
+namespace skydb {
+
+struct DurableWrite {
+  enum class Kind {
+    kUpsert,  // value and deadline
+    kDelete,
+    kTouch,   // deadline only; the value is not rewritten
+  };
+  Kind kind = Kind::kUpsert;
+  std::string key;
+  std::string value;         // kUpsert only
+  UnixMillis expires_at = 0; // 0: no expiry
+};
+
+struct DurableValue {
+  std::string value;
+  UnixMillis expires_at = 0;
+};
+
+class DurableBackend {
+ public:
+  virtual ~DurableBackend() = default;
+  virtual std::string Describe() const = 0;  // for logs and INFO: "postgres (socket ...)"
+  // Applies every write in one transaction, in order (a key appears at most once).
+  virtual Status CommitBatch(int partition, const std::vector<DurableWrite>& writes) = 0;
+  // The row for `key` if present and not expired at `now`.
+  virtual Result<std::optional<DurableValue>> Read(int reader, const std::string& key,
+                                                   UnixMillis now) = 0;
+  // Calls `visit` for every key live at `now`, with its deadline and value size.
+  virtual Status LoadIndex(UnixMillis now,
+                           const std::function<void(std::string key, UnixMillis expires_at,
+                                                    size_t value_bytes)>& visit) = 0;
+  // Deletes up to `limit` rows expired at `now` if this process holds the sweeper lock;
+  // returns how many were deleted (0 when another sweeper holds the lock).
+  virtual Result<int64_t> SweepExpired(UnixMillis now, int limit) = 0;
+};
+
+// PostgreSQL behind the tiered store: `writers` connections (one per writer partition),
+// `readers` for loading evicted values, one for the sweeper. Connections open lazily and are
+// reopened after a failure; nothing connects here.
+std::unique_ptr<DurableBackend> NewPostgresDurable(const std::string& conninfo,
+                                                   const std::string& description, int writers,
+                                                   int readers);
+
+// The store's schema, as migrations the daemon's runner applies (versions 100 and up).
+struct SchemaStep {
+  int version = 0;
+  std::string name;
+  std::string sql;
+};
+const std::vector<SchemaStep>& SessionSchema();
+
+}  // namespace skydb

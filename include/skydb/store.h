@@ -1,0 +1,179 @@
+// The session store: keys to values with absolute expiry, a memory tier in front and, for the
+// tiered backend, PostgreSQL behind with group commit.
+//
+// Every operation completes through a callback, so the protocol server's event loop never
+// blocks: memory hits and memory-only writes complete inline, before the call returns; durable
+// writes complete on a writer thread after their batch's COMMIT ("sync" durability) or inline
+// after enqueueing ("async"). A callback must not block; it may call back into the store.
+//
+// Guarantees: a successful write callback means the write is as durable as the configured
+// durability promises; a failed one means it may or may not have been applied but was not
+// acknowledged. Writes to one key are applied, committed and acknowledged in call order.
+//
+// Thread-safety: every method is safe to call from any thread.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "skydb/env.h"
+#include "skydb/result.h"
+
+namespace skydb {
+
+using UnixMillis = int64_t;  // milliseconds since the Unix epoch
+
+// What a write does to its key's deadline.
+struct Expiry {
+  enum class Kind {
+    kDefault,  // the store's default TTL from now (store.default_ttl; 0 there = no expiry)
+    kNone,     // no expiry (PERSIST, SET without EX when default_ttl = 0)
+    kAt,       // absolute deadline `at`
+    kKeep,     // keep the key's current deadline (KEEPTTL)
+  };
+  Kind kind = Kind::kDefault;
+  UnixMillis at = 0;
+
+  static Expiry Default() { return {}; }
+  static Expiry None() { return {Kind::kNone, 0}; }
+  static Expiry At(UnixMillis at) { return {Kind::kAt, at}; }
+  static Expiry Keep() { return {Kind::kKeep, 0}; }
+};
+
+enum class SetCondition {
+  kAlways,
+  kIfAbsent,   // NX
+  kIfPresent,  // XX
+};
+
+struct SetRequest {
+  std::string key;
+  std::string value;
+  Expiry expiry;
+  SetCondition condition = SetCondition::kAlways;
+  bool return_old = false;  // SET ... GET
+};
+
+struct SetReply {
+  bool applied = false;                   // false when NX/XX stopped it
+  std::optional<std::string> old_value;   // only when return_old
+};
+
+struct TtlReply {
+  enum class State { kMissing, kNoExpiry, kExpiring };
+  State state = State::kMissing;
+  int64_t remaining_ms = 0;  // kExpiring only; > 0
+};
+
+struct ScanReply {
+  uint64_t next_cursor = 0;  // 0: the scan is complete
+  std::vector<std::string> keys;
+};
+
+// Counters and gauges for INFO, /metrics and /status.
+struct StoreStats {
+  std::string kind;        // "memory" or "tiered"
+  std::string durability;  // "sync", "async", or "none" for memory
+  int64_t sessions = 0;    // live keys, exact
+  uint64_t cached_values = 0;
+  uint64_t memory_bytes = 0;  // bytes held by cached values and keys (accounted, not RSS)
+  uint64_t queue_depth = 0;   // writes enqueued, not yet committed
+  uint64_t writes = 0;        // write operations accepted
+  uint64_t commits = 0;       // durable batches committed
+  uint64_t committed_rows = 0;
+  uint64_t failed_commits = 0;
+  uint64_t write_timeouts = 0;
+  uint64_t queue_full_rejections = 0;
+  double last_commit_seconds = 0;
+  uint64_t cache_hits = 0;
+  uint64_t cache_misses = 0;
+  uint64_t evictions_idle = 0;
+  uint64_t evictions_memory = 0;
+  uint64_t expirations = 0;
+};
+
+template <typename T>
+using StoreCallback = std::function<void(Result<T>)>;
+
+class SessionStore {
+ public:
+  virtual ~SessionStore() = default;
+
+  virtual void Get(std::string key, StoreCallback<std::optional<std::string>> done) = 0;
+  // GETEX / get-and-touch: returns the value and, if `change` is set, applies it to the TTL
+  // without rewriting the value.
+  virtual void GetEx(std::string key, std::optional<Expiry> change,
+                     StoreCallback<std::optional<std::string>> done) = 0;
+  virtual void GetDel(std::string key, StoreCallback<std::optional<std::string>> done) = 0;
+  virtual void Set(SetRequest request, StoreCallback<SetReply> done) = 0;
+  // Number of keys that existed and were deleted.
+  virtual void Delete(std::vector<std::string> keys, StoreCallback<int64_t> done) = 0;
+  // Number of the given keys that exist (a key named twice counts twice, as in Redis).
+  virtual void Exists(std::vector<std::string> keys, StoreCallback<int64_t> done) = 0;
+  // EXPIRE/PEXPIRE/EXPIREAT/PERSIST: true if the key exists and its deadline was changed.
+  // An absolute deadline in the past deletes the key.
+  virtual void Expire(std::string key, Expiry expiry, StoreCallback<bool> done) = 0;
+  virtual void Ttl(std::string key, StoreCallback<TtlReply> done) = 0;
+  // SCAN: a cursor over every live key; a key live for the whole scan is returned at least
+  // once. `pattern` is a Redis glob ("" matches all).
+  virtual void Scan(uint64_t cursor, std::string pattern, size_t count,
+                    StoreCallback<ScanReply> done) = 0;
+
+  // Live sessions, exact, without scanning.
+  virtual int64_t Count() const = 0;
+  virtual StoreStats Stats() const = 0;
+
+  // Stops accepting writes, commits everything queued (bounded by `timeout`), stops threads.
+  // Writes that could not be committed in time fail their callbacks.
+  virtual Status Close(std::chrono::milliseconds timeout) = 0;
+};
+
+struct MemoryTierOptions {
+  std::chrono::milliseconds default_ttl{30 * 60 * 1000};  // 0: writes without a TTL never expire
+  size_t max_key_bytes = 512;
+  size_t max_value_bytes = 1 << 20;
+  std::chrono::milliseconds idle_evict{5 * 60 * 1000};  // clean values idle this long leave memory
+  uint64_t max_memory_bytes = 0;                        // 0: no cap
+  std::chrono::milliseconds sweep_interval{1000};       // memory expiry sweep period
+};
+
+enum class Durability {
+  kSync,   // acknowledge after the batch's COMMIT
+  kAsync,  // acknowledge on enqueue; committed within flush_interval (the loss window)
+};
+
+struct TieredOptions {
+  MemoryTierOptions memory;
+  Durability durability = Durability::kSync;
+  std::chrono::milliseconds flush_interval{10};   // async: longest a write waits to be batched
+  std::chrono::milliseconds write_timeout{10000};  // sync: longest a write waits for COMMIT
+  size_t queue_max_writes = 100000;                // more queued: writes fail fast
+  size_t batch_max_rows = 1000;
+  size_t batch_max_bytes = 8 << 20;
+  int writers = 2;  // writer threads/connections; a key always goes to the same one
+  int readers = 2;  // threads loading evicted values
+  // TTL-only changes persist the deadline plus this slack, so touches within it write nothing;
+  // after a crash a session may live up to this much longer, never shorter.
+  std::chrono::milliseconds ttl_persist_slack{60000};
+  std::chrono::milliseconds durable_sweep_interval{10000};
+  int durable_sweep_batch = 500;
+};
+
+class DurableBackend;
+
+// A memory-only store: nothing survives the process. For tests and demos; says so in Stats.
+std::unique_ptr<SessionStore> NewMemoryStore(const MemoryTierOptions& options, Clock& clock);
+
+// Memory tier in front of `durable`. Loads the key index from it before returning.
+Result<std::unique_ptr<SessionStore>> NewTieredStore(const TieredOptions& options, Clock& clock,
+                                                     std::unique_ptr<DurableBackend> durable);
+
+// Redis glob matching for SCAN MATCH / KEYS: *, ?, [abc], [^a-z], \x escapes.
+bool GlobMatch(std::string_view pattern, std::string_view text);
+
+}  // namespace skydb

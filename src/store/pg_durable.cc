@@ -1,0 +1,317 @@
+// The PostgreSQL durable layer: one libpq connection per writer partition, per loader and for
+// the sweeper. A batch is ONE statement (data-modifying CTEs over unnest() of binary arrays),
+// so it costs one round trip and one COMMIT (one WAL flush) however many rows it carries.
+// Keys and values travel as binary bytea: no escaping, every byte value round-trips.
+#include <arpa/inet.h>
+#include <libpq-fe.h>
+#include <spdlog/spdlog.h>
+
+#include <cstring>
+#include <memory>
+#include <mutex>
+
+#include "skydb/durable.h"
+
+namespace skydb::store {
+namespace {
+
+constexpr unsigned kByteaOid = 17;
+constexpr unsigned kInt8Oid = 20;
+constexpr int64_t kSweeperLockKey = 0x736b7964625377;  // "skydbSw": one sweeper per database
+
+const char* const kCommitSql = R"SQL(
+WITH up AS (
+  INSERT INTO sky_sessions AS s (id, data, expires_at, expiry_bucket)
+  SELECT u.id, u.data, NULLIF(u.exp, 0), NULLIF(u.exp, 0) / 3600000
+  FROM unnest($1::bytea[], $2::bytea[], $3::int8[]) AS u(id, data, exp)
+  ON CONFLICT (id) DO UPDATE
+    SET data = excluded.data, expires_at = excluded.expires_at,
+        expiry_bucket = excluded.expiry_bucket
+  RETURNING 1),
+del AS (
+  DELETE FROM sky_sessions WHERE id = ANY($4::bytea[]) RETURNING 1),
+touch AS (
+  UPDATE sky_sessions AS s
+  SET expires_at = NULLIF(t.exp, 0), expiry_bucket = NULLIF(t.exp, 0) / 3600000
+  FROM unnest($5::bytea[], $6::int8[]) AS t(id, exp) WHERE s.id = t.id
+  RETURNING 1)
+SELECT (SELECT count(*) FROM up), (SELECT count(*) FROM del), (SELECT count(*) FROM touch)
+)SQL";
+
+const char* const kReadSql =
+    "SELECT data, COALESCE(expires_at, 0) FROM sky_sessions "
+    "WHERE id = $1 AND (expires_at IS NULL OR expires_at > $2)";
+
+const char* const kIndexSql =
+    "SELECT id, COALESCE(expires_at, 0), octet_length(data) FROM sky_sessions "
+    "WHERE expires_at IS NULL OR expires_at > $1";
+
+// Uses the partial index on expiry_bucket; the expires_at filter keeps rows of the current
+// bucket that are still live. SKIP LOCKED: never waits on a row a writer holds.
+const char* const kSweepSql =
+    "DELETE FROM sky_sessions WHERE id IN ("
+    " SELECT id FROM sky_sessions"
+    " WHERE expiry_bucket <= $1 / 3600000 AND expires_at <= $1"
+    " LIMIT $2 FOR UPDATE SKIP LOCKED)";
+
+void PutInt32(std::string& buf, int32_t v) {
+  uint32_t n = htonl(static_cast<uint32_t>(v));
+  buf.append(reinterpret_cast<const char*>(&n), 4);
+}
+
+void PutInt64(std::string& buf, int64_t v) {
+  uint32_t hi = htonl(static_cast<uint32_t>(static_cast<uint64_t>(v) >> 32));
+  uint32_t lo = htonl(static_cast<uint32_t>(static_cast<uint64_t>(v) & 0xffffffffu));
+  buf.append(reinterpret_cast<const char*>(&hi), 4);
+  buf.append(reinterpret_cast<const char*>(&lo), 4);
+}
+
+int64_t GetInt64(const char* p) {
+  uint32_t hi, lo;
+  std::memcpy(&hi, p, 4);
+  std::memcpy(&lo, p + 4, 4);
+  return static_cast<int64_t>((static_cast<uint64_t>(ntohl(hi)) << 32) | ntohl(lo));
+}
+
+// A one-dimensional array in PostgreSQL's binary wire format.
+class BinaryArray {
+ public:
+  explicit BinaryArray(unsigned element_oid) : oid_(element_oid) {}
+  void Add(std::string_view bytes) {
+    PutInt32(body_, static_cast<int32_t>(bytes.size()));
+    body_.append(bytes);
+    ++count_;
+  }
+  void AddInt64(int64_t v) {
+    PutInt32(body_, 8);
+    PutInt64(body_, v);
+    ++count_;
+  }
+  std::string Encode() const {
+    std::string out;
+    PutInt32(out, count_ == 0 ? 0 : 1);  // dimensions
+    PutInt32(out, 0);                    // no NULLs
+    PutInt32(out, static_cast<int32_t>(oid_));
+    if (count_ != 0) {
+      PutInt32(out, count_);
+      PutInt32(out, 1);  // lower bound
+    }
+    out += body_;
+    return out;
+  }
+
+ private:
+  unsigned oid_;
+  int32_t count_ = 0;
+  std::string body_;
+};
+
+struct PgConnFree {
+  void operator()(PGconn* c) const { PQfinish(c); }
+};
+struct PgResultFree {
+  void operator()(PGresult* r) const { PQclear(r); }
+};
+using ConnPtr = std::unique_ptr<PGconn, PgConnFree>;
+using ResultPtr = std::unique_ptr<PGresult, PgResultFree>;
+
+std::string Trimmed(const char* message) {
+  std::string s = message != nullptr ? message : "";
+  while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
+  return s;
+}
+
+// One connection, reopened on demand: a broken connection is replaced at the next use, at
+// once (no lock-out), so a restarted PostgreSQL is picked up by the first retry.
+class Slot {
+ public:
+  Slot(std::string conninfo, std::string name) : conninfo_(std::move(conninfo)), name_(name) {}
+
+  Result<PGconn*> Get() {
+    if (conn_ && PQstatus(conn_.get()) == CONNECTION_OK) return conn_.get();
+    conn_.reset(PQconnectdb(conninfo_.c_str()));
+    if (PQstatus(conn_.get()) != CONNECTION_OK) {
+      std::string why = Trimmed(PQerrorMessage(conn_.get()));
+      conn_.reset();
+      return Error::Unavailable("cannot connect to PostgreSQL (" + name_ + "): " + why);
+    }
+    return conn_.get();
+  }
+  void Reset() { conn_.reset(); }
+
+  // Runs a parameterised statement; binary parameters, binary results.
+  Result<ResultPtr> Exec(const char* sql, const std::vector<std::string>& params,
+                         const std::vector<unsigned>& types) {
+    SKYDB_ASSIGN_OR_RETURN(PGconn * conn, Get());
+    std::vector<const char*> values;
+    std::vector<int> lengths, formats;
+    for (const auto& p : params) {
+      values.push_back(p.data());
+      lengths.push_back(static_cast<int>(p.size()));
+      formats.push_back(1);
+    }
+    std::vector<Oid> oids(types.begin(), types.end());
+    ResultPtr res(PQexecParams(conn, sql, static_cast<int>(params.size()), oids.data(),
+                               values.data(), lengths.data(), formats.data(), 1));
+    ExecStatusType status = PQresultStatus(res.get());
+    if (status != PGRES_TUPLES_OK && status != PGRES_COMMAND_OK) {
+      std::string why = Trimmed(res ? PQresultErrorMessage(res.get()) : PQerrorMessage(conn));
+      if (PQstatus(conn) != CONNECTION_OK) Reset();
+      return Error::Unavailable(why);
+    }
+    return res;
+  }
+
+  PGconn* raw() { return conn_.get(); }
+
+ private:
+  std::string conninfo_;
+  std::string name_;
+  ConnPtr conn_;
+};
+
+std::string Int64Param(int64_t v) {
+  std::string s;
+  PutInt64(s, v);
+  return s;
+}
+
+class PgDurable final : public DurableBackend {
+ public:
+  PgDurable(std::string conninfo, std::string description, int writers, int readers)
+      : description_(std::move(description)), sweeper_(conninfo, "sweeper") {
+    for (int i = 0; i < writers; ++i) {
+      writers_.push_back(std::make_unique<Slot>(conninfo, "writer " + std::to_string(i)));
+    }
+    for (int i = 0; i < readers; ++i) {
+      readers_.push_back(std::make_unique<Slot>(conninfo, "reader " + std::to_string(i)));
+    }
+    index_ = std::make_unique<Slot>(conninfo, "index");
+  }
+
+  std::string Describe() const override { return description_; }
+
+  Status CommitBatch(int partition, const std::vector<DurableWrite>& writes) override {
+    BinaryArray up_ids(kByteaOid), up_data(kByteaOid), up_exp(kInt8Oid);
+    BinaryArray del_ids(kByteaOid), touch_ids(kByteaOid), touch_exp(kInt8Oid);
+    for (const auto& w : writes) {
+      switch (w.kind) {
+        case DurableWrite::Kind::kUpsert:
+          up_ids.Add(w.key);
+          up_data.Add(w.value);
+          up_exp.AddInt64(w.expires_at);
+          break;
+        case DurableWrite::Kind::kDelete: del_ids.Add(w.key); break;
+        case DurableWrite::Kind::kTouch:
+          touch_ids.Add(w.key);
+          touch_exp.AddInt64(w.expires_at);
+          break;
+      }
+    }
+    std::vector<std::string> params = {up_ids.Encode(),  up_data.Encode(),   up_exp.Encode(),
+                                       del_ids.Encode(), touch_ids.Encode(), touch_exp.Encode()};
+    static const std::vector<unsigned> kTypes = {1001, 1001, 1016, 1001, 1001, 1016};
+    auto res = writers_[partition]->Exec(kCommitSql, params, kTypes);
+    if (!res.ok()) return std::move(res).error().Within("commit");
+    return Ok();
+  }
+
+  Result<std::optional<DurableValue>> Read(int reader, const std::string& key,
+                                           UnixMillis now) override {
+    Slot& slot = *readers_[static_cast<size_t>(reader) % readers_.size()];
+    auto res = slot.Exec(kReadSql, {key, Int64Param(now)}, {kByteaOid, kInt8Oid});
+    if (!res.ok()) return std::move(res).error().Within("read");
+    PGresult* r = res->get();
+    if (PQntuples(r) == 0) return std::optional<DurableValue>();
+    DurableValue v;
+    v.value.assign(PQgetvalue(r, 0, 0), static_cast<size_t>(PQgetlength(r, 0, 0)));
+    v.expires_at = GetInt64(PQgetvalue(r, 0, 1));
+    return std::optional<DurableValue>(std::move(v));
+  }
+
+  Status LoadIndex(UnixMillis now,
+                   const std::function<void(std::string, UnixMillis, size_t)>& visit) override {
+    SKYDB_ASSIGN_OR_RETURN(PGconn * conn, index_->Get());
+    std::string param = Int64Param(now);
+    const char* values[] = {param.data()};
+    int lengths[] = {8};
+    int formats[] = {1};
+    Oid types[] = {kInt8Oid};
+    if (PQsendQueryParams(conn, kIndexSql, 1, types, values, lengths, formats, 1) != 1 ||
+        PQsetSingleRowMode(conn) != 1) {
+      return Error::Unavailable("load index: " + Trimmed(PQerrorMessage(conn)));
+    }
+    std::string failure;
+    while (PGresult* raw = PQgetResult(conn)) {
+      ResultPtr r(raw);
+      ExecStatusType st = PQresultStatus(raw);
+      if (st == PGRES_SINGLE_TUPLE) {
+        uint32_t len_be;
+        std::memcpy(&len_be, PQgetvalue(raw, 0, 2), 4);
+        visit(std::string(PQgetvalue(raw, 0, 0), static_cast<size_t>(PQgetlength(raw, 0, 0))),
+              GetInt64(PQgetvalue(raw, 0, 1)), ntohl(len_be));
+      } else if (st != PGRES_TUPLES_OK && failure.empty()) {
+        failure = Trimmed(PQresultErrorMessage(raw));
+      }
+    }
+    index_->Reset();  // only needed at start
+    if (!failure.empty()) return Error::Unavailable("load index: " + failure);
+    return Ok();
+  }
+
+  Result<int64_t> SweepExpired(UnixMillis now, int limit) override {
+    if (!holds_sweeper_lock_ || sweeper_.raw() == nullptr ||
+        PQstatus(sweeper_.raw()) != CONNECTION_OK) {
+      holds_sweeper_lock_ = false;
+      auto lock = sweeper_.Exec("SELECT pg_try_advisory_lock($1)", {Int64Param(kSweeperLockKey)},
+                                {kInt8Oid});
+      if (!lock.ok()) return std::move(lock).error().Within("sweep");
+      holds_sweeper_lock_ = *PQgetvalue(lock->get(), 0, 0) != 0;
+      if (!holds_sweeper_lock_) return int64_t{0};  // another daemon sweeps this database
+    }
+    auto res = sweeper_.Exec(kSweepSql, {Int64Param(now), Int64Param(limit)},
+                             {kInt8Oid, kInt8Oid});
+    if (!res.ok()) return std::move(res).error().Within("sweep");
+    return static_cast<int64_t>(std::strtoll(PQcmdTuples(res->get()), nullptr, 10));
+  }
+
+ private:
+  std::string description_;
+  std::vector<std::unique_ptr<Slot>> writers_;
+  std::vector<std::unique_ptr<Slot>> readers_;
+  std::unique_ptr<Slot> index_;
+  Slot sweeper_;
+  bool holds_sweeper_lock_ = false;
+};
+
+}  // namespace
+}  // namespace skydb::store
+
+namespace skydb {
+
+std::unique_ptr<DurableBackend> NewPostgresDurable(const std::string& conninfo,
+                                                   const std::string& description, int writers,
+                                                   int readers) {
+  return std::make_unique<store::PgDurable>(conninfo, description, writers, readers);
+}
+
+const std::vector<SchemaStep>& SessionSchema() {
+  static const std::vector<SchemaStep> kSteps = {
+      {100, "sky_sessions",
+       // id: the session key, also the Citus distribution column. No index on expires_at:
+       // every write changes it, and an index on it would defeat HOT updates; the sweeper
+       // uses expiry_bucket (the hour of the deadline), which changes rarely.
+       "CREATE TABLE sky_sessions ("
+       " id bytea PRIMARY KEY,"
+       " expires_at bigint,"
+       " expiry_bucket bigint,"
+       " data bytea NOT NULL"
+       ") WITH (fillfactor = 60, toast_tuple_target = 8160);"
+       "ALTER TABLE sky_sessions ALTER COLUMN data SET STORAGE MAIN;"
+       "CREATE INDEX sky_sessions_expiry_bucket ON sky_sessions (expiry_bucket)"
+       " WHERE expiry_bucket IS NOT NULL;"},
+  };
+  return kSteps;
+}
+
+}  // namespace skydb

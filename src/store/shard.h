@@ -1,0 +1,46 @@
+// The memory tier's shards: every live key's metadata, and the values that are cached.
+//
+// A key lives in shard (hash >> 56): 256 shards, each with its own mutex, so SCAN can walk the
+// key space in hash order one shard at a time. An entry whose value was evicted keeps its
+// metadata (the key index is complete in memory), so existence, TTL, NX/XX and the session
+// count never need PostgreSQL. Internal to src/store.
+#pragma once
+
+#include <cstdint>
+#include <list>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+
+#include "skydb/store.h"
+
+namespace skydb::store {
+
+inline constexpr int kShardBits = 8;
+inline constexpr int kShardCount = 1 << kShardBits;
+// Bytes an entry costs besides its key and value (map node, entry, LRU node), for accounting.
+inline constexpr uint64_t kEntryOverheadBytes = 160;
+
+uint64_t KeyHash(std::string_view key);
+inline int ShardOf(uint64_t hash) { return static_cast<int>(hash >> (64 - kShardBits)); }
+
+struct Entry {
+  const std::string* key = nullptr;  // the map's own key (stable while the entry lives)
+  std::optional<std::string> value;  // nullopt: evicted; PostgreSQL holds it
+  UnixMillis expires_at = 0;         // true deadline; 0 = none
+  UnixMillis persisted_expires_at = 0;  // deadline last sent to the durable layer
+  int64_t last_access_ms = 0;        // steady-clock ms, for idle eviction
+  uint64_t dirty_seq = 0;            // seq of the last write not yet committed; 0 = clean
+  bool in_lru = false;
+  std::list<const std::string*>::iterator lru_pos;  // valid when in_lru
+};
+
+struct Shard {
+  std::mutex mu;
+  std::unordered_map<std::string, Entry> entries;
+  std::list<const std::string*> lru;  // keys of clean cached values, least recent first
+};
+
+}  // namespace skydb::store

@@ -1,0 +1,313 @@
+#include "support/store_suite.h"
+
+#include <algorithm>
+#include <atomic>
+#include <map>
+#include <set>
+#include <thread>
+
+namespace skydb::testing {
+
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+
+Result<SetReply> StoreHarness::Set(const std::string& key, const std::string& value,
+                                   Expiry expiry, SetCondition condition, bool return_old) {
+  SetRequest request{key, value, expiry, condition, return_old};
+  return Await<SetReply>([&](auto cb) { store().Set(request, cb); });
+}
+Result<std::optional<std::string>> StoreHarness::Get(const std::string& key) {
+  return Await<std::optional<std::string>>([&](auto cb) { store().Get(key, cb); });
+}
+Result<std::optional<std::string>> StoreHarness::GetEx(const std::string& key,
+                                                       std::optional<Expiry> change) {
+  return Await<std::optional<std::string>>([&](auto cb) { store().GetEx(key, change, cb); });
+}
+Result<std::optional<std::string>> StoreHarness::GetDel(const std::string& key) {
+  return Await<std::optional<std::string>>([&](auto cb) { store().GetDel(key, cb); });
+}
+Result<int64_t> StoreHarness::Del(std::vector<std::string> keys) {
+  return Await<int64_t>([&](auto cb) { store().Delete(keys, cb); });
+}
+Result<int64_t> StoreHarness::Exists(std::vector<std::string> keys) {
+  return Await<int64_t>([&](auto cb) { store().Exists(keys, cb); });
+}
+Result<bool> StoreHarness::Expire(const std::string& key, Expiry expiry) {
+  return Await<bool>([&](auto cb) { store().Expire(key, expiry, cb); });
+}
+Result<TtlReply> StoreHarness::Ttl(const std::string& key) {
+  return Await<TtlReply>([&](auto cb) { store().Ttl(key, cb); });
+}
+Result<ScanReply> StoreHarness::Scan(uint64_t cursor, const std::string& pattern, size_t count) {
+  return Await<ScanReply>([&](auto cb) { store().Scan(cursor, pattern, count, cb); });
+}
+std::vector<std::string> StoreHarness::ScanAll(const std::string& pattern, size_t count) {
+  std::vector<std::string> keys;
+  uint64_t cursor = 0;
+  for (int calls = 0; calls < 1000000; ++calls) {
+    auto page = Scan(cursor, pattern, count);
+    if (!page.ok()) break;
+    keys.insert(keys.end(), page->keys.begin(), page->keys.end());
+    cursor = page->next_cursor;
+    if (cursor == 0) break;
+  }
+  return keys;
+}
+UnixMillis StoreHarness::NowMs() const {
+  auto& self = const_cast<StoreHarness&>(*this);
+  return std::chrono::duration_cast<milliseconds>(self.clock().WallNow().time_since_epoch())
+      .count();
+}
+
+namespace {
+
+std::string AllBytes() {
+  std::string s;
+  for (int i = 0; i < 256; ++i) s.push_back(static_cast<char>(i));
+  return s;
+}
+
+TEST_P(StoreBehaviour, SetThenGetRoundTrips) {
+  ASSERT_TRUE(h().Set("session:1", "hello")->applied);
+  EXPECT_EQ(**h().Get("session:1"), "hello");
+  EXPECT_FALSE(h().Get("session:2")->has_value());
+  EXPECT_EQ(h().store().Count(), 1);
+}
+
+TEST_P(StoreBehaviour, BinaryKeysAndValuesWithEveryByteRoundTrip) {
+  std::string key = "k\0\r\n\"'\\" + AllBytes().substr(0, 200);
+  std::string value = AllBytes() + AllBytes() + std::string("\0tail", 5);
+  ASSERT_TRUE(h().Set(key, value).ok());
+  EXPECT_EQ(**h().Get(key), value);
+  EXPECT_FALSE(h().Get(key.substr(0, 1))->has_value());  // NUL does not truncate the key
+}
+
+TEST_P(StoreBehaviour, OverwriteKeepsOneSession) {
+  ASSERT_TRUE(h().Set("a", "1").ok());
+  ASSERT_TRUE(h().Set("a", "2").ok());
+  EXPECT_EQ(**h().Get("a"), "2");
+  EXPECT_EQ(h().store().Count(), 1);
+}
+
+TEST_P(StoreBehaviour, NxSetsOnlyAbsentXxOnlyPresent) {
+  EXPECT_FALSE(h().Set("a", "x", Expiry::Default(), SetCondition::kIfPresent)->applied);
+  EXPECT_FALSE(h().Get("a")->has_value());
+  EXPECT_TRUE(h().Set("a", "1", Expiry::Default(), SetCondition::kIfAbsent)->applied);
+  EXPECT_FALSE(h().Set("a", "2", Expiry::Default(), SetCondition::kIfAbsent)->applied);
+  EXPECT_EQ(**h().Get("a"), "1");
+  EXPECT_TRUE(h().Set("a", "3", Expiry::Default(), SetCondition::kIfPresent)->applied);
+  EXPECT_EQ(**h().Get("a"), "3");
+}
+
+TEST_P(StoreBehaviour, SetGetReturnsTheOldValue) {
+  auto first = h().Set("a", "1", Expiry::Default(), SetCondition::kAlways, true);
+  EXPECT_FALSE(first->old_value.has_value());
+  auto second = h().Set("a", "2", Expiry::Default(), SetCondition::kAlways, true);
+  EXPECT_EQ(second->old_value, "1");
+  // NX with GET on an existing key: not applied, old value still returned (Redis 7).
+  auto third = h().Set("a", "3", Expiry::Default(), SetCondition::kIfAbsent, true);
+  EXPECT_FALSE(third->applied);
+  EXPECT_EQ(third->old_value, "2");
+}
+
+TEST_P(StoreBehaviour, DefaultTtlAppliesAndNoneMeansNoExpiry) {
+  ASSERT_TRUE(h().Set("a", "1").ok());
+  auto ttl = h().Ttl("a");
+  ASSERT_EQ(ttl->state, TtlReply::State::kExpiring);
+  EXPECT_GT(ttl->remaining_ms, 0);
+  EXPECT_LE(ttl->remaining_ms, 30 * 60 * 1000);
+  ASSERT_TRUE(h().Set("b", "1", Expiry::None()).ok());
+  EXPECT_EQ(h().Ttl("b")->state, TtlReply::State::kNoExpiry);
+  EXPECT_EQ(h().Ttl("missing")->state, TtlReply::State::kMissing);
+}
+
+TEST_P(StoreBehaviour, ExpiryIsExactlyAtTheDeadline) {
+  UnixMillis deadline = h().NowMs() + 1000;
+  ASSERT_TRUE(h().Set("a", "1", Expiry::At(deadline)).ok());
+  h().clock().Advance(milliseconds(999));
+  EXPECT_EQ(**h().Get("a"), "1");
+  EXPECT_EQ(h().Ttl("a")->remaining_ms, 1);
+  h().clock().Advance(milliseconds(1));
+  EXPECT_FALSE(h().Get("a")->has_value());
+  EXPECT_EQ(h().Ttl("a")->state, TtlReply::State::kMissing);
+  EXPECT_EQ(*h().Exists({"a"}), 0);
+  EXPECT_EQ(h().store().Count(), 0);
+}
+
+TEST_P(StoreBehaviour, CountFollowsSetExpiryAndDelete) {
+  for (int i = 0; i < 10; ++i) {
+    ASSERT_TRUE(h().Set("k" + std::to_string(i), "v", Expiry::At(h().NowMs() + 1000 + i)).ok());
+  }
+  ASSERT_TRUE(h().Set("forever", "v", Expiry::None()).ok());
+  EXPECT_EQ(h().store().Count(), 11);
+  EXPECT_EQ(*h().Del({"k0", "k1", "nope"}), 2);
+  EXPECT_EQ(h().store().Count(), 9);
+  h().clock().Advance(milliseconds(1005));  // k2..k5 expire at +1002..+1005, k6.. later
+  EXPECT_EQ(*h().Exists({"k2", "k3", "k4", "k5", "k6"}), 1);
+  h().clock().Advance(seconds(1));
+  // Expired keys leave the count when read or swept; a scan sees none of them.
+  EXPECT_EQ(h().ScanAll(), std::vector<std::string>{"forever"});
+  for (int i = 0; i < 10; ++i) (void)h().Get("k" + std::to_string(i));
+  EXPECT_EQ(h().store().Count(), 1);
+}
+
+TEST_P(StoreBehaviour, KeepTtlKeepsTheDeadline) {
+  UnixMillis deadline = h().NowMs() + 5000;
+  ASSERT_TRUE(h().Set("a", "1", Expiry::At(deadline)).ok());
+  h().clock().Advance(milliseconds(1000));
+  ASSERT_TRUE(h().Set("a", "2", Expiry::Keep()).ok());
+  EXPECT_EQ(h().Ttl("a")->remaining_ms, 4000);
+  EXPECT_EQ(**h().Get("a"), "2");
+  ASSERT_TRUE(h().Set("new", "x", Expiry::Keep()).ok());  // nothing to keep: no expiry
+  EXPECT_EQ(h().Ttl("new")->state, TtlReply::State::kNoExpiry);
+}
+
+TEST_P(StoreBehaviour, ExpireSetsPersistClearsPastDeadlineDeletes) {
+  ASSERT_TRUE(h().Set("a", "1", Expiry::None()).ok());
+  EXPECT_FALSE(*h().Expire("a", Expiry::None()));  // PERSIST on a key without a deadline
+  EXPECT_TRUE(*h().Expire("a", Expiry::At(h().NowMs() + 10000)));
+  EXPECT_EQ(h().Ttl("a")->remaining_ms, 10000);
+  EXPECT_TRUE(*h().Expire("a", Expiry::None()));
+  EXPECT_EQ(h().Ttl("a")->state, TtlReply::State::kNoExpiry);
+  EXPECT_TRUE(*h().Expire("a", Expiry::At(h().NowMs() - 1)));
+  EXPECT_FALSE(h().Get("a")->has_value());
+  EXPECT_FALSE(*h().Expire("missing", Expiry::At(h().NowMs() + 1000)));
+  EXPECT_EQ(h().store().Count(), 0);
+}
+
+TEST_P(StoreBehaviour, SetWithPastDeadlineRemovesTheKey) {
+  ASSERT_TRUE(h().Set("a", "1").ok());
+  ASSERT_TRUE(h().Set("a", "2", Expiry::At(h().NowMs() - 5)).ok());
+  EXPECT_FALSE(h().Get("a")->has_value());
+  EXPECT_EQ(h().store().Count(), 0);
+}
+
+TEST_P(StoreBehaviour, GetExSlidesTheTtlWithoutChangingTheValue) {
+  ASSERT_TRUE(h().Set("a", "v", Expiry::At(h().NowMs() + 1000)).ok());
+  h().clock().Advance(milliseconds(900));
+  EXPECT_EQ(**h().GetEx("a", Expiry::At(h().NowMs() + 1000)), "v");
+  h().clock().Advance(milliseconds(900));
+  EXPECT_EQ(**h().Get("a"), "v");  // alive past the first deadline
+  EXPECT_EQ(**h().GetEx("a", Expiry::None()), "v");
+  EXPECT_EQ(h().Ttl("a")->state, TtlReply::State::kNoExpiry);
+  EXPECT_EQ(**h().GetEx("a", std::nullopt), "v");
+  EXPECT_FALSE(h().GetEx("missing", Expiry::None())->has_value());
+}
+
+TEST_P(StoreBehaviour, GetDelReturnsAndRemoves) {
+  ASSERT_TRUE(h().Set("a", "v").ok());
+  EXPECT_EQ(**h().GetDel("a"), "v");
+  EXPECT_FALSE(h().GetDel("a")->has_value());
+  EXPECT_EQ(h().store().Count(), 0);
+}
+
+TEST_P(StoreBehaviour, ExistsCountsRepeatedKeys) {
+  ASSERT_TRUE(h().Set("a", "1").ok());
+  EXPECT_EQ(*h().Exists({"a", "a", "b"}), 2);
+}
+
+TEST_P(StoreBehaviour, OversizedKeyOrValueIsRefusedWithTheLimit) {
+  auto big_key = h().Set(std::string(513, 'k'), "v");
+  ASSERT_FALSE(big_key.ok());
+  EXPECT_EQ(big_key.error().code, ErrorCode::kInvalidArgument);
+  auto big_value = h().Set("k", std::string((1 << 20) + 1, 'v'));
+  ASSERT_FALSE(big_value.ok());
+  EXPECT_NE(big_value.error().message.find("store.max_value_bytes"), std::string::npos);
+  EXPECT_EQ(h().store().Count(), 0);
+  EXPECT_TRUE(h().Set(std::string(512, 'k'), std::string(1 << 20, 'v')).ok());
+}
+
+TEST_P(StoreBehaviour, ScanReturnsEveryKeyOnceAndFiltersByPattern) {
+  std::set<std::string> expected;
+  for (int i = 0; i < 500; ++i) {
+    std::string key = (i % 2 == 0 ? "session:" : "other:") + std::to_string(i);
+    ASSERT_TRUE(h().Set(key, "v").ok());
+    if (i % 2 == 0) expected.insert(key);
+  }
+  auto all = h().ScanAll("", 7);
+  EXPECT_EQ(all.size(), 500u);
+  EXPECT_EQ(std::set<std::string>(all.begin(), all.end()).size(), 500u);
+  auto sessions = h().ScanAll("session:*", 50);
+  EXPECT_EQ(std::set<std::string>(sessions.begin(), sessions.end()), expected);
+}
+
+TEST_P(StoreBehaviour, ScanReturnsKeysLiveThroughoutDespiteConcurrentChanges) {
+  for (int i = 0; i < 300; ++i) ASSERT_TRUE(h().Set("stable:" + std::to_string(i), "v").ok());
+  std::set<std::string> seen;
+  uint64_t cursor = 0;
+  int churn = 0;
+  do {
+    auto page = h().Scan(cursor, "", 10);
+    ASSERT_TRUE(page.ok());
+    seen.insert(page->keys.begin(), page->keys.end());
+    cursor = page->next_cursor;
+    // Insert and delete other keys between pages.
+    ASSERT_TRUE(h().Set("churn:" + std::to_string(churn), "v").ok());
+    if (churn > 0) {
+      ASSERT_TRUE(h().Del({"churn:" + std::to_string(churn - 1)}).ok());
+    }
+    ++churn;
+  } while (cursor != 0);
+  for (int i = 0; i < 300; ++i) EXPECT_TRUE(seen.count("stable:" + std::to_string(i))) << i;
+}
+
+TEST_P(StoreBehaviour, ConcurrentWritersEndAtTheLastAcknowledgedValue) {
+  // Threads write the same keys at once. Each thread's writes to a key are acknowledged in
+  // order, so the final value of a key must be some thread's last write to it, and the durable
+  // state after a restart must equal what memory served before it.
+  constexpr int kThreads = 8, kWrites = 300, kKeys = 5;
+  std::vector<std::thread> threads;
+  std::atomic<int> failures{0};
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < kWrites; ++i) {
+        std::string key = "k" + std::to_string(i % kKeys);
+        if (!h().Set(key, std::to_string(t) + ":" + std::to_string(i), Expiry::None()).ok()) {
+          ++failures;
+        }
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  ASSERT_EQ(failures.load(), 0);
+  std::map<std::string, std::string> final_values;
+  for (int k = 0; k < kKeys; ++k) {
+    std::string key = "k" + std::to_string(k);
+    std::set<std::string> last_writes;
+    for (int t = 0; t < kThreads; ++t) {
+      int last_i = kWrites - kKeys + k;  // the last i with i % kKeys == k
+      last_writes.insert(std::to_string(t) + ":" + std::to_string(last_i));
+    }
+    auto value = h().Get(key);
+    ASSERT_TRUE(value.ok() && value->has_value());
+    EXPECT_TRUE(last_writes.count(**value)) << key << " = " << **value;
+    final_values[key] = **value;
+  }
+  if (h().durable()) {
+    h().Restart();
+    for (const auto& [key, value] : final_values) EXPECT_EQ(**h().Get(key), value) << key;
+  }
+}
+
+TEST_P(StoreBehaviour, AcknowledgedWritesSurviveARestart) {
+  if (!h().durable()) GTEST_SKIP() << "memory-only: nothing survives by design";
+  ASSERT_TRUE(h().Set("keep", "v1", Expiry::None()).ok());
+  ASSERT_TRUE(h().Set("ttl", "v2", Expiry::At(h().NowMs() + 60000)).ok());
+  ASSERT_TRUE(h().Set("gone", "v3").ok());
+  ASSERT_EQ(*h().Del({"gone"}), 1);
+  h().Restart();
+  EXPECT_EQ(h().store().Count(), 2);
+  EXPECT_EQ(**h().Get("keep"), "v1");
+  EXPECT_EQ(**h().Get("ttl"), "v2");
+  EXPECT_FALSE(h().Get("gone")->has_value());
+  auto ttl = h().Ttl("ttl");
+  ASSERT_EQ(ttl->state, TtlReply::State::kExpiring);
+  // Persisted deadlines may be later than the true one (by the persist slack), never earlier.
+  EXPECT_GE(ttl->remaining_ms, 60000);
+  h().clock().Advance(std::chrono::minutes(10));
+  EXPECT_FALSE(h().Get("ttl")->has_value());
+  EXPECT_EQ(h().store().Count(), 1);
+}
+
+}  // namespace
+}  // namespace skydb::testing

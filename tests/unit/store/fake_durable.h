@@ -1,0 +1,92 @@
+// An in-memory DurableBackend for the store's unit tests: a map standing in for sky_sessions,
+// with switches to fail or hold commits and a log of every write it was asked to commit.
+#pragma once
+
+#include <condition_variable>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "skydb/durable.h"
+
+namespace skydb::testing {
+
+// State shared between the backend given to a store and the test (which keeps a handle after
+// the store took ownership of the backend, and can hand it to a second store as a "restart").
+struct FakeDurableState {
+  std::mutex mu;
+  std::condition_variable cv;
+  std::map<std::string, DurableValue> rows;
+  std::vector<DurableWrite> log;  // every committed write, in commit order
+  std::vector<size_t> batch_sizes;
+  bool fail_commits = false;
+  bool hold_commits = false;  // commits block until released
+  int sweeps = 0;
+};
+
+class FakeDurable final : public DurableBackend {
+ public:
+  explicit FakeDurable(std::shared_ptr<FakeDurableState> state) : state_(std::move(state)) {}
+  std::string Describe() const override { return "fake durable"; }
+
+  Status CommitBatch(int /*partition*/, const std::vector<DurableWrite>& writes) override {
+    std::unique_lock<std::mutex> lock(state_->mu);
+    state_->cv.wait(lock, [&] { return !state_->hold_commits; });
+    if (state_->fail_commits) return Error::Unavailable("fake: connection refused");
+    for (const auto& w : writes) {
+      state_->log.push_back(w);
+      switch (w.kind) {
+        case DurableWrite::Kind::kUpsert: state_->rows[w.key] = {w.value, w.expires_at}; break;
+        case DurableWrite::Kind::kDelete: state_->rows.erase(w.key); break;
+        case DurableWrite::Kind::kTouch: {
+          auto it = state_->rows.find(w.key);
+          if (it != state_->rows.end()) it->second.expires_at = w.expires_at;
+          break;
+        }
+      }
+    }
+    state_->batch_sizes.push_back(writes.size());
+    return Ok();
+  }
+
+  Result<std::optional<DurableValue>> Read(int, const std::string& key, UnixMillis now) override {
+    std::lock_guard<std::mutex> lock(state_->mu);
+    auto it = state_->rows.find(key);
+    if (it == state_->rows.end()) return std::optional<DurableValue>();
+    if (it->second.expires_at != 0 && it->second.expires_at <= now) {
+      return std::optional<DurableValue>();
+    }
+    return std::optional<DurableValue>(it->second);
+  }
+
+  Status LoadIndex(UnixMillis now,
+                   const std::function<void(std::string, UnixMillis, size_t)>& visit) override {
+    std::lock_guard<std::mutex> lock(state_->mu);
+    for (const auto& [key, row] : state_->rows) {
+      if (row.expires_at == 0 || row.expires_at > now) visit(key, row.expires_at, row.value.size());
+    }
+    return Ok();
+  }
+
+  Result<int64_t> SweepExpired(UnixMillis now, int limit) override {
+    std::lock_guard<std::mutex> lock(state_->mu);
+    ++state_->sweeps;
+    int64_t deleted = 0;
+    for (auto it = state_->rows.begin(); it != state_->rows.end() && deleted < limit;) {
+      if (it->second.expires_at != 0 && it->second.expires_at <= now) {
+        it = state_->rows.erase(it);
+        ++deleted;
+      } else {
+        ++it;
+      }
+    }
+    return deleted;
+  }
+
+ private:
+  std::shared_ptr<FakeDurableState> state_;
+};
+
+}  // namespace skydb::testing

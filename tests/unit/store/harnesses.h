@@ -1,0 +1,61 @@
+// Store harnesses for unit tests: memory-only, and tiered over the fake durable layer.
+#pragma once
+
+#include "fake_durable.h"
+#include "skydb/durable.h"
+#include "support/store_suite.h"
+
+namespace skydb::testing {
+
+class MemoryHarness final : public StoreHarness {
+ public:
+  MemoryHarness() { store_ = NewMemoryStore(MemoryTierOptions{}, clock_); }
+  SessionStore& store() override { return *store_; }
+  FakeClock& clock() override { return clock_; }
+  bool durable() const override { return false; }
+  void Restart() override { store_ = NewMemoryStore(MemoryTierOptions{}, clock_); }
+
+ private:
+  FakeClock clock_;
+  std::unique_ptr<SessionStore> store_;
+};
+
+class FakeTieredHarness final : public StoreHarness {
+ public:
+  explicit FakeTieredHarness(TieredOptions options) : options_(options) { Open(); }
+  ~FakeTieredHarness() override { Close(); }
+  SessionStore& store() override { return *store_; }
+  FakeClock& clock() override { return clock_; }
+  bool durable() const override { return true; }
+  void Restart() override {
+    Close();
+    Open();
+  }
+  FakeDurableState& state() { return *state_; }
+  const TieredOptions& options() const { return options_; }
+
+ private:
+  void Open() {
+    auto made = NewTieredStore(options_, clock_, std::make_unique<FakeDurable>(state_));
+    if (made.ok()) store_ = std::move(made).value();
+  }
+  void Close() {
+    if (store_) (void)store_->Close(std::chrono::seconds(5));
+    store_.reset();
+  }
+
+  FakeClock clock_;
+  TieredOptions options_;
+  std::shared_ptr<FakeDurableState> state_ = std::make_shared<FakeDurableState>();
+  std::unique_ptr<SessionStore> store_;
+};
+
+inline TieredOptions FakeOptions(Durability durability) {
+  TieredOptions o;
+  o.durability = durability;
+  o.flush_interval = std::chrono::milliseconds(1);
+  o.memory.sweep_interval = std::chrono::milliseconds(20);
+  return o;
+}
+
+}  // namespace skydb::testing

@@ -1,0 +1,243 @@
+// What only the tiered store does: group commit, durability modes, outages, eviction, TTL
+// persistence without rewriting values.
+#include <thread>
+
+#include "harnesses.h"
+
+namespace skydb::testing {
+namespace {
+
+using std::chrono::milliseconds;
+
+bool WaitFor(const std::function<bool()>& condition) {
+  for (int i = 0; i < 2000; ++i) {
+    if (condition()) return true;
+    std::this_thread::sleep_for(milliseconds(5));
+  }
+  return condition();
+}
+
+TEST(TieredStoreTest, SyncAcknowledgesOnlyAfterCommit) {
+  FakeTieredHarness h(FakeOptions(Durability::kSync));
+  { std::lock_guard<std::mutex> lock(h.state().mu); h.state().hold_commits = true; }
+  std::atomic<bool> acked{false};
+  h.store().Set({"a", "1", Expiry::None()}, [&](Result<SetReply> r) { acked = r.ok(); });
+  std::this_thread::sleep_for(milliseconds(50));
+  EXPECT_FALSE(acked.load());
+  EXPECT_EQ(**h.Get("a"), "1");  // memory serves it while the commit is in flight
+  {
+    std::lock_guard<std::mutex> lock(h.state().mu);
+    h.state().hold_commits = false;
+  }
+  h.state().cv.notify_all();
+  EXPECT_TRUE(WaitFor([&] { return acked.load(); }));
+  std::lock_guard<std::mutex> lock(h.state().mu);
+  EXPECT_EQ(h.state().rows.at("a").value, "1");
+}
+
+TEST(TieredStoreTest, AsyncAcknowledgesOnEnqueueAndCommitsSoonAfter) {
+  FakeTieredHarness h(FakeOptions(Durability::kAsync));
+  { std::lock_guard<std::mutex> lock(h.state().mu); h.state().hold_commits = true; }
+  ASSERT_TRUE(h.Set("a", "1", Expiry::None()).ok());  // acked although commits are held
+  {
+    std::lock_guard<std::mutex> lock(h.state().mu);
+    EXPECT_EQ(h.state().rows.count("a"), 0u);
+    h.state().hold_commits = false;
+  }
+  h.state().cv.notify_all();
+  EXPECT_TRUE(WaitFor([&] {
+    std::lock_guard<std::mutex> lock(h.state().mu);
+    return h.state().rows.count("a") == 1;
+  }));
+}
+
+TEST(TieredStoreTest, ConcurrentWritesShareCommits) {
+  FakeTieredHarness h(FakeOptions(Durability::kSync));
+  { std::lock_guard<std::mutex> lock(h.state().mu); h.state().hold_commits = true; }
+  std::atomic<int> acked{0};
+  for (int i = 0; i < 100; ++i) {
+    h.store().Set({"k" + std::to_string(i), "v", Expiry::None()},
+                  [&](Result<SetReply> r) { acked += r.ok() ? 1 : 0; });
+  }
+  {
+    std::lock_guard<std::mutex> lock(h.state().mu);
+    h.state().hold_commits = false;
+  }
+  h.state().cv.notify_all();
+  ASSERT_TRUE(WaitFor([&] { return acked.load() == 100; }));
+  std::lock_guard<std::mutex> lock(h.state().mu);
+  // Two partitions, each had at most one batch in flight while the rest queued behind it.
+  EXPECT_LE(h.state().batch_sizes.size(), 4u);
+  EXPECT_EQ(h.store().Stats().committed_rows, 100u);
+}
+
+TEST(TieredStoreTest, LatestValuePerKeyWinsWithinABatch) {
+  FakeTieredHarness h(FakeOptions(Durability::kAsync));
+  { std::lock_guard<std::mutex> lock(h.state().mu); h.state().hold_commits = true; }
+  for (int i = 0; i < 50; ++i) ASSERT_TRUE(h.Set("same", std::to_string(i), Expiry::None()).ok());
+  {
+    std::lock_guard<std::mutex> lock(h.state().mu);
+    h.state().hold_commits = false;
+  }
+  h.state().cv.notify_all();
+  ASSERT_TRUE(WaitFor([&] { return h.store().Stats().queue_depth == 0; }));
+  std::lock_guard<std::mutex> lock(h.state().mu);
+  EXPECT_EQ(h.state().rows.at("same").value, "49");
+  EXPECT_LT(h.state().log.size(), 50u);  // folded, not 50 row writes
+}
+
+TEST(TieredStoreTest, FailedCommitsTimeOutWaitersThenConvergeWhenBack) {
+  TieredOptions options = FakeOptions(Durability::kSync);
+  options.write_timeout = milliseconds(100);
+  FakeTieredHarness h(options);
+  { std::lock_guard<std::mutex> lock(h.state().mu); h.state().fail_commits = true; }
+  auto promise = std::make_shared<std::promise<Result<SetReply>>>();
+  auto future = promise->get_future();
+  h.store().Set({"a", "1", Expiry::None()},
+                [promise](Result<SetReply> r) { promise->set_value(std::move(r)); });
+  // The writer retries in real time; the timeout is judged on the injected clock.
+  while (future.wait_for(milliseconds(10)) != std::future_status::ready) {
+    h.clock().Advance(milliseconds(50));
+  }
+  auto result = future.get();
+  ASSERT_FALSE(result.ok());
+  EXPECT_EQ(result.error().code, ErrorCode::kTimeout);
+  EXPECT_NE(result.error().message.find("store.write_timeout"), std::string::npos);
+  EXPECT_NE(result.error().message.find("connection refused"), std::string::npos);
+  EXPECT_GE(h.store().Stats().write_timeouts, 1u);
+  { std::lock_guard<std::mutex> lock(h.state().mu); h.state().fail_commits = false; }
+  EXPECT_TRUE(WaitFor([&] {
+    std::lock_guard<std::mutex> lock(h.state().mu);
+    return h.state().rows.count("a") == 1;
+  }));
+  EXPECT_TRUE(h.Set("b", "2", Expiry::None()).ok());
+}
+
+TEST(TieredStoreTest, FullQueueFailsFastWithAClearError) {
+  TieredOptions options = FakeOptions(Durability::kAsync);
+  options.queue_max_writes = 10;
+  FakeTieredHarness h(options);
+  { std::lock_guard<std::mutex> lock(h.state().mu); h.state().hold_commits = true; }
+  int accepted = 0;
+  Error last;
+  for (int i = 0; i < 30; ++i) {
+    auto r = h.Set("k" + std::to_string(i), "v", Expiry::None());
+    if (r.ok()) {
+      ++accepted;
+    } else {
+      last = r.error();
+    }
+  }
+  EXPECT_LE(accepted, 10);
+  EXPECT_EQ(last.code, ErrorCode::kUnavailable);
+  EXPECT_NE(last.message.find("write queue full"), std::string::npos);
+  EXPECT_EQ(h.store().Count(), accepted);  // a refused write changed nothing
+  {
+    std::lock_guard<std::mutex> lock(h.state().mu);
+    h.state().hold_commits = false;
+  }
+  h.state().cv.notify_all();
+}
+
+TEST(TieredStoreTest, TtlOnlyChangesNeverRewriteTheValue) {
+  TieredOptions options = FakeOptions(Durability::kSync);
+  FakeTieredHarness h(options);
+  UnixMillis now = h.NowMs();
+  ASSERT_TRUE(h.Set("a", "big-value", Expiry::At(now + 60000)).ok());
+  ASSERT_TRUE(*h.Expire("a", Expiry::At(now + 3600000)));
+  ASSERT_TRUE(h.GetEx("a", Expiry::At(now + 7200000)).ok());
+  ASSERT_TRUE(WaitFor([&] { return h.store().Stats().queue_depth == 0; }));
+  std::lock_guard<std::mutex> lock(h.state().mu);
+  int upserts = 0, touches = 0;
+  for (const auto& w : h.state().log) {
+    if (w.kind == DurableWrite::Kind::kUpsert) ++upserts;
+    if (w.kind == DurableWrite::Kind::kTouch) ++touches;
+  }
+  EXPECT_EQ(upserts, 1);
+  EXPECT_EQ(touches, 2);
+  // Persisted deadline: the true one plus the slack — later, never earlier.
+  EXPECT_EQ(h.state().rows.at("a").expires_at, now + 7200000 + options.ttl_persist_slack.count());
+}
+
+TEST(TieredStoreTest, SmallTtlSlidesWithinTheSlackWriteNothing) {
+  FakeTieredHarness h(FakeOptions(Durability::kSync));
+  UnixMillis now = h.NowMs();
+  ASSERT_TRUE(h.Set("a", "v", Expiry::At(now + 1800000)).ok());
+  for (int i = 1; i <= 10; ++i) {
+    h.clock().Advance(milliseconds(1000));
+    ASSERT_TRUE(h.GetEx("a", Expiry::At(h.NowMs() + 1800000)).ok());  // slides 1 s each time
+  }
+  ASSERT_TRUE(WaitFor([&] { return h.store().Stats().queue_depth == 0; }));
+  std::lock_guard<std::mutex> lock(h.state().mu);
+  EXPECT_EQ(h.state().log.size(), 1u);  // the upsert only: 10 s of sliding is within 60 s slack
+}
+
+TEST(TieredStoreTest, IdleCleanValuesLeaveMemoryAndComeBackOnRead) {
+  TieredOptions options = FakeOptions(Durability::kSync);
+  options.memory.idle_evict = milliseconds(1000);
+  FakeTieredHarness h(options);
+  for (int i = 0; i < 20; ++i) ASSERT_TRUE(h.Set("k" + std::to_string(i), "v" + std::to_string(i), Expiry::None()).ok());
+  EXPECT_EQ(h.store().Stats().cached_values, 20u);
+  h.clock().Advance(milliseconds(1500));
+  ASSERT_TRUE(WaitFor([&] { return h.store().Stats().cached_values == 0; }));
+  EXPECT_EQ(h.store().Stats().evictions_idle, 20u);
+  EXPECT_EQ(h.store().Count(), 20);  // evicted, not lost
+  EXPECT_EQ(*h.Exists({"k3"}), 1);   // answered from the index, no load
+  EXPECT_EQ(**h.Get("k3"), "v3");
+  EXPECT_EQ(h.store().Stats().cache_misses, 1u);
+  EXPECT_EQ(h.Set("k4", "new", Expiry::None(), SetCondition::kAlways, true)->old_value, "v4");
+}
+
+TEST(TieredStoreTest, MemoryCapEvictsCleanValuesNeverDirtyOnes) {
+  TieredOptions options = FakeOptions(Durability::kAsync);
+  options.memory.max_memory_bytes = 64 * 1024;
+  FakeTieredHarness h(options);
+  { std::lock_guard<std::mutex> lock(h.state().mu); h.state().hold_commits = true; }
+  std::string value(2080, 'x');
+  for (int i = 0; i < 100; ++i) ASSERT_TRUE(h.Set("k" + std::to_string(i), value, Expiry::None()).ok());
+  // Nothing is committed yet, so nothing may be evicted, whatever the cap says.
+  EXPECT_EQ(h.store().Stats().cached_values, 100u);
+  EXPECT_EQ(h.store().Stats().evictions_memory, 0u);
+  {
+    std::lock_guard<std::mutex> lock(h.state().mu);
+    h.state().hold_commits = false;
+  }
+  h.state().cv.notify_all();
+  ASSERT_TRUE(WaitFor([&] { return h.store().Stats().memory_bytes <= 64 * 1024; }));
+  EXPECT_GT(h.store().Stats().evictions_memory, 0u);
+  for (int i = 0; i < 100; ++i) EXPECT_EQ(**h.Get("k" + std::to_string(i)), value);
+}
+
+TEST(TieredStoreTest, CloseFlushesQueuedWrites) {
+  auto state_holder = std::make_shared<FakeDurableState>();
+  FakeClock clock;
+  auto store = NewTieredStore(FakeOptions(Durability::kAsync), clock,
+                              std::make_unique<FakeDurable>(state_holder));
+  ASSERT_TRUE(store.ok());
+  for (int i = 0; i < 1000; ++i) {
+    (*store)->Set({"k" + std::to_string(i), "v", Expiry::None()}, [](Result<SetReply>) {});
+  }
+  ASSERT_TRUE((*store)->Close(std::chrono::seconds(5)).ok());
+  EXPECT_EQ(state_holder->rows.size(), 1000u);
+  auto refused = Await<SetReply>([&](auto cb) { (*store)->Set({"late", "v", Expiry::None()}, cb); });
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.error().message.find("shutting down"), std::string::npos);
+}
+
+TEST(TieredStoreTest, DurableSweepDeletesOnlyLongExpiredRows) {
+  TieredOptions options = FakeOptions(Durability::kSync);
+  options.durable_sweep_interval = milliseconds(10);
+  FakeTieredHarness h(options);
+  ASSERT_TRUE(h.Set("short", "v", Expiry::At(h.NowMs() + 1000)).ok());
+  ASSERT_TRUE(h.Set("long", "v", Expiry::None()).ok());
+  h.clock().Advance(std::chrono::minutes(7));  // past deadline + slack + sweep grace
+  ASSERT_TRUE(WaitFor([&] {
+    std::lock_guard<std::mutex> lock(h.state().mu);
+    return h.state().rows.count("short") == 0;
+  }));
+  std::lock_guard<std::mutex> lock(h.state().mu);
+  EXPECT_EQ(h.state().rows.count("long"), 1u);
+}
+
+}  // namespace
+}  // namespace skydb::testing
