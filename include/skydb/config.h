@@ -5,14 +5,24 @@
 // file > default. Every error names where the bad value came from (file and line, variable or
 // flag), the key, and what is accepted; the CLI exits with status 2 on any of them.
 //
-// Thread-safety: Config is a value; the table is immutable after static initialisation.
+// Environment names: SKY_POSTGRES_BIN sets postgres.bin_dir; every other key is SKYDB_ + its
+// name upper-cased with '.' → '_' (SKYDB_LOG_LEVEL); SKYDB_POSTGRES_SETTINGS_<NAME> pins one
+// PostgreSQL setting. An empty variable counts as unset. Any other SKYDB_* variable is an error
+// (a typo must not be silently ignored) except SKYDB_CONFIG (the file path, read by the CLI)
+// and SKYDB_TEST_* (reserved for test harnesses). docs/configuration.md has the whole story.
+//
+// Thread-safety: Config is a value; the table is immutable after its first use (built once,
+// thread-safe static initialisation).
 #pragma once
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
+#include <string_view>
 #include <utility>
+#include <variant>
 #include <vector>
 
 #include "skydb/result.h"
@@ -22,6 +32,8 @@ namespace skydb {
 struct HostConfig {
   uint64_t ram_bytes = 0;  // host.ram; 0 = detect
   int cores = 0;           // host.cores; 0 = detect
+
+  bool operator==(const HostConfig&) const = default;
 };
 
 struct PostgresConfig {
@@ -33,6 +45,8 @@ struct PostgresConfig {
   std::string bundle;  // postgres.bundle: a bundle file to extract (bundle issue)
   // [postgres.settings]: postgresql.conf settings the operator pins; they win over tuning.
   std::map<std::string, std::string> settings;
+
+  bool operator==(const PostgresConfig&) const = default;
 };
 
 struct SupervisorConfig {
@@ -43,19 +57,50 @@ struct SupervisorConfig {
   std::chrono::milliseconds stable_after{60000};     // up this long resets the backoff
   std::chrono::milliseconds crash_window{300000};    // crashes counted within this window
   int max_crashes = 5;                               // more than this in the window: exit
+
+  bool operator==(const SupervisorConfig&) const = default;
+};
+
+struct StoreConfig {
+  std::string kind = "tiered";      // store.kind: tiered (memory + PostgreSQL) | memory
+  std::string durability = "sync";  // store.durability: sync | async
+  std::chrono::milliseconds flush_interval{10};      // async: loss window
+  std::chrono::milliseconds write_timeout{10000};    // sync: longest wait for COMMIT
+  std::chrono::milliseconds default_ttl{1800000};    // SET without EX/PX; 0 = never expires
+  std::chrono::milliseconds idle_evict{300000};      // clean values idle this long leave memory
+  std::chrono::milliseconds ttl_persist_slack{60000};  // coarse deadline persistence
+  uint64_t max_memory = 0;               // memory tier cap in bytes; 0 = none
+  uint64_t max_value_bytes = 1 << 20;    // larger values are refused
+  int64_t queue_max_writes = 100000;     // more queued: writes fail fast
+  int64_t batch_max_rows = 1000;         // rows per group commit
+  bool allow_memory_fallback = false;    // dev only: memory store if PostgreSQL cannot open
+
+  bool operator==(const StoreConfig&) const = default;
 };
 
 struct Config {
   std::string data_dir = "/var/lib/skydb";  // data_dir (flag --data-dir)
   std::string run_as_user;                  // run_as_user (flag --user): cluster owner when root
   std::string log_level = "info";           // log.level: trace|debug|info|warn|error
-  std::string log_format = "text";          // log.format: text|json
+  // log.format: auto|text|json; auto = journal format under systemd (JOURNAL_STREAM set), else
+  // text.
+  std::string log_format = "auto";
   HostConfig host;
   PostgresConfig postgres;
   SupervisorConfig supervisor;
+  StoreConfig store;
+
+  bool operator==(const Config&) const = default;
 };
 
 enum class ConfigType { kString, kBool, kInt, kSize, kDuration, kEnum, kStringList, kStringMap };
+const char* ConfigTypeName(ConfigType type);  // "string", "size", "duration", ...
+
+// One key's value in the representation its type uses: kString/kEnum → string, kBool → bool,
+// kInt → int64_t, kSize → uint64_t (bytes), kDuration → milliseconds, kStringList → vector,
+// kStringMap → map.
+using ConfigValue = std::variant<std::string, bool, int64_t, uint64_t, std::chrono::milliseconds,
+                                 std::vector<std::string>, std::map<std::string, std::string>>;
 
 // One row of the table.
 struct ConfigKey {
@@ -67,9 +112,24 @@ struct ConfigKey {
   std::string description;  // one line
   std::string env;          // environment variable that sets it, or ""
   std::string flag;         // long command-line flag that sets it, or ""
+
+  // Validation: the table fills these; loaders apply them the same way for every source.
+  int64_t min = 0;                   // kInt, kSize (bytes), kDuration (ms): inclusive bounds
+  int64_t max = 0;
+  bool zero_allowed = false;         // 0 is accepted below `min` (it means "detect")
+  std::vector<std::string> choices;  // kEnum values; the items a kStringList may hold
+  // A rule beyond type and bounds: "" when the value is fine, else why not ("must not be empty").
+  std::function<std::string(const ConfigValue&)> rule;
+
+  // Storage: reads and writes this key's field of a Config.
+  std::function<ConfigValue(const Config&)> get;
+  std::function<void(Config&, const ConfigValue&)> set;
 };
 
+// The table, in the order keys are documented and rendered.
 const std::vector<ConfigKey>& ConfigKeys();
+// The row named `name` ("log.level"), or nullptr.
+const ConfigKey* FindConfigKey(std::string_view name);
 
 // Where a configuration comes from. Flags are already split into key/value by the CLI.
 struct ConfigInputs {
@@ -82,6 +142,30 @@ struct ConfigInputs {
 // Loads, validates and merges; InvalidArgument (exit 2) on any bad input.
 Result<Config> LoadConfig(const ConfigInputs& inputs);
 
+// Where a key's effective value came from.
+enum class ConfigSource { kDefault, kFile, kEnvironment, kFlag };
+const char* ConfigSourceName(ConfigSource source);  // "default", "file", "env", "flag"
+
+struct ConfigOrigin {
+  ConfigSource source = ConfigSource::kDefault;
+  std::string detail;  // "/etc/skydb/skydb.toml:12", "SKYDB_LOG_LEVEL", "--set log.level"
+};
+
+// A merged configuration with the origin of every value that is not a default.
+struct LoadedConfig {
+  Config config;
+  std::string file;  // the file that was read; "" when none was (implicit path absent)
+  // Keyed by key name; [postgres.settings] entries as "postgres.settings.<name>".
+  std::map<std::string, ConfigOrigin> origins;
+
+  ConfigOrigin OriginOf(const std::string& key) const;  // kDefault when not recorded
+};
+Result<LoadedConfig> LoadConfigWithOrigins(const ConfigInputs& inputs);
+
+// The effective configuration as TOML that loads back to the same Config, each value followed by
+// a comment naming its origin ("# default", "# env SKYDB_LOG_LEVEL"). For `skydb config show`.
+std::string RenderConfigToml(const LoadedConfig& loaded);
+
 // Keys whose values differ between two configs, and whether all of them are reloadable.
 struct ConfigChange {
   std::vector<std::string> changed;
@@ -92,9 +176,15 @@ ConfigChange DiffConfig(const Config& before, const Config& after);
 // The key table as help text (name, type, default, accepted, env, flag, description).
 std::string RenderConfigHelp();
 
-// Parses "512MiB", "2GiB", "1975MiB", "1048576" (bytes) → bytes.
+// Parses "512MiB", "2GiB", "1975MiB", "1048576" (bytes) → bytes. Units, case-insensitive:
+// B, K/KB/KiB, M/MB/MiB, G/GB/GiB, T/TB/TiB — all 1024-based, as PostgreSQL's kB/MB/GB are.
+// Rejects negatives, fractions, overflow and anything else with InvalidArgument.
 Result<uint64_t> ParseSize(const std::string& text);
-// Parses "10ms", "5s", "30m", "1h" → milliseconds.
+// Parses "10ms", "5s", "30m", "1h" → milliseconds. Units: ms, s, min (or m), h, d; a whole
+// number and a unit are required (a bare "30" is rejected: seconds or milliseconds?).
 Result<std::chrono::milliseconds> ParseDuration(const std::string& text);
+// The inverse spellings, in the largest unit that is exact: "1975MiB", "512B", "5min", "500ms".
+std::string FormatSize(uint64_t bytes);
+std::string FormatDuration(std::chrono::milliseconds duration);
 
 }  // namespace skydb

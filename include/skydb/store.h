@@ -21,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "skydb/config.h"
 #include "skydb/env.h"
 #include "skydb/result.h"
 
@@ -172,6 +173,19 @@ std::unique_ptr<SessionStore> NewMemoryStore(const MemoryTierOptions& options, C
 // Memory tier in front of `durable`. Loads the key index from it before returning.
 Result<std::unique_ptr<SessionStore>> NewTieredStore(const TieredOptions& options, Clock& clock,
                                                      std::unique_ptr<DurableBackend> durable);
+
+// Opening a store from configuration (store.* keys). `conninfo` is unused for kind "memory".
+struct StoreOpenRequest {
+  StoreConfig config;
+  std::string conninfo;
+  std::string description;  // for logs and INFO: "private cluster at DIR/run"
+  int store_pool = 6;       // connections the store may hold (from tuning)
+};
+MemoryTierOptions MemoryOptionsFrom(const StoreConfig& config);
+TieredOptions TieredOptionsFrom(const StoreConfig& config, int store_pool);
+// Loads the key index before returning; an error names the database and the reason.
+Result<std::unique_ptr<SessionStore>> OpenSessionStore(const StoreOpenRequest& request,
+                                                       Clock& clock);
 
 // Redis glob matching for SCAN MATCH / KEYS: *, ?, [abc], [^a-z], \x escapes.
 bool GlobMatch(std::string_view pattern, std::string_view text);

@@ -28,7 +28,8 @@ class CommandContext {
   std::vector<std::pair<std::string, std::string>> flag_values;
   int exit_code = kExitOk;
 
-  // Merges file, environment and flags. On failure prints the one-sentence error to stderr.
+  // Merges file, environment and flags. The caller prints a failure as "skydb: <message>" and
+  // exits with kExitUsage.
   Result<Config> LoadConfig() const;
 };
 

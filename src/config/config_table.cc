@@ -1,1 +1,340 @@
-// placeholder: filled by its owner
+// The table of configuration keys: the one place a key is declared. Parsing, validation,
+// defaults (read from Config{}), help text, `config show`, and reload decisions all come from it.
+#include <algorithm>
+#include <cctype>
+#include <type_traits>
+
+#include "base/strings.h"
+#include "config/config_value.h"
+#include "skydb/config.h"
+
+namespace skydb {
+namespace {
+
+using config_internal::RenderValueToml;
+using std::chrono::milliseconds;
+
+constexpr int64_t kMiB = int64_t{1} << 20;
+constexpr int64_t kTiB = int64_t{1} << 40;
+constexpr int64_t kSecond = 1000;
+constexpr int64_t kMinute = 60 * kSecond;
+constexpr int64_t kHour = 60 * kMinute;
+
+// Builds one row. The field accessor is a generic lambda so it serves const and mutable
+// Configs alike; `Stored` is the ConfigValue alternative the key's type uses.
+class Row {
+ public:
+  template <typename Stored, typename Field>
+  static Row Of(std::string name, ConfigType type, Field field) {
+    Row row;
+    row.key_.name = std::move(name);
+    row.key_.type = type;
+    row.key_.reloadable = false;
+    row.key_.get = [field](const Config& c) { return ConfigValue{static_cast<Stored>(field(c))}; };
+    row.key_.set = [field](Config& c, const ConfigValue& v) {
+      using Target = std::remove_reference_t<decltype(field(c))>;
+      field(c) = static_cast<Target>(std::get<Stored>(v));
+    };
+    return row;
+  }
+
+  Row& Range(int64_t min, int64_t max) {
+    key_.min = min;
+    key_.max = max;
+    return *this;
+  }
+  Row& ZeroMeans(std::string meaning) {
+    key_.zero_allowed = true;
+    zero_means_ = std::move(meaning);
+    return *this;
+  }
+  Row& Choices(std::vector<std::string> choices) {
+    key_.choices = std::move(choices);
+    return *this;
+  }
+  Row& Rule(std::function<std::string(const ConfigValue&)> rule) {
+    key_.rule = std::move(rule);
+    return *this;
+  }
+  Row& Accepts(std::string accepted) {
+    key_.accepted = std::move(accepted);
+    return *this;
+  }
+  Row& Reloadable() {
+    key_.reloadable = true;
+    return *this;
+  }
+  Row& Env(std::string env) {
+    key_.env = std::move(env);
+    return *this;
+  }
+  Row& Flag(std::string flag) {
+    key_.flag = std::move(flag);
+    return *this;
+  }
+  Row& Describe(std::string description) {
+    key_.description = std::move(description);
+    return *this;
+  }
+
+  operator ConfigKey() const {  // NOLINT(google-explicit-constructor): keeps the table terse
+    ConfigKey key = key_;
+    key.default_text = RenderValueToml(key, key.get(Config{}));
+    if (key.env.empty()) key.env = DefaultEnv(key.name);
+    if (key.accepted.empty()) key.accepted = DerivedAccepted();
+    return key;
+  }
+
+ private:
+  // SKYDB_ + the name upper-cased with '.' → '_': log.level → SKYDB_LOG_LEVEL.
+  static std::string DefaultEnv(const std::string& name) {
+    std::string env = "SKYDB_";
+    for (char c : name) {
+      env += c == '.' ? '_' : static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    }
+    return env;
+  }
+
+  std::string Bound(int64_t value) const {
+    if (key_.type == ConfigType::kSize) return FormatSize(static_cast<uint64_t>(value));
+    if (key_.type == ConfigType::kDuration) return FormatDuration(milliseconds(value));
+    return std::to_string(value);
+  }
+
+  // "0..4096 (0 = detect)", "1s..24h (units ms, s, min, h, d)", "trace|debug|info".
+  std::string DerivedAccepted() const {
+    if (key_.type == ConfigType::kEnum) return Join(key_.choices, "|");
+    std::string range = Bound(key_.min) + ".." + Bound(key_.max);
+    if (key_.zero_allowed) {
+      range = (key_.min <= 1 ? "0.." + Bound(key_.max) : "0 or " + range) + " (0 = " + zero_means_ +
+              ")";
+    }
+    if (key_.type == ConfigType::kSize) {
+      return range + "; bytes, or a unit B, kB/KiB, MB/MiB, GB/GiB, TB/TiB (all 1024-based)";
+    }
+    if (key_.type == ConfigType::kDuration) return range + "; units ms, s, min, h, d";
+    return range;
+  }
+
+  ConfigKey key_{};
+  std::string zero_means_;
+};
+
+// Accessors: one generic lambda per field, usable on const and mutable Configs.
+#define SKYDB_FIELD(path) ([](auto& c) -> auto& { return c.path; })
+
+template <typename Field>
+Row String(std::string name, Field f) {
+  return Row::Of<std::string>(std::move(name), ConfigType::kString, f);
+}
+template <typename Field>
+Row Enum(std::string name, Field f, std::vector<std::string> choices) {
+  return Row::Of<std::string>(std::move(name), ConfigType::kEnum, f).Choices(std::move(choices));
+}
+template <typename Field>
+Row Int(std::string name, Field f, int64_t min, int64_t max) {
+  return Row::Of<int64_t>(std::move(name), ConfigType::kInt, f).Range(min, max);
+}
+template <typename Field>
+Row Size(std::string name, Field f, int64_t min, int64_t max) {
+  return Row::Of<uint64_t>(std::move(name), ConfigType::kSize, f).Range(min, max);
+}
+template <typename Field>
+Row Duration(std::string name, Field f, int64_t min_ms, int64_t max_ms) {
+  return Row::Of<milliseconds>(std::move(name), ConfigType::kDuration, f).Range(min_ms, max_ms);
+}
+template <typename Field>
+Row List(std::string name, Field f, std::vector<std::string> items) {
+  return Row::Of<std::vector<std::string>>(std::move(name), ConfigType::kStringList, f)
+      .Choices(std::move(items));
+}
+template <typename Field>
+Row Map(std::string name, Field f) {
+  return Row::Of<std::map<std::string, std::string>>(std::move(name), ConfigType::kStringMap, f);
+}
+
+template <typename Field>
+Row Bool(std::string name, Field f) {
+  return Row::Of<bool>(std::move(name), ConfigType::kBool, f).Accepts("true or false");
+}
+
+std::string NotEmpty(const ConfigValue& v) {
+  return std::get<std::string>(v).empty() ? "must not be empty" : "";
+}
+
+// A user name without the characters that would make it a path, a list or a flag.
+std::string UserNameRule(const ConfigValue& v) {
+  const auto& name = std::get<std::string>(v);
+  bool bad = std::any_of(name.begin(), name.end(), [](char c) {
+    return std::isspace(static_cast<unsigned char>(c)) || c == ':' || c == '/';
+  });
+  if (bad || StartsWith(name, "-")) return "is not a valid user name";
+  return "";
+}
+
+bool AllDigits(const std::string& s) {
+  return !s.empty() && s.size() <= 4 &&
+         std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
+// "" (any), "15" (any 15.x) or "15.18" (exactly).
+std::string VersionPinRule(const ConfigValue& v) {
+  const auto& pin = std::get<std::string>(v);
+  if (pin.empty()) return "";
+  std::vector<std::string> parts = Split(pin, '.');
+  bool ok = parts.size() <= 2 && std::all_of(parts.begin(), parts.end(), AllDigits);
+  return ok ? "" : "is not a version pin";
+}
+
+std::vector<ConfigKey> BuildTable() {
+  return {
+      String("data_dir", SKYDB_FIELD(data_dir))
+          .Rule(NotEmpty)
+          .Accepts("a non-empty directory path")
+          .Flag("--data-dir")
+          .Describe("directory for the cluster (pgdata/), extracted bundles (runtime/) and "
+                    "sockets (run/); 0700, owned by the service user"),
+      String("run_as_user", SKYDB_FIELD(run_as_user))
+          .Rule(UserNameRule)
+          .Accepts("a user name, or \"\" (the user skydb runs as)")
+          .Flag("--user")
+          .Describe("user that owns and runs the PostgreSQL cluster when skydb starts as root "
+                    "(PostgreSQL refuses to run as root)"),
+      Enum("log.level", SKYDB_FIELD(log_level), {"trace", "debug", "info", "warn", "error"})
+          .Reloadable()
+          .Describe("least severe message that is logged"),
+      Enum("log.format", SKYDB_FIELD(log_format), {"auto", "text", "json"})
+          .Describe("log line format; auto = journal format (syslog priority prefixes, no "
+                    "timestamps) under systemd, text otherwise"),
+      Size("host.ram", SKYDB_FIELD(host.ram_bytes), 16 * kMiB, 64 * kTiB)
+          .ZeroMeans("detect")
+          .Flag("--ram")
+          .Describe("RAM that tuning assumes; 0 = detect: min(MemTotal, cgroup memory limit)"),
+      Int("host.cores", SKYDB_FIELD(host.cores), 1, 4096)
+          .ZeroMeans("detect")
+          .Flag("--cores")
+          .Describe("CPU cores that tuning assumes; 0 = detect: min(online CPUs, affinity, "
+                    "cgroup cpu.max quota rounded up)"),
+      String("postgres.bin_dir", SKYDB_FIELD(postgres.bin_dir))
+          .Env("SKY_POSTGRES_BIN")
+          .Accepts("a directory path, or \"\" (discover)")
+          .Describe("directory holding postgres, initdb and pg_ctl; ranked above every other "
+                    "source, and an error if unusable; empty = discover"),
+      String("postgres.version", SKYDB_FIELD(postgres.version))
+          .Rule(VersionPinRule)
+          .Accepts("\"\" (any version), a major such as \"15\", or an exact \"15.18\"")
+          .Describe("version pin: binaries of any other version are rejected"),
+      List("postgres.sources", SKYDB_FIELD(postgres.sources),
+           {"bin_dir", "bundle", "pg_config", "distro", "path"})
+          .Accepts("a non-empty list of bin_dir, bundle, pg_config, distro, path, each at most "
+                   "once (comma-separated in environment and flags)")
+          .Describe("binary discovery sources allowed; they are always tried in the order "
+                    "bin_dir, bundle, pg_config, distro, path"),
+      String("postgres.bundle", SKYDB_FIELD(postgres.bundle))
+          .Accepts("a file path, or \"\" (none)")
+          .Describe("PostgreSQL bundle file to verify and extract; empty = none configured"),
+      Map("postgres.settings", SKYDB_FIELD(postgres.settings))
+          .Reloadable()
+          .Env("SKYDB_POSTGRES_SETTINGS_<NAME>")
+          .Accepts("a table of postgresql.conf names ([a-z_][a-z0-9_.]*) to strings, integers, "
+                   "floats or booleans")
+          .Describe("postgresql.conf settings pinned by the operator; they win over derived "
+                    "tuning; on reload PostgreSQL applies those it can without a restart"),
+      Duration("supervisor.start_timeout", SKYDB_FIELD(supervisor.start_timeout), kSecond,
+               24 * kHour)
+          .Describe("how long PostgreSQL may take to become ready (extended during recovery)"),
+      Duration("supervisor.stop_timeout", SKYDB_FIELD(supervisor.stop_timeout), kSecond, kHour)
+          .Describe("how long a fast shutdown may take before an immediate one"),
+      Duration("supervisor.backoff_initial", SKYDB_FIELD(supervisor.backoff_initial), 10,
+               10 * kMinute)
+          .Reloadable()
+          .Describe("delay before the first restart after a crash; doubles per crash"),
+      Duration("supervisor.backoff_max", SKYDB_FIELD(supervisor.backoff_max), 100, kHour)
+          .Reloadable()
+          .Describe("cap on the restart delay; at least backoff_initial"),
+      Duration("supervisor.stable_after", SKYDB_FIELD(supervisor.stable_after), kSecond, 24 * kHour)
+          .Reloadable()
+          .Describe("running this long after a restart resets the backoff"),
+      Duration("supervisor.crash_window", SKYDB_FIELD(supervisor.crash_window), kSecond, 24 * kHour)
+          .Reloadable()
+          .Describe("window in which crashes are counted"),
+      Int("supervisor.max_crashes", SKYDB_FIELD(supervisor.max_crashes), 1, 1000)
+          .Reloadable()
+          .Describe("more crashes than this within crash_window: skydb exits non-zero"),
+      Enum("store.kind", SKYDB_FIELD(store.kind), {"tiered", "memory"})
+          .Flag("--store")
+          .Describe("tiered = memory tier in front of PostgreSQL (durable); memory = nothing "
+                    "survives a restart (tests and demos only)"),
+      Enum("store.durability", SKYDB_FIELD(store.durability), {"sync", "async"})
+          .Describe("sync acknowledges a write after its batch's COMMIT; async on enqueue, "
+                    "committed within flush_interval (that is the loss window)"),
+      Duration("store.flush_interval", SKYDB_FIELD(store.flush_interval), 1, 10 * kSecond)
+          .Describe("async: the longest a write waits to be batched and committed"),
+      Duration("store.write_timeout", SKYDB_FIELD(store.write_timeout), 10, 10 * kMinute)
+          .Describe("sync: the longest a write waits for COMMIT (e.g. while PostgreSQL "
+                    "restarts) before it fails with an error"),
+      Duration("store.default_ttl", SKYDB_FIELD(store.default_ttl), kSecond, 365 * 24 * kHour)
+          .ZeroMeans("never expires, as in Redis")
+          .Describe("time to live of a write that names none (SET without EX/PX)"),
+      Duration("store.idle_evict", SKYDB_FIELD(store.idle_evict), kSecond, 24 * kHour)
+          .ZeroMeans("never")
+          .Describe("clean values idle this long leave memory (they stay in PostgreSQL)"),
+      Duration("store.ttl_persist_slack", SKYDB_FIELD(store.ttl_persist_slack), kSecond, kHour)
+          .Describe("deadline-only changes persist the deadline plus this slack, so touches "
+                    "within it write nothing; after a crash a session may live this much "
+                    "longer, never shorter"),
+      Size("store.max_memory", SKYDB_FIELD(store.max_memory), 16 * kMiB, 64 * kTiB)
+          .ZeroMeans("no cap")
+          .Describe("memory tier cap: clean values are evicted least-recently-used above it; "
+                    "a memory-only store refuses writes above it"),
+      Size("store.max_value_bytes", SKYDB_FIELD(store.max_value_bytes), 1024, 512 * kMiB)
+          .Describe("largest value accepted; larger ones are refused before they are read"),
+      Int("store.queue_max_writes", SKYDB_FIELD(store.queue_max_writes), 100, 100000000)
+          .Describe("writes waiting for PostgreSQL beyond this fail at once with an error"),
+      Int("store.batch_max_rows", SKYDB_FIELD(store.batch_max_rows), 1, 100000)
+          .Describe("most rows one group commit carries"),
+      Bool("store.allow_memory_fallback", SKYDB_FIELD(store.allow_memory_fallback))
+          .Describe("skydb dev only: if PostgreSQL cannot be opened, serve a memory store "
+                    "(announced loudly); production never falls back"),
+  };
+}
+
+#undef SKYDB_FIELD
+
+}  // namespace
+
+const std::vector<ConfigKey>& ConfigKeys() {
+  static const std::vector<ConfigKey> table = BuildTable();
+  return table;
+}
+
+const ConfigKey* FindConfigKey(std::string_view name) {
+  for (const ConfigKey& key : ConfigKeys()) {
+    if (key.name == name) return &key;
+  }
+  return nullptr;
+}
+
+const char* ConfigTypeName(ConfigType type) {
+  switch (type) {
+    case ConfigType::kString:
+      return "string";
+    case ConfigType::kBool:
+      return "bool";
+    case ConfigType::kInt:
+      return "integer";
+    case ConfigType::kSize:
+      return "size";
+    case ConfigType::kDuration:
+      return "duration";
+    case ConfigType::kEnum:
+      return "enum";
+    case ConfigType::kStringList:
+      return "list";
+    case ConfigType::kStringMap:
+      return "table";
+  }
+  return "unknown";
+}
+
+}  // namespace skydb

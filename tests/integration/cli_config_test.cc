@@ -1,1 +1,129 @@
-// placeholder: filled by its owner
+// `skydb config ...` and configuration errors, through the built binary.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "cli_support.h"
+
+namespace skydb::testing {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::StartsWith;
+
+const std::string kShippedConfig = std::string(SKYDB_SOURCE_DIR) + "/conf/skydb.toml";
+
+TEST(CliConfigTest, CheckAcceptsTheShippedFile) {
+  CliRun run = RunSkydb({"config", "check", "--config", kShippedConfig});
+  EXPECT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_EQ(run.out, "ok: " + kShippedConfig + "\n");
+}
+
+TEST(CliConfigTest, CheckAcceptsTheFileBeforeTheCommandOrFromTheEnvironment) {
+  TempDir tmp;
+  std::string file = tmp.Write("skydb.toml", "[log]\nlevel = \"warn\"\n");
+  CliRun before = RunSkydb({"--config", file, "config", "check"});
+  EXPECT_EQ(before.exit_code, 0) << before.err;
+  EXPECT_EQ(before.out, "ok: " + file + "\n");
+  CliRun from_env = RunSkydb({"config", "check"}, {{"SKYDB_CONFIG", file}});
+  EXPECT_EQ(from_env.exit_code, 0) << from_env.err;
+  EXPECT_EQ(from_env.out, "ok: " + file + "\n");
+}
+
+struct BadFileCase {
+  std::string name;
+  std::string toml;
+  std::string line;                  // ":N" after the path
+  std::vector<std::string> expects;  // key and what is accepted
+};
+
+TEST(CliConfigTest, BadFilesExitTwoNamingFileLineAndKey) {
+  const BadFileCase cases[] = {
+      {"unknown key",
+       "[log]\nlevel = \"info\"\nlevle = \"debug\"\n",
+       ":3:",
+       {"unknown key 'log.levle'", "known keys in [log]: level, format"}},
+      {"wrong type",
+       "[host]\ncores = \"four\"\n",
+       ":2:",
+       {"host.cores = \"four\" must be an integer", "accepted: 0..4096 (0 = detect)"}},
+      {"out of range",
+       "[supervisor]\n\nmax_crashes = 0\n",
+       ":3:",
+       {"supervisor.max_crashes = 0 is out of range", "accepted: 1..1000"}},
+      {"malformed", "[log]\nlevel = = \"info\"\n", ":2:", {"malformed TOML"}},
+  };
+  TempDir tmp;
+  for (const BadFileCase& c : cases) {
+    SCOPED_TRACE(c.name);
+    std::string file = tmp.Write("bad.toml", c.toml);
+    CliRun run = RunSkydb({"config", "check", "--config", file});
+    EXPECT_EQ(run.exit_code, 2);
+    EXPECT_EQ(run.out, "");
+    EXPECT_THAT(run.err, StartsWith("skydb: " + file + c.line));
+    for (const std::string& expect : c.expects) EXPECT_THAT(run.err, HasSubstr(expect));
+  }
+}
+
+TEST(CliConfigTest, UnreadableAndMissingFilesExitTwo) {
+  TempDir tmp;  // a directory is unreadable as a file, even for root
+  CliRun unreadable = RunSkydb({"config", "check", "--config", tmp.path()});
+  EXPECT_EQ(unreadable.exit_code, 2);
+  EXPECT_EQ(unreadable.err,
+            "skydb: " + tmp.path() + ": cannot read the config file: Is a directory\n");
+  CliRun missing = RunSkydb({"config", "show", "--config", tmp.path() + "/absent.toml"});
+  EXPECT_EQ(missing.exit_code, 2);
+  EXPECT_THAT(missing.err, HasSubstr("absent.toml: cannot read the config file: No such file"));
+}
+
+TEST(CliConfigTest, EnvironmentOverrideIsVisibleInShow) {
+  TempDir tmp;
+  std::string file = tmp.Write("skydb.toml", "[log]\nlevel = \"warn\"\n[host]\ncores = 2\n");
+  CliRun run = RunSkydb({"config", "show", "--config", file}, {{"SKYDB_LOG_LEVEL", "debug"}});
+  EXPECT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_THAT(run.out, HasSubstr("level = \"debug\"  # env SKYDB_LOG_LEVEL\n"));
+  EXPECT_THAT(run.out, HasSubstr("cores = 2  # file " + file + ":4\n"));
+  EXPECT_THAT(run.out, HasSubstr("format = \"auto\"  # default\n"));
+}
+
+TEST(CliConfigTest, SetOverridesEnvironmentAndFile) {
+  TempDir tmp;
+  std::string file = tmp.Write("skydb.toml", "[host]\ncores = 2\n");
+  CliRun run = RunSkydb({"--set", "host.cores=3", "config", "show", "--config", file, "--set",
+                         "postgres.settings.work_mem=64MB"},
+                        {{"SKYDB_HOST_CORES", "4"}});
+  EXPECT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_THAT(run.out, HasSubstr("cores = 3  # flag --set host.cores\n"));
+  EXPECT_THAT(run.out, HasSubstr("[postgres.settings]\nwork_mem = \"64MB\"  # flag --set "
+                                 "postgres.settings.work_mem\n"));
+}
+
+TEST(CliConfigTest, BadEnvironmentAndFlagsExitTwo) {
+  CliRun env = RunSkydb({"config", "check"}, {{"SKYDB_HOST_CORES", "abc"}});
+  EXPECT_EQ(env.exit_code, 2);
+  EXPECT_EQ(env.err,
+            "skydb: SKYDB_HOST_CORES=abc: host.cores must be an integer; accepted: "
+            "0..4096 (0 = detect)\n");
+  CliRun typo = RunSkydb({"config", "check"}, {{"SKYDB_LOG_LEVLE", "debug"}});
+  EXPECT_EQ(typo.exit_code, 2);
+  EXPECT_THAT(typo.err, HasSubstr("did you mean SKYDB_LOG_LEVEL?"));
+  CliRun unknown = RunSkydb({"--set", "store.durabilty=async", "config", "check"});
+  EXPECT_EQ(unknown.exit_code, 2);
+  EXPECT_THAT(unknown.err, StartsWith("skydb: --set store.durabilty=async: unknown key "
+                                      "'store.durabilty'"));
+  CliRun no_equals = RunSkydb({"config", "check", "--set", "log.level"});
+  EXPECT_EQ(no_equals.exit_code, 2);
+  EXPECT_THAT(no_equals.err, HasSubstr("expected key=value"));
+}
+
+TEST(CliConfigTest, KeysListsEveryKey) {
+  CliRun run = RunSkydb({"config", "keys"});
+  EXPECT_EQ(run.exit_code, 0) << run.err;
+  for (const char* name :
+       {"data_dir", "log.level", "host.ram", "postgres.settings", "supervisor.max_crashes"}) {
+    EXPECT_THAT(run.out, HasSubstr(std::string(name) + "  (")) << name;
+  }
+  EXPECT_THAT(run.out, HasSubstr("SKY_POSTGRES_BIN"));
+}
+
+}  // namespace
+}  // namespace skydb::testing

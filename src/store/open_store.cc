@@ -1,0 +1,49 @@
+// From configuration to an open store: the one place StoreConfig becomes TieredOptions.
+#include <algorithm>
+
+#include "skydb/durable.h"
+#include "skydb/store.h"
+
+namespace skydb {
+
+MemoryTierOptions MemoryOptionsFrom(const StoreConfig& config) {
+  MemoryTierOptions o;
+  o.default_ttl = config.default_ttl;
+  o.max_value_bytes = config.max_value_bytes;
+  o.idle_evict = config.idle_evict;
+  o.max_memory_bytes = config.max_memory;
+  return o;
+}
+
+TieredOptions TieredOptionsFrom(const StoreConfig& config, int store_pool) {
+  TieredOptions o;
+  o.memory = MemoryOptionsFrom(config);
+  o.durability = config.durability == "async" ? Durability::kAsync : Durability::kSync;
+  o.flush_interval = config.flush_interval;
+  o.write_timeout = config.write_timeout;
+  o.queue_max_writes = static_cast<size_t>(config.queue_max_writes);
+  o.batch_max_rows = static_cast<size_t>(config.batch_max_rows);
+  o.ttl_persist_slack = config.ttl_persist_slack;
+  // The store pool: one loader, one sweeper, the rest are writers (at least one).
+  o.readers = 1;
+  o.writers = std::max(1, store_pool - 2);
+  return o;
+}
+
+Result<std::unique_ptr<SessionStore>> OpenSessionStore(const StoreOpenRequest& request,
+                                                       Clock& clock) {
+  if (request.config.kind == "memory") {
+    return NewMemoryStore(MemoryOptionsFrom(request.config), clock);
+  }
+  TieredOptions options = TieredOptionsFrom(request.config, request.store_pool);
+  auto durable = NewPostgresDurable(request.conninfo, request.description, options.writers,
+                                    options.readers);
+  auto store = NewTieredStore(options, clock, std::move(durable));
+  if (!store.ok()) {
+    return std::move(store).error().Within("cannot open the PostgreSQL session store (" +
+                                           request.description + ")");
+  }
+  return store;
+}
+
+}  // namespace skydb
