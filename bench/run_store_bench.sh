@@ -1,0 +1,113 @@
+#!/usr/bin/env bash
+# Durable-write benchmark of the session store against its anchors (issue 4), in one run:
+# skydb's tiered store (sync) vs a naive one-transaction-per-write store (6-connection pool)
+# vs raw batched upserts, on this machine's disk and under a modelled 1 ms fsync.
+# Arms are counterbalanced (A B C, C B A, A B C); medians and ranges are printed with the
+# conditions. Results: bench/results/store-<timestamp>.jsonl. Run as root (PostgreSQL runs as
+# the unprivileged user skydbtest). Usage: bench/run_store_bench.sh [--seconds 10] [--force]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+seconds=10
+force=0
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --seconds) seconds="$2"; shift 2 ;;
+    --force) force=1; shift ;;
+    *) echo "unknown argument $1" >&2; exit 2 ;;
+  esac
+done
+
+build=${BENCH_BUILD_DIR:-build}
+[ -x "$build/bench/store_bench" ] || bash tools/build.sh release >/dev/null
+bin=/usr/lib/postgresql/15/bin
+user=${SKYDB_TEST_USER:-skydbtest}
+cores=$(nproc)
+load_start=$(cut -d' ' -f1 /proc/loadavg)
+if [ "$force" -eq 0 ] && awk -v l="$load_start" -v c="$cores" 'BEGIN{exit !(l > c * 0.5)}'; then
+  echo "refusing: load average $load_start on $cores cores makes the figures meaningless" \
+       "(wait for a quiet machine or pass --force; the result will be flagged)" >&2
+  exit 3
+fi
+
+work=$(mktemp -d /tmp/skydb-bench-XXXXXX)
+chmod 0755 "$work"
+chown "$user" "$work"
+results_dir=bench/results
+mkdir -p "$results_dir"
+out="$results_dir/store-$(date -u +%Y%m%dT%H%M%SZ).jsonl"
+pg_pid=""
+
+as_user() { runuser -u "$user" -- "$@"; }
+stop_pg() {
+  if [ -n "$pg_pid" ]; then as_user "$bin/pg_ctl" -D "$work/pgdata" -m fast -w stop >/dev/null || true; fi
+  pg_pid=""
+}
+cleanup() { stop_pg; rm -rf "$work"; }
+trap cleanup EXIT
+
+start_pg() {  # $1: "native" or "slow"
+  local preload=""
+  [ "$1" = slow ] && preload="$PWD/$build/bench/libslowfsync.so"
+  as_user env LD_PRELOAD="$preload" SLOWFSYNC_US=1000 "$bin/pg_ctl" -D "$work/pgdata" \
+    -l "$work/pg-$1.log" -w start >/dev/null
+  pg_pid=$(head -1 "$work/pgdata/postmaster.pid")
+}
+
+as_user "$bin/initdb" -D "$work/pgdata" -E UTF8 --locale=C --auth=trust >/dev/null
+# The same settings skydb derives for this host, plus a private socket.
+"$build/src/skydb" tune --format conf > "$work/skydb.conf"
+cp "$work/skydb.conf" "$work/pgdata/skydb.conf"
+chown "$user" "$work/pgdata/skydb.conf"
+{
+  echo "include = 'skydb.conf'"
+  echo "unix_socket_directories = '$work'"
+} >> "$work/pgdata/postgresql.conf"
+conninfo="host=$work dbname=postgres user=$user"
+
+conditions() {
+  printf '{"conditions":{"commit":"%s","host":"%s","kernel":"%s","cores":%s,"load_start":%s,"load_now":%s,"postgres":"%s","value_bytes":2080,"seconds":%s,"disk":"%s"}}\n' \
+    "$(git rev-parse --short HEAD)$(git diff --quiet || echo -dirty)" "$(hostname)" "$(uname -r)" \
+    "$cores" "$load_start" "$(cut -d' ' -f1 /proc/loadavg)" "$("$bin/postgres" --version)" \
+    "$seconds" "$1"
+}
+
+run_arm() {  # $1 disk model, $2 mode; store_bench recreates sky_sessions from skydb's schema
+  local line
+  line=$("$build/bench/store_bench" --mode "$2" --conninfo "$conninfo" --seconds "$seconds" \
+         --postmaster-pid "$pg_pid" || true)
+  echo "{\"disk\":\"$1\",\"result\":$line}" | tee -a "$out"
+}
+
+for disk in native slow; do
+  start_pg "$disk"
+  conditions "$disk" | tee -a "$out"
+  for order in "skydb naive raw" "raw naive skydb" "skydb naive raw"; do
+    for mode in $order; do run_arm "$disk" "$mode"; done
+  done
+  stop_pg
+done
+
+python3 - "$out" <<'PY'
+import json, statistics, sys
+rows = [json.loads(l) for l in open(sys.argv[1])]
+for disk in ("native", "slow"):
+    res = {}
+    for r in rows:
+        if r.get("disk") == disk and "result" in r:
+            res.setdefault(r["result"]["mode"], []).append(r["result"])
+    if not res: continue
+    print(f"\n== disk: {disk} ({'1 ms fsync model' if disk == 'slow' else 'this machine'}) ==")
+    med = {m: statistics.median(x["writes_per_s"] for x in v) for m, v in res.items()}
+    for m, v in res.items():
+        w = [x["writes_per_s"] for x in v]
+        print(f"{m:6} writes/s median {med[m]:9.0f} range {min(w):.0f}-{max(w):.0f}  "
+              f"p50 {statistics.median(x['p50_us'] for x in v):7.0f} us  "
+              f"p99 {statistics.median(x['p99_us'] for x in v):7.0f} us  "
+              f"cpu/write {statistics.median(x['cpu_us_per_write'] for x in v):5.1f} us")
+    if "naive" in med and "skydb" in med:
+        print(f"skydb / naive = {med['skydb'] / med['naive']:.2f}x")
+    if "raw" in med and "skydb" in med:
+        print(f"skydb / raw   = {med['skydb'] / med['raw']:.2f}x")
+PY
+echo "results: $out"

@@ -1,0 +1,336 @@
+// Durable-write benchmark for the session store (issue 4), one arm per run:
+//   skydb  — the tiered store (sync durability) driven through the SessionStore API
+//   naive  — one INSERT ... ON CONFLICT per write, each its own transaction, over a 6-connection
+//            pool (the way Sky.Live's Go store writes)
+//   raw    — batched upserts from a minimal libpq client, the engine's limit on this table
+// N closed-loop writers, each writing its own sessions of VALUE_BYTES random bytes. Prints one
+// JSON object: throughput, latency percentiles, CPU-seconds per write (this process and the
+// PostgreSQL tree), and the conditions the run was made under. Not a test.
+#include <libpq-fe.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cctype>
+#include <condition_variable>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <future>
+#include <mutex>
+#include <random>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <spdlog/spdlog.h>
+
+#include "skydb/durable.h"
+#include "skydb/store.h"
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+struct Args {
+  std::string mode = "skydb";
+  std::string conninfo;
+  int writers = 64;
+  double seconds = 10;
+  double warmup = 2;
+  int value_bytes = 2080;
+  int sessions_per_writer = 100;
+  int pool = 6;            // naive pool size / skydb store pool
+  int raw_connections = 4;
+  int raw_batch = 64;
+  int postmaster_pid = 0;  // for the PostgreSQL tree's CPU time
+  long sessions_total = 0;  // >0: spread this many sessions over the writers
+  long total_writes = 0;   // >0: stop after this many writes instead of after `seconds`
+  bool keep_table = false;  // continue on the existing table (growth measurements)
+  std::string schema = "skydb";  // skydb | plain (the design storage.md compares against)
+};
+
+bool ParseArgs(int argc, char** argv, Args& a) {
+  for (int i = 1; i + 1 < argc; i += 2) {
+    std::string k = argv[i], v = argv[i + 1];
+    if (k == "--mode") a.mode = v;
+    else if (k == "--conninfo") a.conninfo = v;
+    else if (k == "--writers") a.writers = std::stoi(v);
+    else if (k == "--seconds") a.seconds = std::stod(v);
+    else if (k == "--warmup") a.warmup = std::stod(v);
+    else if (k == "--value-bytes") a.value_bytes = std::stoi(v);
+    else if (k == "--pool") a.pool = std::stoi(v);
+    else if (k == "--postmaster-pid") a.postmaster_pid = std::stoi(v);
+    else if (k == "--raw-batch") a.raw_batch = std::stoi(v);
+    else if (k == "--raw-connections") a.raw_connections = std::stoi(v);
+    else if (k == "--sessions") a.sessions_total = std::stol(v);
+    else if (k == "--total-writes") a.total_writes = std::stol(v);
+    else if (k == "--schema") a.schema = v;
+    else if (k == "--keep-table") a.keep_table = v == "1";
+    else return false;
+  }
+  if (a.sessions_total > 0) {
+    a.sessions_per_writer = static_cast<int>(std::max(1L, a.sessions_total / std::max(1, a.writers)));
+  }
+  return !a.conninfo.empty() && (a.mode == "skydb" || a.mode == "naive" || a.mode == "raw");
+}
+
+// CPU seconds (user+system) of `root` and its children (PostgreSQL's backends and auxiliary
+// processes are all children of the postmaster), from /proc/PID/stat. Exited backends are
+// not counted, so the benchmark reads it while its connections are still open.
+double TreeCpuSeconds(int root) {
+  if (root <= 0) return 0;
+  double ticks = static_cast<double>(sysconf(_SC_CLK_TCK));
+  double total = 0;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
+    std::string name = entry.path().filename().string();
+    if (name.empty() || !std::isdigit(static_cast<unsigned char>(name[0]))) continue;
+    std::ifstream f(entry.path() / "stat");
+    std::string line;
+    if (!std::getline(f, line)) continue;
+    auto close = line.rfind(')');
+    if (close == std::string::npos || close + 2 > line.size()) continue;
+    std::istringstream rest(line.substr(close + 2));
+    std::vector<std::string> fields;
+    for (std::string field; rest >> field;) fields.push_back(field);
+    if (fields.size() < 13) continue;
+    int pid = std::stoi(name), ppid = std::stoi(fields[1]);
+    if (pid == root || ppid == root) {
+      total += (std::stod(fields[11]) + std::stod(fields[12])) / ticks;
+    }
+  }
+  return total;
+}
+
+double SelfCpuSeconds() {
+  rusage ru{};
+  getrusage(RUSAGE_SELF, &ru);
+  return static_cast<double>(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+         static_cast<double>(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+}
+
+std::string RandomValue(std::mt19937_64& rng, int bytes) {
+  std::string v(static_cast<size_t>(bytes), '\0');
+  for (auto& c : v) c = static_cast<char>(rng());
+  return v;
+}
+
+struct Recorder {
+  std::mutex mu;
+  std::vector<double> latencies_us;
+  std::atomic<long> writes{0};
+  std::atomic<long> errors{0};
+  std::atomic<bool> measuring{false};
+  std::atomic<bool> stop{false};
+  void Record(Clock::duration d, bool ok) {
+    if (!measuring.load()) return;
+    if (!ok) {
+      ++errors;
+      return;
+    }
+    ++writes;
+    std::lock_guard<std::mutex> lock(mu);
+    latencies_us.push_back(std::chrono::duration<double, std::micro>(d).count());
+  }
+};
+
+void SkydbWriter(skydb::SessionStore& store, const Args& a, int id, Recorder& rec) {
+  std::mt19937_64 rng(static_cast<uint64_t>(id) * 7919);
+  for (long i = 0; !rec.stop.load(); ++i) {
+    skydb::SetRequest req{"w" + std::to_string(id) + ":s" + std::to_string(i % a.sessions_per_writer),
+                          RandomValue(rng, a.value_bytes), skydb::Expiry::Default()};
+    auto start = Clock::now();
+    std::promise<bool> done;
+    auto fut = done.get_future();
+    store.Set(std::move(req), [&done](skydb::Result<skydb::SetReply> r) { done.set_value(r.ok()); });
+    bool ok = fut.get();
+    rec.Record(Clock::now() - start, ok);
+  }
+}
+
+const char* const kUpsertOne =
+    "INSERT INTO sky_sessions (id, data, expires_at, expiry_bucket) VALUES ($1, $2, $3, $3/3600000) "
+    "ON CONFLICT (id) DO UPDATE SET data = excluded.data, expires_at = excluded.expires_at, "
+    "expiry_bucket = excluded.expiry_bucket";
+
+struct Pool {
+  std::mutex mu;
+  std::condition_variable cv;
+  std::vector<PGconn*> idle;
+};
+
+void NaiveWriter(Pool& pool, const Args& a, int id, Recorder& rec) {
+  std::mt19937_64 rng(static_cast<uint64_t>(id) * 7919);
+  for (long i = 0; !rec.stop.load(); ++i) {
+    std::string key = "w" + std::to_string(id) + ":s" + std::to_string(i % a.sessions_per_writer);
+    std::string value = RandomValue(rng, a.value_bytes);
+    auto start = Clock::now();
+    PGconn* conn = nullptr;
+    {
+      std::unique_lock<std::mutex> lock(pool.mu);
+      pool.cv.wait(lock, [&] { return !pool.idle.empty(); });
+      conn = pool.idle.back();
+      pool.idle.pop_back();
+    }
+    long long expires = std::chrono::duration_cast<std::chrono::milliseconds>(
+                            std::chrono::system_clock::now().time_since_epoch()).count() + 1800000;
+    std::string exp_text = std::to_string(expires);
+    const char* values[] = {key.data(), value.data(), exp_text.c_str()};
+    int lengths[] = {static_cast<int>(key.size()), static_cast<int>(value.size()), 0};
+    int formats[] = {1, 1, 0};
+    PGresult* res = PQexecParams(conn, kUpsertOne, 3, nullptr, values, lengths, formats, 0);
+    bool ok = PQresultStatus(res) == PGRES_COMMAND_OK;
+    PQclear(res);
+    {
+      std::lock_guard<std::mutex> lock(pool.mu);
+      pool.idle.push_back(conn);
+    }
+    pool.cv.notify_one();
+    rec.Record(Clock::now() - start, ok);
+  }
+}
+
+// Raw: a connection writes batches of raw_batch rows with the same single-statement upsert the
+// store uses (multi-row VALUES here: the simplest thing a minimal client would do).
+void RawWriter(PGconn* conn, const Args& a, int id, Recorder& rec) {
+  std::mt19937_64 rng(static_cast<uint64_t>(id) * 7919);
+  std::string sql = "INSERT INTO sky_sessions (id, data, expires_at, expiry_bucket) VALUES ";
+  for (int r = 0; r < a.raw_batch; ++r) {
+    sql += (r ? "," : "") + std::string("($") + std::to_string(2 * r + 1) + ",$" +
+           std::to_string(2 * r + 2) + ",0,NULL)";
+  }
+  sql += " ON CONFLICT (id) DO UPDATE SET data = excluded.data, expires_at = excluded.expires_at";
+  int sessions = a.sessions_per_writer * a.writers / a.raw_connections;
+  for (long i = 0; !rec.stop.load(); ++i) {
+    std::vector<std::string> store;
+    std::vector<const char*> values;
+    std::vector<int> lengths, formats;
+    store.reserve(2 * static_cast<size_t>(a.raw_batch));
+    for (int r = 0; r < a.raw_batch; ++r) {
+      store.push_back("r" + std::to_string(id) + ":s" +
+                      std::to_string((i * a.raw_batch + r) % sessions));
+      store.push_back(RandomValue(rng, a.value_bytes));
+    }
+    for (auto& s : store) {
+      values.push_back(s.data());
+      lengths.push_back(static_cast<int>(s.size()));
+      formats.push_back(1);
+    }
+    auto start = Clock::now();
+    PGresult* res = PQexecParams(conn, sql.c_str(), static_cast<int>(values.size()), nullptr,
+                                 values.data(), lengths.data(), formats.data(), 0);
+    bool ok = PQresultStatus(res) == PGRES_COMMAND_OK;
+    PQclear(res);
+    for (int r = 0; r < a.raw_batch; ++r) rec.Record(Clock::now() - start, ok);
+  }
+}
+
+double Percentile(std::vector<double>& v, double p) {
+  if (v.empty()) return 0;
+  size_t idx = std::min(v.size() - 1, static_cast<size_t>(p * static_cast<double>(v.size())));
+  std::nth_element(v.begin(), v.begin() + static_cast<long>(idx), v.end());
+  return v[idx];
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Args a;
+  if (!ParseArgs(argc, argv, a)) {
+    std::fprintf(stderr,
+                 "usage: store_bench --mode skydb|naive|raw --conninfo STR [--writers 64] "
+                 "[--seconds 10] [--warmup 2] [--value-bytes 2080] [--pool 6] "
+                 "[--postmaster-pid PID]\n");
+    return 2;
+  }
+  spdlog::set_level(spdlog::level::warn);
+  if (!a.keep_table) {
+    // Every arm starts from an empty table made by skydb's own schema steps.
+    PGconn* c = PQconnectdb(a.conninfo.c_str());
+    std::string reset = "DROP TABLE IF EXISTS sky_sessions;";
+    if (a.schema == "plain") {
+      // What a first design would do: default storage and fillfactor, deadline indexed.
+      reset += "CREATE TABLE sky_sessions (id bytea PRIMARY KEY, expires_at bigint,"
+               " expiry_bucket bigint, data bytea NOT NULL);"
+               "CREATE INDEX ON sky_sessions (expires_at);";
+    } else {
+      for (const auto& step : skydb::SessionSchema()) reset += step.sql + ";";
+    }
+    reset += "CHECKPOINT;";
+    PGresult* r = PQexec(c, reset.c_str());
+    if (PQresultStatus(r) != PGRES_COMMAND_OK) {
+      std::fprintf(stderr, "schema reset failed: %s", PQerrorMessage(c));
+      return 1;
+    }
+    PQclear(r);
+    PQfinish(c);
+  }
+  Recorder rec;
+  std::vector<std::thread> threads;
+  std::unique_ptr<skydb::SessionStore> store;
+  auto clock = skydb::NewRealClock();
+  Pool pool;
+  std::vector<PGconn*> raw;
+  auto open = [&](void) -> PGconn* {
+    PGconn* c = PQconnectdb(a.conninfo.c_str());
+    if (PQstatus(c) != CONNECTION_OK) {
+      std::fprintf(stderr, "cannot connect: %s", PQerrorMessage(c));
+      std::exit(1);
+    }
+    return c;
+  };
+  if (a.mode == "skydb") {
+    skydb::TieredOptions o;
+    o.durability = skydb::Durability::kSync;
+    o.writers = std::max(1, a.pool - 2);  // store pool: writers + loaders
+    o.readers = 2;
+    auto made = skydb::NewTieredStore(o, *clock,
+                                      skydb::NewPostgresDurable(a.conninfo, "bench", o.writers,
+                                                                o.readers));
+    if (!made.ok()) {
+      std::fprintf(stderr, "%s\n", made.error().message.c_str());
+      return 1;
+    }
+    store = std::move(made).value();
+    for (int i = 0; i < a.writers; ++i) threads.emplace_back(SkydbWriter, std::ref(*store), std::cref(a), i, std::ref(rec));
+  } else if (a.mode == "naive") {
+    for (int i = 0; i < a.pool; ++i) pool.idle.push_back(open());
+    for (int i = 0; i < a.writers; ++i) threads.emplace_back(NaiveWriter, std::ref(pool), std::cref(a), i, std::ref(rec));
+  } else {
+    for (int i = 0; i < a.raw_connections; ++i) raw.push_back(open());
+    for (int i = 0; i < a.raw_connections; ++i) threads.emplace_back(RawWriter, raw[static_cast<size_t>(i)], std::cref(a), i, std::ref(rec));
+  }
+  std::this_thread::sleep_for(std::chrono::duration<double>(a.warmup));
+  double self0 = SelfCpuSeconds(), pg0 = TreeCpuSeconds(a.postmaster_pid);
+  auto t0 = Clock::now();
+  rec.measuring = true;
+  if (a.total_writes > 0) {
+    while (rec.writes.load() < a.total_writes) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  } else {
+    std::this_thread::sleep_for(std::chrono::duration<double>(a.seconds));
+  }
+  rec.measuring = false;
+  double elapsed = std::chrono::duration<double>(Clock::now() - t0).count();
+  double self1 = SelfCpuSeconds(), pg1 = TreeCpuSeconds(a.postmaster_pid);
+  rec.stop = true;
+  for (auto& t : threads) t.join();
+  if (store) (void)store->Close(std::chrono::seconds(10));
+  for (PGconn* c : pool.idle) PQfinish(c);
+  for (PGconn* c : raw) PQfinish(c);
+  std::vector<double> lat = rec.latencies_us;
+  long writes = rec.writes.load();
+  double cpu_per_write_us = writes > 0 ? ((self1 - self0) + (pg1 - pg0)) / static_cast<double>(writes) * 1e6 : 0;
+  std::printf(
+      "{\"mode\":\"%s\",\"writers\":%d,\"value_bytes\":%d,\"seconds\":%.2f,\"writes\":%ld,"
+      "\"errors\":%ld,\"writes_per_s\":%.0f,\"p50_us\":%.0f,\"p99_us\":%.0f,\"max_us\":%.0f,"
+      "\"cpu_us_per_write\":%.1f,\"client_cpu_s\":%.2f,\"postgres_cpu_s\":%.2f}\n",
+      a.mode.c_str(), a.mode == "raw" ? a.raw_connections : a.writers, a.value_bytes, elapsed,
+      writes, rec.errors.load(), static_cast<double>(writes) / elapsed, Percentile(lat, 0.50),
+      Percentile(lat, 0.99), lat.empty() ? 0.0 : *std::max_element(lat.begin(), lat.end()),
+      cpu_per_write_us, self1 - self0, pg1 - pg0);
+  return writes > 0 && rec.errors.load() == 0 ? 0 : 1;
+}

@@ -1,0 +1,182 @@
+// Connection commands: PING, ECHO, AUTH, HELLO, CLIENT, SELECT, QUIT. They touch only the
+// client's state and always reply before returning.
+#include "base/strings.h"
+#include "resp/command_table.h"
+#include "resp/encoder.h"
+
+namespace skydb::resp {
+namespace {
+
+constexpr std::string_view kWrongPass =
+    "WRONGPASS invalid username-password pair or user is disabled.";
+constexpr std::string_view kVersionCompat = "7.0.0";  // the Redis version whose replies we match
+
+// Compares without an early exit so the time taken does not reveal the password's prefix.
+bool SecretEquals(std::string_view a, std::string_view b) {
+  size_t diff = a.size() ^ b.size();
+  for (size_t i = 0; i < a.size(); ++i) {
+    diff |= static_cast<unsigned char>(a[i]) ^ (i < b.size() ? static_cast<unsigned char>(b[i]) : 0U);
+  }
+  return diff == 0;
+}
+
+// The "default" user with requirepass (or no password at all) is the only user.
+bool CredentialsOk(const ExecutorConfig& config, std::string_view user, std::string_view pass) {
+  if (user != "default") return false;
+  return config.requirepass.empty() || SecretEquals(pass, config.requirepass);
+}
+
+bool ValidClientName(std::string_view name) {
+  for (char c : name) {
+    if (c < '!' || c > '~') return false;
+  }
+  return true;
+}
+
+void AppendHelloMap(std::string& out, const ClientState& client) {
+  AppendArrayHeader(out, 14);
+  AppendBulk(out, "server");
+  AppendBulk(out, "skydb");
+  AppendBulk(out, "version");
+  AppendBulk(out, kVersionCompat);
+  AppendBulk(out, "proto");
+  AppendInteger(out, 2);
+  AppendBulk(out, "id");
+  AppendInteger(out, static_cast<int64_t>(client.id));
+  AppendBulk(out, "mode");
+  AppendBulk(out, "standalone");
+  AppendBulk(out, "role");
+  AppendBulk(out, "master");
+  AppendBulk(out, "modules");
+  AppendArrayHeader(out, 0);
+}
+
+// HELLO's options after the protocol version; false when an error was replied.
+bool ApplyHelloOptions(CommandContext& ctx) {
+  auto& args = ctx.args;
+  for (size_t i = 2; i < args.size(); ++i) {
+    bool more = i + 1 < args.size();
+    if (EqualsIgnoreCase(args[i], "auth") && i + 2 < args.size()) {
+      if (!CredentialsOk(ctx.executor.config(), args[i + 1], args[i + 2])) {
+        ctx.ReplyError(kWrongPass);
+        return false;
+      }
+      ctx.client.authenticated = true;
+      i += 2;
+    } else if (EqualsIgnoreCase(args[i], "setname") && more) {
+      if (!ValidClientName(args[i + 1])) {
+        ctx.ReplyError("ERR Client names cannot contain spaces, newlines or special characters.");
+        return false;
+      }
+      ctx.client.name = args[++i];
+    } else {
+      ctx.ReplyError("ERR Syntax error in HELLO option '" + args[i].substr(0, 128) + "'");
+      return false;
+    }
+  }
+  return true;
+}
+
+void ClientSetInfo(CommandContext& ctx) {
+  const std::string& attr = ctx.args[2];
+  const std::string& value = ctx.args[3];
+  if (!ValidClientName(value)) {
+    return ctx.ReplyError("ERR " + attr + " cannot contain spaces, newlines or special characters.");
+  }
+  if (EqualsIgnoreCase(attr, "lib-name")) {
+    ctx.client.lib_name = value;
+  } else if (EqualsIgnoreCase(attr, "lib-ver")) {
+    ctx.client.lib_ver = value;
+  } else {
+    return ctx.ReplyError("ERR Unrecognized option '" + attr.substr(0, 128) + "'");
+  }
+  ctx.Reply(Simple("OK"));
+}
+
+}  // namespace
+
+void CmdPing(CommandContext& ctx) {
+  if (ctx.args.size() > 2) return ctx.ReplyError(WrongArity("ping"));
+  ctx.Reply(ctx.args.size() == 2 ? Bulk(ctx.args[1]) : Simple("PONG"));
+}
+
+void CmdEcho(CommandContext& ctx) { ctx.Reply(Bulk(ctx.args[1])); }
+
+void CmdAuth(CommandContext& ctx) {
+  if (ctx.args.size() > 3) return ctx.ReplyError(kSyntaxError);
+  const auto& config = ctx.executor.config();
+  if (ctx.args.size() == 2 && config.requirepass.empty()) {
+    return ctx.ReplyError(
+        "ERR AUTH <password> called without any password configured for the default user. "
+        "Are you sure your configuration is correct?");
+  }
+  std::string_view user = ctx.args.size() == 3 ? std::string_view(ctx.args[1]) : "default";
+  if (!CredentialsOk(config, user, ctx.args.back())) return ctx.ReplyError(kWrongPass);
+  ctx.client.authenticated = true;
+  ctx.Reply(Simple("OK"));
+}
+
+// HELLO [protover [AUTH user pass] [SETNAME name]]: RESP2 only; "HELLO 3" gets NOPROTO so
+// RESP3-capable clients fall back to RESP2.
+void CmdHello(CommandContext& ctx) {
+  if (ctx.args.size() >= 2) {
+    int64_t version = 0;
+    if (!ParseInt64(ctx.args[1], &version)) {
+      return ctx.ReplyError("ERR Protocol version is not an integer or out of range");
+    }
+    if (version != 2) return ctx.ReplyError("NOPROTO unsupported protocol version");
+  }
+  ClientState saved = ctx.client;
+  if (!ApplyHelloOptions(ctx)) {
+    ctx.client = saved;  // a failed HELLO changes nothing
+    return;
+  }
+  if (!ctx.client.authenticated && !ctx.executor.config().requirepass.empty()) {
+    return ctx.ReplyError(
+        "NOAUTH HELLO must be called with the client already authenticated, otherwise the "
+        "HELLO <proto> AUTH <user> <pass> option can be used to authenticate the client and "
+        "select the RESP protocol version at the same time");
+  }
+  std::string out;
+  AppendHelloMap(out, ctx.client);
+  ctx.Reply(std::move(out));
+}
+
+// CLIENT SETNAME name | GETNAME | ID | SETINFO LIB-NAME|LIB-VER value.
+void CmdClient(CommandContext& ctx) {
+  std::string sub = ToLower(ctx.args[1]);
+  size_t argc = ctx.args.size();
+  if (sub == "setname" || sub == "getname" || sub == "id" || sub == "setinfo") {
+    size_t want = sub == "setname" ? 3 : sub == "setinfo" ? 4 : 2;
+    if (argc != want) return ctx.ReplyError(WrongArity("client|" + sub));
+  }
+  if (sub == "setname") {
+    if (!ValidClientName(ctx.args[2])) {
+      return ctx.ReplyError(
+          "ERR Client names cannot contain spaces, newlines or special characters.");
+    }
+    ctx.client.name = ctx.args[2];
+    return ctx.Reply(Simple("OK"));
+  }
+  if (sub == "getname") {
+    return ctx.Reply(ctx.client.name.empty() ? NullBulk() : Bulk(ctx.client.name));
+  }
+  if (sub == "id") return ctx.Reply(Integer(static_cast<int64_t>(ctx.client.id)));
+  if (sub == "setinfo") return ClientSetInfo(ctx);
+  ctx.ReplyError("ERR unknown subcommand '" + ctx.args[1].substr(0, 128) +
+                 "'. Try CLIENT HELP.");
+}
+
+void CmdSelect(CommandContext& ctx) {
+  int64_t index = 0;
+  if (!ParseInt64(ctx.args[1], &index)) return ctx.ReplyError(kNotInteger);
+  if (index != 0) return ctx.ReplyError("ERR DB index is out of range");
+  ctx.Reply(Simple("OK"));
+}
+
+void CmdQuit(CommandContext& ctx) {
+  ctx.client.close_after_reply = true;
+  ctx.Reply(Simple("OK"));
+}
+
+}  // namespace skydb::resp

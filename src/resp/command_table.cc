@@ -1,0 +1,208 @@
+// The command table, dispatch (lookup, arity, authentication) and the COMMAND command.
+#include <algorithm>
+#include <charconv>
+#include <unordered_map>
+
+#include "base/strings.h"
+#include "resp/command_table.h"
+#include "resp/encoder.h"
+
+namespace skydb::resp {
+namespace {
+
+// name, arity, handler, needs_auth, write, first_key, last_key, key_step
+const std::vector<CommandSpec> kCommands = {
+    {"auth", -2, CmdAuth, false, false, 0, 0, 0},
+    {"client", -2, CmdClient, true, false, 0, 0, 0},
+    {"command", -1, CmdCommand, true, false, 0, 0, 0},
+    {"config", -2, CmdConfig, true, false, 0, 0, 0},
+    {"dbsize", 1, CmdDbSize, true, false, 0, 0, 0},
+    {"del", -2, CmdDel, true, true, 1, -1, 1},
+    {"echo", 2, CmdEcho, true, false, 0, 0, 0},
+    {"exists", -2, CmdExists, true, false, 1, -1, 1},
+    {"expire", -3, CmdExpire, true, true, 1, 1, 1},
+    {"expireat", -3, CmdExpireAt, true, true, 1, 1, 1},
+    {"get", 2, CmdGet, true, false, 1, 1, 1},
+    {"getdel", 2, CmdGetDel, true, true, 1, 1, 1},
+    {"getex", -2, CmdGetEx, true, true, 1, 1, 1},
+    {"hello", -1, CmdHello, false, false, 0, 0, 0},
+    {"info", -1, CmdInfo, true, false, 0, 0, 0},
+    {"mget", -2, CmdMGet, true, false, 1, -1, 1},
+    {"persist", 2, CmdPersist, true, true, 1, 1, 1},
+    {"pexpire", -3, CmdPExpire, true, true, 1, 1, 1},
+    {"pexpireat", -3, CmdPExpireAt, true, true, 1, 1, 1},
+    {"ping", -1, CmdPing, true, false, 0, 0, 0},
+    {"psetex", 4, CmdPSetEx, true, true, 1, 1, 1},
+    {"pttl", 2, CmdPTtl, true, false, 1, 1, 1},
+    {"quit", -1, CmdQuit, false, false, 0, 0, 0},
+    {"scan", -2, CmdScan, true, false, 0, 0, 0},
+    {"select", 2, CmdSelect, true, false, 0, 0, 0},
+    {"set", -3, CmdSet, true, true, 1, 1, 1},
+    {"setex", 4, CmdSetEx, true, true, 1, 1, 1},
+    {"ttl", 2, CmdTtl, true, false, 1, 1, 1},
+    {"unlink", -2, CmdDel, true, true, 1, -1, 1},
+};
+
+const std::unordered_map<std::string_view, const CommandSpec*>& Index() {
+  static const auto* index = [] {
+    auto* map = new std::unordered_map<std::string_view, const CommandSpec*>();
+    for (const auto& spec : kCommands) (*map)[spec.name] = &spec;
+    return map;
+  }();
+  return *index;
+}
+
+bool ArityOk(const CommandSpec& spec, size_t argc) {
+  auto n = static_cast<size_t>(spec.arity < 0 ? -spec.arity : spec.arity);
+  return spec.arity < 0 ? argc >= n : argc == n;
+}
+
+// Redis 7's text: the name and up to ~128 bytes of the arguments, each quoted.
+std::string UnknownCommand(const std::vector<std::string>& args) {
+  std::string text = "ERR unknown command '" + args[0].substr(0, 128) +
+                     "', with args beginning with: ";
+  for (size_t i = 1; i < args.size() && text.size() < 128 + 60; ++i) {
+    text += "'" + args[i].substr(0, 128) + "' ";
+  }
+  return text;
+}
+
+void AppendCommandInfo(std::string& out, const CommandSpec& spec) {
+  AppendArrayHeader(out, 10);
+  AppendBulk(out, spec.name);
+  AppendInteger(out, spec.arity);
+  std::vector<std::string> flags;
+  flags.emplace_back(spec.write ? "write" : "readonly");
+  if (!spec.needs_auth) flags.emplace_back("no_auth");
+  AppendArrayHeader(out, flags.size());
+  for (const auto& f : flags) AppendSimple(out, f);
+  AppendInteger(out, spec.first_key);
+  AppendInteger(out, spec.last_key);
+  AppendInteger(out, spec.key_step);
+  for (int i = 0; i < 4; ++i) AppendArrayHeader(out, 0);  // acl categories, tips, specs, subs
+}
+
+}  // namespace
+
+const CommandSpec* FindCommand(std::string_view lower_name) {
+  auto it = Index().find(lower_name);
+  return it == Index().end() ? nullptr : it->second;
+}
+
+const std::vector<CommandSpec>& AllCommands() { return kCommands; }
+
+CommandExecutor::CommandExecutor(ExecutorConfig config, SessionStore& store, Clock& clock,
+                                 const ServerCounters& counters)
+    : config_(std::move(config)),
+      store_(store),
+      clock_(clock),
+      counters_(counters),
+      started_(clock.Now()) {}
+
+UnixMillis CommandExecutor::NowMs() const {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             clock_.WallNow().time_since_epoch())
+      .count();
+}
+
+void CommandExecutor::Execute(ClientState& client, std::vector<std::string> args,
+                              ReplyFn reply) {
+  std::string name = ToLower(args[0]);
+  const CommandSpec* spec = FindCommand(name);
+  if (spec == nullptr) return reply(ErrorReply(UnknownCommand(args)));
+  if (!ArityOk(*spec, args.size())) return reply(ErrorReply(WrongArity(spec->name)));
+  if (spec->needs_auth && !client.authenticated && !config_.requirepass.empty()) {
+    return reply(ErrorReply("NOAUTH Authentication required."));
+  }
+  CommandContext ctx{*this, client, args, reply};
+  spec->handler(ctx);
+}
+
+void CommandContext::ReplyError(std::string_view text) { reply(ErrorReply(text)); }
+
+// COMMAND, COMMAND COUNT, COMMAND LIST, COMMAND INFO name..., COMMAND DOCS [name...].
+void CmdCommand(CommandContext& ctx) {
+  std::string out;
+  if (ctx.args.size() == 1) {
+    AppendArrayHeader(out, kCommands.size());
+    for (const auto& spec : kCommands) AppendCommandInfo(out, spec);
+    return ctx.Reply(std::move(out));
+  }
+  std::string sub = ToLower(ctx.args[1]);
+  if (sub == "count" && ctx.args.size() == 2) return ctx.Reply(Integer(int64_t(kCommands.size())));
+  if (sub == "docs") return ctx.Reply("*0\r\n");  // clients only use it for hints
+  if (sub == "list" && ctx.args.size() == 2) {
+    AppendArrayHeader(out, kCommands.size());
+    for (const auto& spec : kCommands) AppendBulk(out, spec.name);
+    return ctx.Reply(std::move(out));
+  }
+  if (sub == "info") {
+    AppendArrayHeader(out, ctx.args.size() - 2);
+    for (size_t i = 2; i < ctx.args.size(); ++i) {
+      const CommandSpec* spec = FindCommand(ToLower(ctx.args[i]));
+      if (spec == nullptr) AppendNullArray(out);
+      if (spec != nullptr) AppendCommandInfo(out, *spec);
+    }
+    return ctx.Reply(std::move(out));
+  }
+  if (sub == "count" || sub == "list") return ctx.ReplyError(WrongArity("command|" + sub));
+  ctx.ReplyError("ERR unknown subcommand '" + ctx.args[1].substr(0, 128) +
+                 "'. Try COMMAND HELP.");
+}
+
+// CONFIG GET name...: a few read-only answers so tools that probe settings (redis-benchmark
+// asks for "save" and "appendonly") proceed; other names are absent, as unknown ones are in Redis.
+void CmdConfig(CommandContext& ctx) {
+  static const std::pair<const char*, const char*> kSettings[] = {
+      {"save", ""}, {"appendonly", "no"}, {"databases", "1"}};
+  if (!EqualsIgnoreCase(ctx.args[1], "get")) {
+    return ctx.ReplyError("ERR unknown subcommand '" + ctx.args[1].substr(0, 128) +
+                          "'. Try CONFIG HELP.");
+  }
+  if (ctx.args.size() < 3) return ctx.ReplyError(WrongArity("config|get"));
+  std::vector<std::string> pairs;
+  for (const auto& [name, value] : kSettings) {
+    bool asked = std::any_of(ctx.args.begin() + 2, ctx.args.end(),
+                             [name = name](const std::string& a) { return EqualsIgnoreCase(a, name); });
+    if (asked) {
+      pairs.emplace_back(name);
+      pairs.emplace_back(value);
+    }
+  }
+  std::string out;
+  AppendBulkArray(out, pairs);
+  ctx.Reply(std::move(out));
+}
+
+bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
+  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
+           return std::tolower(static_cast<unsigned char>(x)) ==
+                  std::tolower(static_cast<unsigned char>(y));
+         });
+}
+
+// Redis's string2ll: optional '-', digits, no leading zeros, no '+', no spaces.
+bool ParseInt64(std::string_view text, int64_t* out) {
+  if (text.empty() || text.size() > 20) return false;
+  std::string_view digits = text.front() == '-' ? text.substr(1) : text;
+  if (digits.empty() || (digits.size() > 1 && digits.front() == '0')) return false;
+  if (digits.front() < '0' || digits.front() > '9') return false;
+  const char* end = text.data() + text.size();
+  auto [ptr, ec] = std::from_chars(text.data(), end, *out);
+  return ec == std::errc() && ptr == end && !(text == "-0");
+}
+
+std::string WrongArity(std::string_view name) {
+  return "ERR wrong number of arguments for '" + std::string(name) + "' command";
+}
+
+std::string InvalidExpire(std::string_view command) {
+  return "ERR invalid expire time in '" + std::string(command) + "' command";
+}
+
+std::string StoreErrorText(const Error& error) {
+  if (error.message.rfind("OOM ", 0) == 0) return error.message;
+  return "ERR " + error.message;
+}
+
+}  // namespace skydb::resp

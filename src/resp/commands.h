@@ -1,0 +1,75 @@
+// The command layer: runs one parsed request against the SessionStore and produces its
+// encoded Redis reply. No sockets here, so unit tests drive it directly.
+//
+// Thread-safety: Execute is called by a connection's loop thread with that connection's
+// ClientState, which only connection commands touch, and only before Execute returns. The
+// reply function is called exactly once, on any thread, possibly before Execute returns.
+// Ownership: the executor borrows the store, the clock and the counters.
+// Failure: every failure becomes an error reply; nothing throws.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "skydb/env.h"
+#include "skydb/store.h"
+
+namespace skydb::resp {
+
+// One client's protocol state, owned by its connection.
+struct ClientState {
+  uint64_t id = 0;
+  bool authenticated = false;
+  std::string name;
+  std::string lib_name;
+  std::string lib_ver;
+  bool close_after_reply = false;  // set by QUIT
+};
+
+// Server-wide figures for INFO, updated by the server's loops.
+struct ServerCounters {
+  std::atomic<uint64_t> connected_clients{0};
+  std::atomic<uint64_t> total_connections{0};
+  std::atomic<uint64_t> rejected_connections{0};
+  std::atomic<uint64_t> total_commands{0};
+  std::atomic<uint64_t> protocol_errors{0};
+};
+
+struct ExecutorConfig {
+  std::string requirepass;
+  std::string store_description;
+  std::string unix_path;  // shown in INFO
+  int tcp_port = 0;       // shown in INFO; 0 when TCP is off
+  size_t max_clients = 0;
+  int threads = 1;
+};
+
+using ReplyFn = std::function<void(std::string)>;
+
+class CommandExecutor {
+ public:
+  CommandExecutor(ExecutorConfig config, SessionStore& store, Clock& clock,
+                  const ServerCounters& counters);
+
+  // Runs `args` (args[0] is the command name, any case; never empty).
+  void Execute(ClientState& client, std::vector<std::string> args, ReplyFn reply);
+
+  const ExecutorConfig& config() const { return config_; }
+  SessionStore& store() { return store_; }
+  Clock& clock() { return clock_; }
+  const ServerCounters& counters() const { return counters_; }
+  Clock::TimePoint started() const { return started_; }
+  UnixMillis NowMs() const;
+
+ private:
+  ExecutorConfig config_;
+  SessionStore& store_;
+  Clock& clock_;
+  const ServerCounters& counters_;
+  Clock::TimePoint started_;
+};
+
+}  // namespace skydb::resp

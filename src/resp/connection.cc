@@ -1,0 +1,237 @@
+// Connection: the per-client state machine of the RESP server.
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "resp/encoder.h"
+#include "resp/server_internal.h"
+#include "skydb/log.h"
+
+namespace skydb::resp {
+namespace {
+
+constexpr size_t kReadChunk = 64 << 10;
+constexpr size_t kReadBudget = 1 << 20;      // per readiness event, so one client cannot hog
+constexpr size_t kOutputSoftLimit = 1 << 20;  // unsent bytes above this pause reading
+
+ParserLimits LimitsFrom(const RespServerOptions& o) {
+  ParserLimits limits;
+  limits.max_bulk_bytes = o.max_bulk_bytes;
+  limits.max_multibulk_length = o.max_multibulk_length;
+  limits.max_query_buffer = o.max_query_buffer;
+  return limits;
+}
+
+}  // namespace
+
+// Closing a unix socket with unread input makes the peer's next read fail with ECONNRESET,
+// which can hide the error reply just sent; reading what is already queued avoids that.
+void DiscardUnreadInput(int fd) {
+  char sink[16384];
+  for (int i = 0; i < 64 && ::recv(fd, sink, sizeof sink, MSG_DONTWAIT) > 0; ++i) {
+  }
+}
+
+Connection::Connection(int fd, uint64_t id, Loop& loop, ServerShared& shared)
+    : fd_(fd),
+      id_(id),
+      loop_(loop),
+      shared_(shared),
+      parser_(LimitsFrom(shared.options)),
+      last_active_(shared.clock->Now()) {
+  client_.id = id;
+}
+
+Connection::~Connection() {
+  if (fd_ >= 0) ::close(fd_);  // only if the loop died without closing it
+}
+
+void Connection::Close(const char* why) {
+  if (fd_ < 0) return;
+  spdlog::debug("resp: closing client id={}: {}", id_, why);
+  DiscardUnreadInput(fd_);
+  loop_.Remove(fd_);
+  ::close(fd_);
+  fd_ = -1;
+  slots_.clear();
+  out_.clear();
+  shared_.counters.connected_clients.fetch_sub(1);
+  loop_.Forget(id_);  // may drop the last owner: touch nothing after this
+}
+
+void Connection::OnEvents(uint32_t events) {
+  auto self = shared_from_this();  // Close() below may drop the map's reference
+  if ((events & EPOLLIN) != 0 && !stop_reading_) OnReadable();
+  if (fd_ >= 0 && (events & (EPOLLHUP | EPOLLERR)) != 0) {
+    // The peer is gone both ways: read what it sent (writes still reach the store), but
+    // nobody is left to read replies.
+    if ((events & EPOLLHUP) != 0 && !stop_reading_) OnReadable();
+    return Close((events & EPOLLERR) != 0 ? "socket error" : "peer hung up");
+  }
+  if (fd_ >= 0) loop_.MarkDirty(self);
+}
+
+void Connection::OnReadable() {
+  char buffer[kReadChunk];
+  size_t budget = kReadBudget;
+  while (budget > 0 && !stop_reading_ && !ShouldPause()) {
+    ssize_t n = ::read(fd_, buffer, sizeof buffer);
+    if (n == 0) {  // the client finished sending: answer what it asked, then close
+      stop_reading_ = true;
+      close_after_flush_ = true;
+      break;
+    }
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      if (errno != EAGAIN && errno != EWOULDBLOCK) {
+        stop_reading_ = true;
+        close_after_flush_ = true;
+      }
+      break;
+    }
+    budget -= std::min(budget, static_cast<size_t>(n));
+    last_active_ = shared_.clock->Now();
+    if (in_.empty()) {  // the common case: parse straight from the read buffer
+      std::string_view view(buffer, static_cast<size_t>(n));
+      ProcessView(view);
+      in_.assign(view);
+    } else {
+      in_.append(buffer, static_cast<size_t>(n));
+      Process();
+    }
+  }
+}
+
+void Connection::Process() {
+  std::string_view view(in_);
+  ProcessView(view);
+  in_.erase(0, in_.size() - view.size());
+}
+
+// Feeds input to the parser and dispatches whole commands, until the input runs out, the
+// pipeline is full, or the connection stops taking commands.
+void Connection::ProcessView(std::string_view& view) {
+  while (!view.empty() && !close_after_flush_ && !ShouldPause()) {
+    ParseStatus status = parser_.Feed(view);
+    if (status == ParseStatus::kCommand) {
+      Dispatch(std::move(parser_.args()));
+    } else if (status == ParseStatus::kError) {
+      OnProtocolError();
+    }
+  }
+}
+
+void Connection::Dispatch(std::vector<std::string> args) {
+  uint64_t seq = first_seq_ + slots_.size();
+  slots_.emplace_back();
+  shared_.counters.total_commands.fetch_add(1, std::memory_order_relaxed);
+  shared_.executor->Execute(client_, std::move(args), MakeReply(seq));
+  if (client_.close_after_reply) {  // QUIT
+    stop_reading_ = true;
+    close_after_flush_ = true;
+  }
+}
+
+void Connection::OnProtocolError() {
+  shared_.counters.protocol_errors.fetch_add(1, std::memory_order_relaxed);
+  spdlog::info("resp: client id={}: {}; closing the connection", id_, parser_.error());
+  uint64_t seq = first_seq_ + slots_.size();
+  slots_.emplace_back();
+  Complete(seq, ErrorReply("ERR " + parser_.error()));
+  stop_reading_ = true;
+  close_after_flush_ = true;
+}
+
+ReplyFn Connection::MakeReply(uint64_t seq) {
+  return [self = shared_from_this(), loop = loop_.shared_from_this(), seq](std::string reply) {
+    if (loop->InLoopThread()) {
+      self->Complete(seq, std::move(reply));
+      return;
+    }
+    loop->Post([self, seq, reply = std::move(reply)]() mutable {
+      self->Complete(seq, std::move(reply));
+    });
+  };
+}
+
+void Connection::Complete(uint64_t seq, std::string reply) {
+  if (fd_ < 0 || seq < first_seq_ || seq - first_seq_ >= slots_.size()) return;
+  slots_[seq - first_seq_] = std::move(reply);
+  if (seq == first_seq_) loop_.MarkDirty(shared_from_this());
+}
+
+bool Connection::ShouldPause() const {
+  return slots_.size() >= shared_.options.max_pipeline ||
+         out_.size() - out_sent_ >= kOutputSoftLimit;
+}
+
+void Connection::Flush() {
+  if (fd_ < 0) return;
+  auto self = shared_from_this();
+  while (!slots_.empty() && slots_.front().has_value()) {
+    out_.append(*slots_.front());
+    slots_.pop_front();
+    ++first_seq_;
+  }
+  if (out_.size() - out_sent_ > shared_.options.max_output_buffer) {
+    return Close("output buffer limit reached (the client does not read its replies)");
+  }
+  if (!WriteOut()) return;
+  if (close_after_flush_ && slots_.empty() && out_sent_ == out_.size()) {
+    return Close(client_.close_after_reply ? "QUIT" : "finished");
+  }
+  if (!stop_reading_ && !in_.empty() && !ShouldPause()) {
+    Process();  // resume a paused pipeline
+    if (!slots_.empty() && slots_.front().has_value()) loop_.MarkDirty(self);
+  }
+  UpdateInterest();
+}
+
+// Writes as much as the socket takes; false when the connection was closed.
+bool Connection::WriteOut() {
+  while (out_sent_ < out_.size()) {
+    ssize_t n = ::send(fd_, out_.data() + out_sent_, out_.size() - out_sent_, MSG_NOSIGNAL);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) break;
+    if (n < 0) {
+      Close(std::strerror(errno));
+      return false;
+    }
+    out_sent_ += static_cast<size_t>(n);
+  }
+  if (out_sent_ == out_.size()) {
+    out_.clear();
+    out_sent_ = 0;
+  } else if (out_sent_ > (1 << 20)) {
+    out_.erase(0, out_sent_);
+    out_sent_ = 0;
+  }
+  return true;
+}
+
+void Connection::UpdateInterest() {
+  uint32_t want = 0;
+  if (!stop_reading_ && !ShouldPause()) want |= EPOLLIN;
+  if (out_sent_ < out_.size()) want |= EPOLLOUT;
+  if (want != interest_) {
+    loop_.SetInterest(fd_, id_, want, false);
+    interest_ = want;
+  }
+}
+
+void Connection::BeginDrain() {
+  stop_reading_ = true;
+  close_after_flush_ = true;
+  loop_.MarkDirty(shared_from_this());
+}
+
+void Connection::CheckIdle(Clock::TimePoint now) {
+  auto idle = shared_.options.idle_timeout;
+  if (idle.count() > 0 && slots_.empty() && out_.empty() && now - last_active_ >= idle) {
+    Close("idle timeout");
+  }
+}
+
+}  // namespace skydb::resp

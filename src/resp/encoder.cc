@@ -1,0 +1,95 @@
+#include "resp/encoder.h"
+
+#include <charconv>
+
+namespace skydb::resp {
+namespace {
+
+void AppendLineSafe(std::string& out, std::string_view text) {
+  for (char c : text) out.push_back(c == '\r' || c == '\n' ? ' ' : c);
+}
+
+void AppendNumberLine(std::string& out, char type, int64_t value) {
+  char digits[24];
+  auto [end, ec] = std::to_chars(digits, digits + sizeof digits, value);
+  (void)ec;  // 24 bytes always hold an int64
+  out.push_back(type);
+  out.append(digits, end);
+  out.append("\r\n");
+}
+
+}  // namespace
+
+void AppendSimple(std::string& out, std::string_view text) {
+  out.push_back('+');
+  AppendLineSafe(out, text);
+  out.append("\r\n");
+}
+
+void AppendError(std::string& out, std::string_view text) {
+  out.push_back('-');
+  AppendLineSafe(out, text);
+  out.append("\r\n");
+}
+
+void AppendInteger(std::string& out, int64_t value) { AppendNumberLine(out, ':', value); }
+
+void AppendBulk(std::string& out, std::string_view value) {
+  AppendNumberLine(out, '$', static_cast<int64_t>(value.size()));
+  out.append(value);
+  out.append("\r\n");
+}
+
+void AppendNullBulk(std::string& out) { out.append("$-1\r\n"); }
+
+void AppendOptionalBulk(std::string& out, const std::optional<std::string>& value) {
+  if (value) {
+    AppendBulk(out, *value);
+  } else {
+    AppendNullBulk(out);
+  }
+}
+
+void AppendArrayHeader(std::string& out, size_t count) {
+  AppendNumberLine(out, '*', static_cast<int64_t>(count));
+}
+
+void AppendNullArray(std::string& out) { out.append("*-1\r\n"); }
+
+void AppendBulkArray(std::string& out, const std::vector<std::string>& values) {
+  AppendArrayHeader(out, values.size());
+  for (const auto& v : values) AppendBulk(out, v);
+}
+
+std::string Simple(std::string_view text) {
+  std::string out;
+  AppendSimple(out, text);
+  return out;
+}
+
+std::string ErrorReply(std::string_view text) {
+  std::string out;
+  AppendError(out, text);
+  return out;
+}
+
+std::string Integer(int64_t value) {
+  std::string out;
+  AppendInteger(out, value);
+  return out;
+}
+
+std::string Bulk(std::string_view value) {
+  std::string out;
+  out.reserve(value.size() + 16);
+  AppendBulk(out, value);
+  return out;
+}
+
+std::string NullBulk() { return "$-1\r\n"; }
+
+std::string OptionalBulk(const std::optional<std::string>& value) {
+  return value ? Bulk(*value) : NullBulk();
+}
+
+}  // namespace skydb::resp

@@ -1,0 +1,220 @@
+// Loop: one epoll event loop thread, its connections and its task queue.
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+#include "resp/server_internal.h"
+#include "skydb/log.h"
+
+namespace skydb::resp {
+namespace {
+
+constexpr uint64_t kWakeTag = 1ULL << 63;
+constexpr uint64_t kListenerTag = 1ULL << 62;
+constexpr std::string_view kTooManyClients = "-ERR max number of clients reached\r\n";
+
+}  // namespace
+
+Loop::Loop(ServerShared& shared) : shared_(shared) {}
+
+Loop::~Loop() {
+  for (int fd : listeners_) ::close(fd);
+  if (wake_fd_ >= 0) ::close(wake_fd_);
+  if (epoll_fd_ >= 0) ::close(epoll_fd_);
+}
+
+Status Loop::Init() {
+  epoll_fd_ = ::epoll_create1(EPOLL_CLOEXEC);
+  if (epoll_fd_ < 0) return ErrnoError("epoll_create1", errno);
+  wake_fd_ = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+  if (wake_fd_ < 0) return ErrnoError("eventfd", errno);
+  epoll_event event{};
+  event.events = EPOLLIN;
+  event.data.u64 = kWakeTag;
+  if (::epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, wake_fd_, &event) != 0) {
+    return ErrnoError("epoll_ctl(eventfd)", errno);
+  }
+  return Ok();
+}
+
+void Loop::AddListener(int fd) {
+  listeners_.push_back(fd);
+  epoll_event event{};
+  event.events = EPOLLIN;
+  event.data.u64 = kListenerTag | static_cast<uint64_t>(fd);
+  (void)::epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, fd, &event);
+}
+
+void Loop::Start() {
+  thread_ = std::thread([this] { Run(); });
+}
+
+void Loop::Join() {
+  if (thread_.joinable()) thread_.join();
+}
+
+void Loop::Post(std::function<void()> task) {
+  bool wake = false;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (stopped_) return;
+    tasks_.push_back(std::move(task));
+    wake = !wake_pending_;  // one eventfd write per batch of posts
+    wake_pending_ = true;
+  }
+  if (wake) {
+    uint64_t one = 1;
+    (void)!::write(wake_fd_, &one, sizeof one);
+  }
+}
+
+void Loop::RunTasks() {
+  std::vector<std::function<void()>> batch;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    batch.swap(tasks_);
+    wake_pending_ = false;
+  }
+  uint64_t count = 0;
+  (void)!::read(wake_fd_, &count, sizeof count);
+  for (auto& task : batch) task();
+}
+
+void Loop::Run() {
+  thread_id_.store(std::this_thread::get_id());
+  epoll_event events[256];
+  while (!Finished()) {
+    // Connections still dirty after FlushDirty's rounds must not wait for the next event.
+    int n = ::epoll_wait(epoll_fd_, events, 256, dirty_.empty() ? 100 : 0);
+    if (n < 0 && errno != EINTR) {
+      spdlog::error("resp: epoll_wait failed: {}", std::strerror(errno));
+      break;
+    }
+    for (int i = 0; i < n; ++i) HandleEvent(events[i]);
+    RunTasks();
+    FlushDirty();
+    Housekeeping();
+  }
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stopped_ = true;  // later completions are dropped
+    tasks_.clear();
+  }
+  std::vector<uint64_t> ids;
+  for (auto& [id, conn] : connections_) ids.push_back(id);
+  for (uint64_t id : ids) {
+    auto it = connections_.find(id);
+    if (it != connections_.end()) it->second->Close("server shutting down");
+  }
+  dirty_.clear();
+}
+
+void Loop::HandleEvent(const epoll_event& event) {
+  uint64_t tag = event.data.u64;
+  if (tag == kWakeTag) return;  // tasks run after every batch
+  if ((tag & kListenerTag) != 0) return Accept(static_cast<int>(tag & ~kListenerTag));
+  auto it = connections_.find(tag);
+  if (it == connections_.end()) return;
+  auto conn = it->second;
+  conn->OnEvents(event.events);
+}
+
+void Loop::Accept(int listener) {
+  for (int i = 0; i < 64; ++i) {
+    int fd = ::accept4(listener, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+    if (fd < 0) {
+      if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
+        spdlog::warn("resp: accept failed: {}", std::strerror(errno));
+      }
+      return;
+    }
+    auto& counters = shared_.counters;
+    if (counters.connected_clients.load() >= shared_.options.max_clients) {
+      counters.rejected_connections.fetch_add(1);
+      (void)!::send(fd, kTooManyClients.data(), kTooManyClients.size(), MSG_NOSIGNAL);
+      DiscardUnreadInput(fd);
+      ::close(fd);
+      continue;
+    }
+    counters.connected_clients.fetch_add(1);
+    counters.total_connections.fetch_add(1);
+    auto& loops = shared_.loops;
+    auto& target = loops[shared_.next_loop.fetch_add(1) % loops.size()];
+    if (target.get() == this) {
+      Adopt(fd);
+    } else {
+      target->Post([loop = target.get(), fd] { loop->Adopt(fd); });
+    }
+  }
+}
+
+void Loop::Adopt(int fd) {
+  if (draining_) {
+    ::close(fd);
+    shared_.counters.connected_clients.fetch_sub(1);
+    return;
+  }
+  int one = 1;  // small replies must not wait for Nagle (fails harmlessly on unix sockets)
+  (void)::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+  uint64_t id = shared_.next_client_id.fetch_add(1);
+  auto conn = std::make_shared<Connection>(fd, id, *this, shared_);
+  connections_[id] = conn;
+  SetInterest(fd, id, EPOLLIN, true);
+}
+
+void Loop::SetInterest(int fd, uint64_t id, uint32_t events, bool add) {
+  epoll_event event{};
+  event.events = events;
+  event.data.u64 = id;
+  (void)::epoll_ctl(epoll_fd_, add ? EPOLL_CTL_ADD : EPOLL_CTL_MOD, fd, &event);
+}
+
+void Loop::Remove(int fd) { (void)::epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, fd, nullptr); }
+
+void Loop::MarkDirty(std::shared_ptr<Connection> conn) { dirty_.push_back(std::move(conn)); }
+
+void Loop::Forget(uint64_t id) { connections_.erase(id); }
+
+// Flushing may resume a paused pipeline whose commands complete inline and mark the connection
+// dirty again; a bounded number of rounds keeps one client from starving the loop.
+void Loop::FlushDirty() {
+  for (int round = 0; round < 4 && !dirty_.empty(); ++round) {
+    std::vector<std::shared_ptr<Connection>> batch;
+    batch.swap(dirty_);
+    for (auto& conn : batch) conn->Flush();
+  }
+}
+
+void Loop::BeginDrain(std::chrono::steady_clock::time_point deadline) {
+  draining_ = true;
+  drain_deadline_ = deadline;
+  for (int fd : listeners_) {
+    Remove(fd);
+    ::close(fd);
+  }
+  listeners_.clear();
+  for (auto& [id, conn] : connections_) conn->BeginDrain();
+}
+
+bool Loop::Finished() const {
+  if (!draining_) return false;
+  return connections_.empty() || std::chrono::steady_clock::now() >= drain_deadline_;
+}
+
+void Loop::Housekeeping() {
+  if (shared_.options.idle_timeout.count() == 0) return;
+  auto now = shared_.clock->Now();
+  if (now < next_housekeeping_) return;
+  next_housekeeping_ = now + std::chrono::milliseconds(100);
+  std::vector<std::shared_ptr<Connection>> all;
+  for (auto& [id, conn] : connections_) all.push_back(conn);
+  for (auto& conn : all) conn->CheckIdle(now);
+}
+
+}  // namespace skydb::resp

@@ -1,0 +1,143 @@
+// Internal to the RESP server: the state every loop shares, the event loop and the
+// per-connection state machine. See skydb/resp.h for the public contract.
+//
+// Threading: each Loop runs on its own thread and owns its connections; nothing of a
+// connection is touched off its loop thread. Store completions arriving on other threads are
+// posted to the loop (a mutex-guarded queue plus an eventfd wake-up).
+// Ownership: the server owns ServerShared and the loops; reply callbacks hold shared_ptrs to
+// their loop and connection, so a late completion after shutdown finds a stopped loop and is
+// dropped instead of touching freed memory.
+#pragma once
+
+#include <sys/epoll.h>
+
+#include <atomic>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include "resp/commands.h"
+#include "resp/parser.h"
+#include "skydb/resp.h"
+
+namespace skydb::resp {
+
+class Loop;
+
+struct ServerShared {
+  RespServerOptions options;
+  ServerCounters counters;
+  std::unique_ptr<CommandExecutor> executor;
+  std::vector<std::shared_ptr<Loop>> loops;
+  Clock* clock = nullptr;
+  std::atomic<uint64_t> next_client_id{1};
+  std::atomic<size_t> next_loop{0};
+};
+
+// One client connection: reads, parses, dispatches, and writes replies in request order.
+class Connection : public std::enable_shared_from_this<Connection> {
+ public:
+  Connection(int fd, uint64_t id, Loop& loop, ServerShared& shared);
+  ~Connection();
+
+  void OnEvents(uint32_t events);
+  // Fills reply slot `seq`; replies leave only when every earlier slot has.
+  void Complete(uint64_t seq, std::string reply);
+  void Flush();  // moves ready replies out, writes what the socket takes, resumes reading
+  void BeginDrain();
+  void CheckIdle(Clock::TimePoint now);
+  void Close(const char* why);
+  bool closed() const { return fd_ < 0; }
+  uint64_t id() const { return id_; }
+
+ private:
+  void OnReadable();
+  void Process();
+  void ProcessView(std::string_view& view);
+  void Dispatch(std::vector<std::string> args);
+  void OnProtocolError();
+  bool ShouldPause() const;
+  void UpdateInterest();
+  bool WriteOut();
+  ReplyFn MakeReply(uint64_t seq);
+
+  int fd_;
+  uint64_t id_;
+  Loop& loop_;
+  ServerShared& shared_;
+  RespParser parser_;
+  ClientState client_;
+  std::string in_;  // bytes read but not yet fed (reading paused mid-buffer)
+  std::string out_;
+  size_t out_sent_ = 0;
+  std::deque<std::optional<std::string>> slots_;  // replies owed, in request order
+  uint64_t first_seq_ = 0;                       // sequence number of slots_.front()
+  bool stop_reading_ = false;      // EOF, protocol error, QUIT or drain
+  bool close_after_flush_ = false;
+  uint32_t interest_ = EPOLLIN;    // epoll events registered
+  Clock::TimePoint last_active_;
+};
+
+// An epoll loop on its own thread, with a task queue other threads post to.
+class Loop : public std::enable_shared_from_this<Loop> {
+ public:
+  explicit Loop(ServerShared& shared);
+  ~Loop();
+  Status Init();
+  void Start();
+  void Join();
+
+  // Any thread. Runs `task` on the loop thread; dropped once the loop has stopped.
+  void Post(std::function<void()> task);
+  bool InLoopThread() const { return std::this_thread::get_id() == thread_id_.load(); }
+
+  // Loop thread only.
+  void AddListener(int fd);  // before Start
+  void Adopt(int fd);
+  void SetInterest(int fd, uint64_t id, uint32_t events, bool add);
+  void Remove(int fd);
+  void MarkDirty(std::shared_ptr<Connection> conn);
+  void Forget(uint64_t id);
+  void BeginDrain(std::chrono::steady_clock::time_point deadline);  // real time, not Clock
+
+ private:
+  void Run();
+  void HandleEvent(const epoll_event& event);
+  void Accept(int listener);
+  void RunTasks();
+  void FlushDirty();
+  void Housekeeping();
+  bool Finished() const;
+
+  ServerShared& shared_;
+  int epoll_fd_ = -1;
+  int wake_fd_ = -1;
+  std::thread thread_;
+  std::atomic<std::thread::id> thread_id_{};
+  std::vector<int> listeners_;
+  std::unordered_map<uint64_t, std::shared_ptr<Connection>> connections_;
+  std::vector<std::shared_ptr<Connection>> dirty_;
+  bool draining_ = false;
+  std::chrono::steady_clock::time_point drain_deadline_{};
+  Clock::TimePoint next_housekeeping_{};
+
+  std::mutex mu_;
+  std::vector<std::function<void()>> tasks_;  // guarded by mu_
+  bool wake_pending_ = false;                 // guarded by mu_
+  bool stopped_ = false;                      // guarded by mu_
+};
+
+// Reads and drops input already queued on `fd` (bounded), so closing it does not reset the peer.
+void DiscardUnreadInput(int fd);
+
+// Listening sockets; each returns a non-blocking, close-on-exec listening fd.
+Result<int> ListenUnix(const std::string& path, uint32_t mode, const std::string& group);
+Result<int> ListenTcp(const std::string& host, int port, int* bound_port);
+
+}  // namespace skydb::resp

@@ -1,0 +1,309 @@
+// The command layer against a memory store with a fake clock: argument validation, reply
+// shapes and Redis's error texts, without sockets.
+#include <gtest/gtest.h>
+
+#include <future>
+#include <initializer_list>
+
+#include "resp/commands.h"
+#include "skydb/store.h"
+#include "support/fakes.h"
+
+namespace skydb::resp {
+namespace {
+
+class CommandsTest : public ::testing::Test {
+ protected:
+  explicit CommandsTest(std::string requirepass = "") {
+    MemoryTierOptions memory;
+    memory.default_ttl = std::chrono::milliseconds(0);  // Redis semantics
+    memory.max_value_bytes = 64;
+    store_ = NewMemoryStore(memory, clock_);
+    ExecutorConfig config;
+    config.requirepass = std::move(requirepass);
+    config.max_clients = 10;
+    executor_ = std::make_unique<CommandExecutor>(config, *store_, clock_, counters_);
+    client_.id = 7;
+  }
+
+  std::string Run(std::initializer_list<std::string> args) {
+    auto promise = std::make_shared<std::promise<std::string>>();
+    auto future = promise->get_future();
+    executor_->Execute(client_, std::vector<std::string>(args),
+                       [promise](std::string reply) { promise->set_value(std::move(reply)); });
+    if (future.wait_for(std::chrono::seconds(5)) != std::future_status::ready) return "timeout";
+    return future.get();
+  }
+
+  UnixMillis NowMs() const {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(
+               clock_.WallNow().time_since_epoch())
+        .count();
+  }
+
+  testing::FakeClock clock_;
+  std::unique_ptr<SessionStore> store_;
+  ServerCounters counters_;
+  std::unique_ptr<CommandExecutor> executor_;
+  ClientState client_;
+};
+
+const std::string kOk = "+OK\r\n";
+const std::string kNull = "$-1\r\n";
+const std::string kSyntax = "-ERR syntax error\r\n";
+const std::string kNotInt = "-ERR value is not an integer or out of range\r\n";
+
+TEST_F(CommandsTest, ConnectionCommands) {
+  EXPECT_EQ(Run({"PING"}), "+PONG\r\n");
+  EXPECT_EQ(Run({"ping", "hi"}), "$2\r\nhi\r\n");
+  EXPECT_EQ(Run({"PING", "a", "b"}), "-ERR wrong number of arguments for 'ping' command\r\n");
+  EXPECT_EQ(Run({"ECHO", "x"}), "$1\r\nx\r\n");
+  EXPECT_EQ(Run({"ECHO"}), "-ERR wrong number of arguments for 'echo' command\r\n");
+  EXPECT_EQ(Run({"SELECT", "0"}), kOk);
+  EXPECT_EQ(Run({"SELECT", "1"}), "-ERR DB index is out of range\r\n");
+  EXPECT_EQ(Run({"SELECT", "x"}), kNotInt);
+  EXPECT_EQ(Run({"CLIENT", "GETNAME"}), kNull);
+  EXPECT_EQ(Run({"CLIENT", "SETNAME", "web-1"}), kOk);
+  EXPECT_EQ(Run({"CLIENT", "GETNAME"}), "$5\r\nweb-1\r\n");
+  EXPECT_EQ(Run({"CLIENT", "SETNAME", "a b"}),
+            "-ERR Client names cannot contain spaces, newlines or special characters.\r\n");
+  EXPECT_EQ(Run({"CLIENT", "ID"}), ":7\r\n");
+  EXPECT_EQ(Run({"CLIENT", "SETINFO", "LIB-NAME", "redis-py"}), kOk);
+  EXPECT_EQ(Run({"CLIENT", "SETINFO", "color", "x"}), "-ERR Unrecognized option 'color'\r\n");
+  EXPECT_EQ(Run({"CLIENT", "GETNAME", "x"}),
+            "-ERR wrong number of arguments for 'client|getname' command\r\n");
+  EXPECT_EQ(Run({"CLIENT", "KILL"}), "-ERR unknown subcommand 'KILL'. Try CLIENT HELP.\r\n");
+  EXPECT_EQ(Run({"QUIT"}), kOk);
+  EXPECT_TRUE(client_.close_after_reply);
+}
+
+TEST_F(CommandsTest, HelloAnswersRespTwoAndRefusesThree) {
+  std::string hello = Run({"HELLO"});
+  EXPECT_EQ(hello.substr(0, 4), "*14\r");
+  EXPECT_NE(hello.find("$5\r\nproto\r\n:2\r\n"), std::string::npos);
+  EXPECT_EQ(Run({"HELLO", "3"}), "-NOPROTO unsupported protocol version\r\n");
+  EXPECT_EQ(Run({"HELLO", "x"}), "-ERR Protocol version is not an integer or out of range\r\n");
+  EXPECT_EQ(Run({"HELLO", "2", "SETNAME", "n"}).substr(0, 4), "*14\r");
+  EXPECT_EQ(client_.name, "n");
+  EXPECT_EQ(Run({"HELLO", "2", "FOO"}), "-ERR Syntax error in HELLO option 'FOO'\r\n");
+}
+
+TEST_F(CommandsTest, UnknownCommandMatchesRedisSeven) {
+  EXPECT_EQ(Run({"foo", "a", "b"}),
+            "-ERR unknown command 'foo', with args beginning with: 'a' 'b' \r\n");
+  EXPECT_EQ(Run({"FLUSHALL"}), "-ERR unknown command 'FLUSHALL', with args beginning with: \r\n");
+}
+
+TEST_F(CommandsTest, SetAndGet) {
+  EXPECT_EQ(Run({"GET", "k"}), kNull);
+  EXPECT_EQ(Run({"SET", "k", "v"}), kOk);
+  EXPECT_EQ(Run({"GET", "k"}), "$1\r\nv\r\n");
+  EXPECT_EQ(Run({"SET", "k", "w", "NX"}), kNull);
+  EXPECT_EQ(Run({"SET", "k", "w", "XX", "GET"}), "$1\r\nv\r\n");
+  EXPECT_EQ(Run({"SET", "new", "w", "XX"}), kNull);
+  EXPECT_EQ(Run({"SET", "new", "w", "NX", "GET"}), kNull);
+  EXPECT_EQ(Run({"GET", "new"}), "$1\r\nw\r\n");
+  EXPECT_EQ(Run({"TTL", "k"}), ":-1\r\n");
+  EXPECT_EQ(Run({"GET"}), "-ERR wrong number of arguments for 'get' command\r\n");
+  EXPECT_EQ(Run({"SET", "k"}), "-ERR wrong number of arguments for 'set' command\r\n");
+}
+
+TEST_F(CommandsTest, SetExpiryOptions) {
+  EXPECT_EQ(Run({"SET", "k", "v", "EX", "10"}), kOk);
+  EXPECT_EQ(Run({"TTL", "k"}), ":10\r\n");
+  EXPECT_EQ(Run({"PTTL", "k"}), ":10000\r\n");
+  EXPECT_EQ(Run({"SET", "k", "v", "PX", "1500"}), kOk);
+  EXPECT_EQ(Run({"TTL", "k"}), ":2\r\n");  // rounded like Redis
+  EXPECT_EQ(Run({"SET", "k", "v", "EXAT", std::to_string(NowMs() / 1000 + 100)}), kOk);
+  EXPECT_EQ(Run({"SET", "k", "v", "PXAT", std::to_string(NowMs() + 5000)}), kOk);
+  EXPECT_EQ(Run({"SET", "k", "v2", "KEEPTTL"}), kOk);
+  EXPECT_EQ(Run({"PTTL", "k"}), ":5000\r\n");
+  EXPECT_EQ(Run({"SET", "k", "v", "EX", "10", "EX", "20"}), kOk);  // same option: last wins
+  EXPECT_EQ(Run({"TTL", "k"}), ":20\r\n");
+  clock_.Advance(std::chrono::seconds(21));
+  EXPECT_EQ(Run({"GET", "k"}), kNull);
+}
+
+TEST_F(CommandsTest, SetRejectsBadOptionsLikeRedis) {
+  const std::string invalid = "-ERR invalid expire time in 'set' command\r\n";
+  EXPECT_EQ(Run({"SET", "k", "v", "EX", "0"}), invalid);
+  EXPECT_EQ(Run({"SET", "k", "v", "EX", "-1"}), invalid);
+  EXPECT_EQ(Run({"SET", "k", "v", "PX", "9223372036854775807"}), invalid);
+  EXPECT_EQ(Run({"SET", "k", "v", "EX", "9223372036854775"}), invalid);
+  EXPECT_EQ(Run({"SET", "k", "v", "EX", "x"}), kNotInt);
+  EXPECT_EQ(Run({"SET", "k", "v", "EX", "01"}), kNotInt);
+  EXPECT_EQ(Run({"SET", "k", "v", "NX", "XX"}), kSyntax);
+  EXPECT_EQ(Run({"SET", "k", "v", "EX", "1", "PX", "1"}), kSyntax);
+  EXPECT_EQ(Run({"SET", "k", "v", "KEEPTTL", "EX", "1"}), kSyntax);
+  EXPECT_EQ(Run({"SET", "k", "v", "EX"}), kSyntax);
+  EXPECT_EQ(Run({"SET", "k", "v", "BOGUS"}), kSyntax);
+  EXPECT_EQ(Run({"GET", "k"}), kNull);
+}
+
+TEST_F(CommandsTest, SetExPSetExGetExGetDel) {
+  EXPECT_EQ(Run({"SETEX", "k", "5", "v"}), kOk);
+  EXPECT_EQ(Run({"TTL", "k"}), ":5\r\n");
+  EXPECT_EQ(Run({"SETEX", "k", "0", "v"}), "-ERR invalid expire time in 'setex' command\r\n");
+  EXPECT_EQ(Run({"SETEX", "k", "x", "v"}), kNotInt);
+  EXPECT_EQ(Run({"PSETEX", "k", "-1", "v"}), "-ERR invalid expire time in 'psetex' command\r\n");
+  EXPECT_EQ(Run({"PSETEX", "k", "2500", "v"}), kOk);
+  EXPECT_EQ(Run({"PTTL", "k"}), ":2500\r\n");
+  EXPECT_EQ(Run({"GETEX", "k", "PERSIST"}), "$1\r\nv\r\n");
+  EXPECT_EQ(Run({"TTL", "k"}), ":-1\r\n");
+  EXPECT_EQ(Run({"GETEX", "k", "EX", "9"}), "$1\r\nv\r\n");
+  EXPECT_EQ(Run({"TTL", "k"}), ":9\r\n");
+  EXPECT_EQ(Run({"GETEX", "k"}), "$1\r\nv\r\n");
+  EXPECT_EQ(Run({"TTL", "k"}), ":9\r\n");
+  EXPECT_EQ(Run({"GETEX", "k", "EX", "1", "PERSIST"}), kSyntax);
+  EXPECT_EQ(Run({"GETEX", "k", "EX", "0"}), "-ERR invalid expire time in 'getex' command\r\n");
+  EXPECT_EQ(Run({"GETEX", "missing", "EX", "5"}), kNull);
+  EXPECT_EQ(Run({"GETDEL", "k"}), "$1\r\nv\r\n");
+  EXPECT_EQ(Run({"GETDEL", "k"}), kNull);
+}
+
+TEST_F(CommandsTest, MultiKeyCommands) {
+  Run({"SET", "a", "1"});
+  Run({"SET", "b", "2"});
+  EXPECT_EQ(Run({"MGET", "a", "x", "b"}), "*3\r\n$1\r\n1\r\n$-1\r\n$1\r\n2\r\n");
+  EXPECT_EQ(Run({"EXISTS", "a", "a", "x"}), ":2\r\n");
+  EXPECT_EQ(Run({"DBSIZE"}), ":2\r\n");
+  EXPECT_EQ(Run({"DEL", "a", "x"}), ":1\r\n");
+  EXPECT_EQ(Run({"UNLINK", "b"}), ":1\r\n");
+  EXPECT_EQ(Run({"DBSIZE"}), ":0\r\n");
+  EXPECT_EQ(Run({"DBSIZE", "x"}), "-ERR wrong number of arguments for 'dbsize' command\r\n");
+  EXPECT_EQ(Run({"MGET"}), "-ERR wrong number of arguments for 'mget' command\r\n");
+}
+
+TEST_F(CommandsTest, ExpireFamily) {
+  Run({"SET", "k", "v"});
+  EXPECT_EQ(Run({"EXPIRE", "k", "100"}), ":1\r\n");
+  EXPECT_EQ(Run({"TTL", "k"}), ":100\r\n");
+  EXPECT_EQ(Run({"PEXPIRE", "k", "1234"}), ":1\r\n");
+  EXPECT_EQ(Run({"PTTL", "k"}), ":1234\r\n");
+  EXPECT_EQ(Run({"EXPIREAT", "k", std::to_string(NowMs() / 1000 + 50)}), ":1\r\n");
+  EXPECT_EQ(Run({"PEXPIREAT", "k", std::to_string(NowMs() + 700)}), ":1\r\n");
+  EXPECT_EQ(Run({"PTTL", "k"}), ":700\r\n");
+  EXPECT_EQ(Run({"PERSIST", "k"}), ":1\r\n");
+  EXPECT_EQ(Run({"PERSIST", "k"}), ":0\r\n");
+  EXPECT_EQ(Run({"EXPIRE", "missing", "10"}), ":0\r\n");
+  EXPECT_EQ(Run({"TTL", "missing"}), ":-2\r\n");
+  EXPECT_EQ(Run({"PTTL", "missing"}), ":-2\r\n");
+  EXPECT_EQ(Run({"EXPIRE", "k", "x"}), kNotInt);
+  EXPECT_EQ(Run({"EXPIRE", "k", "99999999999999999"}),
+            "-ERR invalid expire time in 'expire' command\r\n");
+  EXPECT_EQ(Run({"EXPIRE", "k", "10", "NX"}), "-ERR Unsupported option NX\r\n");
+  EXPECT_EQ(Run({"EXPIRE", "k", "-1"}), ":1\r\n");  // a past deadline deletes the key
+  EXPECT_EQ(Run({"EXISTS", "k"}), ":0\r\n");
+}
+
+TEST_F(CommandsTest, Scan) {
+  for (int i = 0; i < 25; ++i) Run({"SET", "s:" + std::to_string(i), "v"});
+  Run({"SET", "other", "v"});
+  std::set<std::string> seen;
+  std::string cursor = "0";
+  for (int rounds = 0; rounds < 100; ++rounds) {
+    std::string reply = Run({"SCAN", cursor, "MATCH", "s:*", "COUNT", "7"});
+    ASSERT_EQ(reply.substr(0, 4), "*2\r\n");
+    size_t len_end = reply.find("\r\n", 4);
+    size_t cursor_len = std::stoul(reply.substr(5, len_end - 5));
+    cursor = reply.substr(len_end + 2, cursor_len);
+    for (size_t pos = reply.find("s:"); pos != std::string::npos; pos = reply.find("s:", pos + 1)) {
+      seen.insert(reply.substr(pos, reply.find('\r', pos) - pos));
+    }
+    if (cursor == "0") break;
+  }
+  EXPECT_EQ(seen.size(), 25U);
+  EXPECT_EQ(Run({"SCAN", "x"}), "-ERR invalid cursor\r\n");
+  EXPECT_EQ(Run({"SCAN", "0", "COUNT", "0"}), kSyntax);
+  EXPECT_EQ(Run({"SCAN", "0", "COUNT", "x"}), kNotInt);
+  EXPECT_EQ(Run({"SCAN", "0", "MATCH"}), kSyntax);
+  EXPECT_EQ(Run({"SCAN", "0", "FOO", "1"}), kSyntax);
+  std::string hashes = Run({"SCAN", "0", "TYPE", "hash", "COUNT", "1000"});
+  EXPECT_NE(hashes.find("*0\r\n"), std::string::npos);
+}
+
+TEST_F(CommandsTest, InfoSections) {
+  Run({"SET", "k", "v"});
+  std::string all = Run({"INFO"});
+  for (const char* section : {"# Server\r\n", "# Clients\r\n", "# Memory\r\n",
+                              "# Persistence\r\n", "# Stats\r\n", "# Keyspace\r\n"}) {
+    EXPECT_NE(all.find(section), std::string::npos) << section;
+  }
+  EXPECT_NE(all.find("store_kind:memory\r\n"), std::string::npos);
+  EXPECT_NE(all.find("store_durability:"), std::string::npos);
+  EXPECT_NE(all.find("store_last_commit_seconds:"), std::string::npos);
+  std::string keyspace = Run({"INFO", "keyspace"});
+  EXPECT_EQ(keyspace, "$44\r\n# Keyspace\r\ndb0:keys=1,expires=0,avg_ttl=0\r\n\r\n");
+  EXPECT_EQ(Run({"INFO", "nosuchsection"}), "$0\r\n\r\n");
+}
+
+TEST_F(CommandsTest, CommandIntrospection) {
+  EXPECT_EQ(Run({"COMMAND", "COUNT"}).substr(0, 1), ":");
+  EXPECT_EQ(Run({"COMMAND", "DOCS"}), "*0\r\n");
+  EXPECT_EQ(Run({"COMMAND", "INFO", "get", "nope"}).substr(0, 9), "*2\r\n*10\r\n");
+  EXPECT_EQ(Run({"COMMAND", "foo"}), "-ERR unknown subcommand 'foo'. Try COMMAND HELP.\r\n");
+  EXPECT_EQ(Run({"COMMAND"}).substr(0, 1), "*");
+  EXPECT_EQ(Run({"CONFIG", "GET", "save"}), "*2\r\n$4\r\nsave\r\n$0\r\n\r\n");
+}
+
+TEST_F(CommandsTest, StoreErrorsBecomeErrReplies) {
+  std::string big(65, 'x');
+  std::string reply = Run({"SET", "k", big});
+  EXPECT_EQ(reply.substr(0, 5), "-ERR ");
+  EXPECT_EQ(reply.find('\n'), reply.size() - 1);
+}
+
+// The documented difference from Redis: with the store's default TTL (sessions), a plain SET
+// expires; KEEPTTL and PERSIST still behave as in Redis.
+TEST(DefaultTtl, PlainSetGetsTheStoreDefault) {
+  testing::FakeClock clock;
+  auto store = NewMemoryStore(MemoryTierOptions{}, clock);  // default_ttl 30 min
+  ServerCounters counters;
+  CommandExecutor executor(ExecutorConfig{}, *store, clock, counters);
+  ClientState client;
+  auto run = [&](std::vector<std::string> args) {
+    std::string out;
+    executor.Execute(client, std::move(args), [&out](std::string r) { out = std::move(r); });
+    return out;  // the memory store answers inline
+  };
+  EXPECT_EQ(run({"SET", "s", "v"}), "+OK\r\n");
+  EXPECT_EQ(run({"TTL", "s"}), ":1800\r\n");
+  EXPECT_EQ(run({"PERSIST", "s"}), ":1\r\n");
+  EXPECT_EQ(run({"TTL", "s"}), ":-1\r\n");
+}
+
+class AuthCommandsTest : public CommandsTest {
+ protected:
+  AuthCommandsTest() : CommandsTest("pw") {}
+};
+
+TEST_F(AuthCommandsTest, NoAuthUntilAuthenticated) {
+  EXPECT_EQ(Run({"GET", "k"}), "-NOAUTH Authentication required.\r\n");
+  EXPECT_EQ(Run({"PING"}), "-NOAUTH Authentication required.\r\n");
+  EXPECT_EQ(Run({"nosuch"}), "-ERR unknown command 'nosuch', with args beginning with: \r\n");
+  EXPECT_EQ(Run({"AUTH", "wrong"}),
+            "-WRONGPASS invalid username-password pair or user is disabled.\r\n");
+  EXPECT_EQ(Run({"AUTH", "bob", "pw"}),
+            "-WRONGPASS invalid username-password pair or user is disabled.\r\n");
+  EXPECT_EQ(Run({"AUTH", "a", "b", "c"}), kSyntax);
+  EXPECT_EQ(Run({"HELLO", "2"}).substr(0, 8), "-NOAUTH ");
+  EXPECT_EQ(Run({"AUTH", "pw"}), kOk);
+  EXPECT_EQ(Run({"GET", "k"}), kNull);
+}
+
+TEST_F(AuthCommandsTest, HelloCanAuthenticate) {
+  EXPECT_EQ(Run({"HELLO", "2", "AUTH", "default", "bad"}),
+            "-WRONGPASS invalid username-password pair or user is disabled.\r\n");
+  EXPECT_EQ(Run({"HELLO", "2", "AUTH", "default", "pw"}).substr(0, 4), "*14\r");
+  EXPECT_TRUE(client_.authenticated);
+}
+
+TEST_F(CommandsTest, AuthWithoutPasswordConfigured) {
+  EXPECT_EQ(Run({"AUTH", "x"}),
+            "-ERR AUTH <password> called without any password configured for the default "
+            "user. Are you sure your configuration is correct?\r\n");
+  EXPECT_EQ(Run({"AUTH", "default", "anything"}), kOk);
+}
+
+}  // namespace
+}  // namespace skydb::resp

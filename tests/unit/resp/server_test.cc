@@ -1,0 +1,363 @@
+// The RESP server over real unix sockets in a temp dir: ordering of out-of-order store
+// completions, pipelined writes reaching the store together, drain on shutdown, limits, the
+// socket file's handling, and option validation.
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <grp.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <filesystem>
+#include <mutex>
+#include <thread>
+
+#include "skydb/resp.h"
+#include "skydb/store.h"
+#include "../store/fake_durable.h"  // the store unit tests' durable fake
+#include "skydb/durable.h"
+#include "support/fakes.h"
+
+namespace skydb {
+namespace {
+
+// Holds GET and SET callbacks until the test releases them, from another thread, in any order.
+class HeldStore final : public SessionStore {
+ public:
+  void Get(std::string key, StoreCallback<std::optional<std::string>> done) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    gets_.push_back({std::move(key), std::move(done)});
+  }
+  void Set(SetRequest, StoreCallback<SetReply> done) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    sets_.push_back(std::move(done));
+  }
+  void GetEx(std::string, std::optional<Expiry>,
+             StoreCallback<std::optional<std::string>> done) override {
+    done(std::optional<std::string>());
+  }
+  void GetDel(std::string, StoreCallback<std::optional<std::string>> done) override {
+    done(std::optional<std::string>());
+  }
+  void Delete(std::vector<std::string>, StoreCallback<int64_t> done) override { done(0); }
+  void Exists(std::vector<std::string>, StoreCallback<int64_t> done) override { done(0); }
+  void Expire(std::string, Expiry, StoreCallback<bool> done) override { done(false); }
+  void Ttl(std::string, StoreCallback<TtlReply> done) override { done(TtlReply{}); }
+  void Scan(uint64_t, std::string, size_t, StoreCallback<ScanReply> done) override {
+    done(ScanReply{});
+  }
+  int64_t Count() const override { return 0; }
+  StoreStats Stats() const override { return {}; }
+  Status Close(std::chrono::milliseconds) override { return Ok(); }
+
+  size_t held_gets() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return gets_.size();
+  }
+  size_t held_sets() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return sets_.size();
+  }
+  // Answers every held GET with its key, last first, on a new thread.
+  void ReleaseGetsInReverse() {
+    std::vector<std::pair<std::string, StoreCallback<std::optional<std::string>>>> gets;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      gets.swap(gets_);
+    }
+    std::thread([gets = std::move(gets)]() mutable {
+      for (auto it = gets.rbegin(); it != gets.rend(); ++it) it->second(std::optional<std::string>(it->first));
+    }).join();
+  }
+  void ReleaseSets() {
+    std::vector<StoreCallback<SetReply>> sets;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      sets.swap(sets_);
+    }
+    std::thread([sets = std::move(sets)] {
+      for (const auto& done : sets) done(SetReply{true, std::nullopt});
+    }).join();
+  }
+
+ private:
+  std::mutex mu_;
+  std::vector<std::pair<std::string, StoreCallback<std::optional<std::string>>>> gets_;
+  std::vector<StoreCallback<SetReply>> sets_;
+};
+
+bool WaitFor(const std::function<bool()>& condition) {
+  for (int i = 0; i < 500; ++i) {
+    if (condition()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return false;
+}
+
+class ServerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char pattern[] = "/tmp/skydb-resp-unit-XXXXXX";
+    ASSERT_NE(::mkdtemp(pattern), nullptr);
+    dir_ = pattern;
+    options_.unix_path = dir_ + "/skydb.sock";
+  }
+  void TearDown() override {
+    server_.reset();
+    std::filesystem::remove_all(dir_);
+  }
+
+  void Start(SessionStore& store) {
+    auto made = NewRespServer(options_, store, clock_);
+    ASSERT_TRUE(made.ok()) << made.error().message;
+    server_ = std::move(made).value();
+  }
+
+  int Connect() {
+    int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_un addr{};
+    addr.sun_family = AF_UNIX;
+    std::snprintf(addr.sun_path, sizeof addr.sun_path, "%s", options_.unix_path.c_str());
+    EXPECT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+    timeval timeout{5, 0};
+    ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout);
+    return fd;
+  }
+
+  static void Send(int fd, const std::string& bytes) {
+    ASSERT_EQ(::send(fd, bytes.data(), bytes.size(), MSG_NOSIGNAL),
+              static_cast<ssize_t>(bytes.size()));
+  }
+
+  // Reads until `expected_size` bytes arrived, EOF ("<eof>" appended) or the 5 s timeout.
+  static std::string Read(int fd, size_t expected_size) {
+    std::string out;
+    char buffer[65536];
+    while (out.size() < expected_size) {
+      ssize_t n = ::recv(fd, buffer, sizeof buffer, 0);
+      if (n == 0) return out + "<eof>";
+      if (n < 0) break;
+      out.append(buffer, static_cast<size_t>(n));
+    }
+    return out;
+  }
+
+  std::string dir_;
+  RespServerOptions options_;
+  testing::FakeClock clock_;
+  std::unique_ptr<RespServer> server_;
+};
+
+TEST_F(ServerTest, RepliesInRequestOrderWhenTheStoreAnswersOutOfOrder) {
+  HeldStore store;
+  Start(store);
+  int fd = Connect();
+  Send(fd, "GET a\r\nGET b\r\nPING\r\nGET c\r\n");
+  ASSERT_TRUE(WaitFor([&] { return store.held_gets() == 3; }));
+  store.ReleaseGetsInReverse();
+  std::string expected = "$1\r\na\r\n$1\r\nb\r\n+PONG\r\n$1\r\nc\r\n";
+  EXPECT_EQ(Read(fd, expected.size()), expected);
+  ::close(fd);
+}
+
+TEST_F(ServerTest, PipelinedSetsAllReachTheStoreBeforeAnyIsAnswered) {
+  HeldStore store;
+  Start(store);
+  int fd = Connect();
+  std::string pipeline;
+  for (int i = 0; i < 100; ++i) pipeline += "SET k" + std::to_string(i) + " v\r\n";
+  Send(fd, pipeline);
+  EXPECT_TRUE(WaitFor([&] { return store.held_sets() == 100; }));  // one group commit's worth
+  store.ReleaseSets();
+  std::string expected;
+  for (int i = 0; i < 100; ++i) expected += "+OK\r\n";
+  EXPECT_EQ(Read(fd, expected.size()), expected);
+  ::close(fd);
+}
+
+// Over the tiered store (fake durable layer, sync durability): replies come from writer
+// threads after COMMIT, and a pipeline of SETs is committed in a few batches, not one each.
+TEST_F(ServerTest, PipelinedSetsShareGroupCommits) {
+  TieredOptions tiered;
+  tiered.durability = Durability::kSync;
+  tiered.flush_interval = std::chrono::milliseconds(1);
+  auto state = std::make_shared<testing::FakeDurableState>();
+  state->hold_commits = true;  // let the whole pipeline queue up behind the first commit
+  auto store = NewTieredStore(tiered, clock_, std::make_unique<testing::FakeDurable>(state));
+  ASSERT_TRUE(store.ok()) << store.error().message;
+  Start(**store);
+  int fd = Connect();
+  std::string pipeline;
+  std::string expected;
+  for (int i = 0; i < 200; ++i) {
+    pipeline += "SET session:" + std::to_string(i) + " value\r\n";
+    expected += "+OK\r\n";
+  }
+  Send(fd, pipeline);
+  ASSERT_TRUE(WaitFor([&] { return (*store)->Stats().writes == 200; }));
+  {
+    std::lock_guard<std::mutex> lock(state->mu);
+    state->hold_commits = false;
+  }
+  state->cv.notify_all();
+  EXPECT_EQ(Read(fd, expected.size()), expected);
+  std::lock_guard<std::mutex> lock(state->mu);
+  EXPECT_EQ(state->log.size(), 200U);
+  EXPECT_LE(state->batch_sizes.size(), 8U);  // per writer: the held batch, then the rest
+  ::close(fd);
+  server_.reset();
+  EXPECT_TRUE((*store)->Close(std::chrono::seconds(5)).ok());
+}
+
+TEST_F(ServerTest, ShutdownDrainsRequestsInFlight) {
+  HeldStore store;
+  Start(store);
+  int fd = Connect();
+  Send(fd, "GET a\r\n");
+  ASSERT_TRUE(WaitFor([&] { return store.held_gets() == 1; }));
+  std::thread stopper([&] { server_->Shutdown(std::chrono::seconds(5)); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  store.ReleaseGetsInReverse();
+  stopper.join();
+  EXPECT_EQ(Read(fd, 100), "$1\r\na\r\n<eof>");
+  EXPECT_FALSE(std::filesystem::exists(options_.unix_path));
+  ::close(fd);
+}
+
+TEST_F(ServerTest, ProtocolErrorRepliesThenCloses) {
+  auto store = NewMemoryStore(MemoryTierOptions{}, clock_);
+  Start(*store);
+  int fd = Connect();
+  Send(fd, "PING\r\n*1\r\n$abc\r\n");
+  EXPECT_EQ(Read(fd, 1000), "+PONG\r\n-ERR Protocol error: invalid bulk length\r\n<eof>");
+  ::close(fd);
+  EXPECT_EQ(server_->Stats().protocol_errors, 1U);
+}
+
+TEST_F(ServerTest, OversizedValueRefusedAtItsHeader) {
+  options_.max_bulk_bytes = 1024;
+  auto store = NewMemoryStore(MemoryTierOptions{}, clock_);
+  Start(*store);
+  int fd = Connect();
+  Send(fd, "*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$1025\r\n");  // the value itself is never sent
+  EXPECT_EQ(Read(fd, 1000), "-ERR Protocol error: invalid bulk length\r\n<eof>");
+  ::close(fd);
+}
+
+TEST_F(ServerTest, MaxClientsRefusesTheExtraConnection) {
+  options_.max_clients = 1;
+  auto store = NewMemoryStore(MemoryTierOptions{}, clock_);
+  Start(*store);
+  int first = Connect();
+  Send(first, "PING\r\n");
+  EXPECT_EQ(Read(first, 7), "+PONG\r\n");
+  int second = Connect();
+  EXPECT_EQ(Read(second, 1000), "-ERR max number of clients reached\r\n<eof>");
+  EXPECT_EQ(server_->Stats().rejected_connections, 1U);
+  ::close(second);
+  ::close(first);
+}
+
+TEST_F(ServerTest, IdleClientsAreClosed) {
+  options_.idle_timeout = std::chrono::milliseconds(1000);
+  auto store = NewMemoryStore(MemoryTierOptions{}, clock_);
+  Start(*store);
+  int fd = Connect();
+  Send(fd, "PING\r\n");
+  EXPECT_EQ(Read(fd, 7), "+PONG\r\n");
+  clock_.Advance(std::chrono::seconds(2));
+  EXPECT_EQ(Read(fd, 100), "<eof>");
+  ::close(fd);
+}
+
+TEST_F(ServerTest, SocketModeAndStaleFile) {
+  // A socket file nobody listens on is stale and replaced.
+  int stale = ::socket(AF_UNIX, SOCK_STREAM, 0);
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  std::snprintf(addr.sun_path, sizeof addr.sun_path, "%s", options_.unix_path.c_str());
+  ASSERT_EQ(::bind(stale, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+  ::close(stale);
+  auto store = NewMemoryStore(MemoryTierOptions{}, clock_);
+  Start(*store);
+  struct stat st{};
+  ASSERT_EQ(::stat(options_.unix_path.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0660U);
+  // A live server's socket is not taken over.
+  auto second = NewRespServer(options_, *store, clock_);
+  ASSERT_FALSE(second.ok());
+  EXPECT_NE(second.error().message.find("already listening"), std::string::npos);
+}
+
+TEST_F(ServerTest, SocketGroup) {
+  struct group* own = ::getgrgid(::getegid());
+  ASSERT_NE(own, nullptr);
+  options_.unix_group = own->gr_name;
+  auto store = NewMemoryStore(MemoryTierOptions{}, clock_);
+  Start(*store);
+  struct stat st{};
+  ASSERT_EQ(::stat(options_.unix_path.c_str(), &st), 0);
+  EXPECT_EQ(st.st_gid, ::getegid());
+  server_.reset();
+  options_.unix_group = "no-such-group-skydb";
+  auto made = NewRespServer(options_, *store, clock_);
+  ASSERT_FALSE(made.ok());
+  EXPECT_NE(made.error().message.find("does not exist"), std::string::npos);
+  EXPECT_FALSE(std::filesystem::exists(options_.unix_path));  // nothing left behind
+}
+
+TEST_F(ServerTest, RefusesAPathThatIsNotASocket) {
+  std::FILE* file = std::fopen(options_.unix_path.c_str(), "w");
+  ASSERT_NE(file, nullptr);
+  std::fclose(file);
+  auto store = NewMemoryStore(MemoryTierOptions{}, clock_);
+  auto made = NewRespServer(options_, *store, clock_);
+  ASSERT_FALSE(made.ok());
+  EXPECT_NE(made.error().message.find("is not a socket"), std::string::npos);
+}
+
+TEST_F(ServerTest, TcpOnLoopback) {
+  options_.tcp_enabled = true;
+  options_.tcp_port = 0;
+  options_.threads = 2;
+  auto store = NewMemoryStore(MemoryTierOptions{}, clock_);
+  Start(*store);
+  ASSERT_GT(server_->tcp_port(), 0);
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<uint16_t>(server_->tcp_port()));
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+  Send(fd, "SET a b\r\nGET a\r\n");
+  EXPECT_EQ(Read(fd, 12), "+OK\r\n$1\r\nb\r\n");
+  ::close(fd);
+}
+
+TEST(RespOptions, Validation) {
+  RespServerOptions o;
+  EXPECT_FALSE(ValidateRespOptions(o).ok());  // nothing to listen on
+  o.unix_path = "/tmp/x.sock";
+  EXPECT_TRUE(ValidateRespOptions(o).ok());
+  o.tcp_enabled = true;
+  o.tcp_host = "0.0.0.0";
+  Status remote = ValidateRespOptions(o);
+  ASSERT_FALSE(remote.ok());
+  EXPECT_NE(remote.error().message.find("allow_remote"), std::string::npos);
+  o.allow_remote = true;
+  Status no_password = ValidateRespOptions(o);
+  ASSERT_FALSE(no_password.ok());
+  EXPECT_NE(no_password.error().message.find("requires requirepass"), std::string::npos);
+  o.requirepass = "pw";
+  EXPECT_TRUE(ValidateRespOptions(o).ok());
+  o.max_query_buffer = o.max_bulk_bytes;
+  EXPECT_FALSE(ValidateRespOptions(o).ok());
+}
+
+}  // namespace
+}  // namespace skydb
