@@ -78,6 +78,20 @@ struct StoreConfig {
   bool operator==(const StoreConfig&) const = default;
 };
 
+struct RespConfig {
+  std::string socket;            // resp.socket: "" = DATA_DIR/run/skydb.sock
+  std::string socket_group;      // resp.socket_group: "" = skydb's own group
+  int64_t tcp_port = 0;          // resp.tcp_port: 0 = no TCP listener
+  std::string bind = "127.0.0.1";  // resp.bind: TCP address
+  bool allow_remote = false;     // resp.allow_remote: non-loopback bind; needs requirepass
+  std::string requirepass;       // resp.requirepass: "" = no AUTH
+  int64_t max_clients = 10000;   // resp.max_clients
+  std::chrono::milliseconds idle_timeout{0};  // resp.idle_timeout: 0 = never
+  int64_t threads = 1;           // resp.threads: event-loop threads
+
+  bool operator==(const RespConfig&) const = default;
+};
+
 struct Config {
   std::string data_dir = "/var/lib/skydb";  // data_dir (flag --data-dir)
   std::string run_as_user;                  // run_as_user (flag --user): cluster owner when root
@@ -89,6 +103,7 @@ struct Config {
   PostgresConfig postgres;
   SupervisorConfig supervisor;
   StoreConfig store;
+  RespConfig resp;
 
   bool operator==(const Config&) const = default;
 };

@@ -296,6 +296,31 @@ std::vector<ConfigKey> BuildTable() {
       Bool("store.allow_memory_fallback", SKYDB_FIELD(store.allow_memory_fallback))
           .Describe("skydb dev only: if PostgreSQL cannot be opened, serve a memory store "
                     "(announced loudly); production never falls back"),
+      String("resp.socket", SKYDB_FIELD(resp.socket))
+          .Accepts("a socket path, or \"\" (DATA_DIR/run/skydb.sock)")
+          .Describe("unix socket the Redis-protocol store listens on (mode 0660)"),
+      String("resp.socket_group", SKYDB_FIELD(resp.socket_group))
+          .Accepts("a group name, or \"\" (skydb's own group)")
+          .Describe("group that owns the store socket: its members may connect"),
+      Int("resp.tcp_port", SKYDB_FIELD(resp.tcp_port), 1, 65535)
+          .ZeroMeans("no TCP listener")
+          .Describe("TCP port of the Redis-protocol store; off by default"),
+      String("resp.bind", SKYDB_FIELD(resp.bind))
+          .Rule(NotEmpty)
+          .Accepts("an IPv4 or IPv6 address")
+          .Describe("TCP address; loopback unless allow_remote"),
+      Bool("resp.allow_remote", SKYDB_FIELD(resp.allow_remote))
+          .Describe("allow a non-loopback resp.bind; requires resp.requirepass"),
+      String("resp.requirepass", SKYDB_FIELD(resp.requirepass))
+          .Accepts("a password, or \"\" (no AUTH)")
+          .Describe("password clients must AUTH with; never logged or shown"),
+      Int("resp.max_clients", SKYDB_FIELD(resp.max_clients), 1, 1000000)
+          .Describe("connections beyond this get an error and are closed"),
+      Duration("resp.idle_timeout", SKYDB_FIELD(resp.idle_timeout), kSecond, 24 * kHour)
+          .ZeroMeans("never")
+          .Describe("clients idle this long are disconnected"),
+      Int("resp.threads", SKYDB_FIELD(resp.threads), 1, 64)
+          .Describe("event-loop threads serving clients"),
   };
 }
 
