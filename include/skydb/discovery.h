@@ -11,7 +11,9 @@
 //   5. path      — the directory of the first `postgres` on PATH.
 // A candidate must hold executable postgres, initdb and pg_ctl; its version is what
 // `postgres --version` prints; a version pin rejects other versions. Every candidate that was
-// looked at and passed over is reported with its reason.
+// looked at and passed over is reported with its reason. A candidate whose postgres resolves
+// (symlinks followed) to a directory already examined is reported as "same as <dir> (already
+// examined)" and not examined again. docs/discovery.md lists every rejection reason.
 //
 // Thread-safety: pure with respect to its injected FileSystem and ProcessRunner.
 #pragma once
@@ -20,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "skydb/config.h"
 #include "skydb/env.h"
 #include "skydb/result.h"
 
@@ -39,18 +42,23 @@ Result<PgVersion> ParsePostgresVersion(const std::string& output);
 
 // A version pin: "" matches all, "15" any 15.x, "15.18" exactly that.
 bool VersionMatchesPin(const PgVersion& v, const std::string& pin);
+// InvalidArgument unless `pin` is "", a major ("15") or major.minor ("15.18").
+Status ValidateVersionPin(const std::string& pin);
+
+// Older majors are rejected as unsupported, whatever the pin says.
+inline constexpr int kMinSupportedMajor = 13;
 
 struct Candidate {
   std::string bin_dir;
   BinarySource source = BinarySource::kPath;
-  std::string origin;            // where it came from: "SKY_POSTGRES_BIN", "/usr/bin/pg_config"
+  std::string origin;  // where it came from: "SKY_POSTGRES_BIN", "/usr/bin/pg_config"
   std::optional<PgVersion> version;
-  std::string rejection;         // empty for the chosen one (and unexamined ones after it)
+  std::string rejection;  // why it was passed over; empty for the chosen one
 };
 
 struct DiscoveryReport {
   std::optional<Candidate> chosen;
-  std::vector<Candidate> rejected;  // in the order they were examined
+  std::vector<Candidate> rejected;           // in the order they were examined
   std::vector<std::string> skipped_sources;  // "bundle: no bundle", "path: not allowed"
 };
 
@@ -63,15 +71,37 @@ class BundleSlot {
 };
 
 struct DiscoveryOptions {
-  std::string bin_dir;          // explicit directory, empty if none
-  std::string bin_dir_origin;   // "SKY_POSTGRES_BIN" or "postgres.bin_dir in /etc/skydb.toml"
-  std::string version_pin;      // postgres.version
+  std::string bin_dir;         // explicit directory, empty if none
+  std::string bin_dir_origin;  // "SKY_POSTGRES_BIN" or "postgres.bin_dir in /etc/skydb.toml"
+  std::string version_pin;     // postgres.version
   std::vector<BinarySource> allowed = {BinarySource::kBinDir, BinarySource::kBundle,
                                        BinarySource::kPgConfig, BinarySource::kDistro,
                                        BinarySource::kPath};
-  std::string path_env;         // the PATH to search
-  BundleSlot* bundle = nullptr; // nullptr: "no bundle"
+  std::string path_env;          // the PATH to search
+  BundleSlot* bundle = nullptr;  // nullptr: "no bundle"
+  // false (serve): stop at the first acceptable candidate. true (doctor): examine every source,
+  // and report acceptable candidates ranked below the chosen one as passed over with why.
+  bool examine_all = false;
 };
+
+// Builds options from [postgres] config. `sky_postgres_bin_env` is the value of
+// SKY_POSTGRES_BIN (empty if unset): when it equals bin_dir the origin is that variable,
+// otherwise the config key. InvalidArgument names a bad postgres.sources entry or pin.
+Result<DiscoveryOptions> DiscoveryOptionsFromConfig(const PostgresConfig& config,
+                                                    const std::string& sky_postgres_bin_env,
+                                                    const std::string& path_env);
+
+// Everything discovery saw, whether or not it chose something; `error` is set exactly when
+// DiscoverBinaries would fail, with the same message.
+struct DiscoveryOutcome {
+  DiscoveryReport report;
+  std::optional<Error> error;
+  // When nothing was usable: the fix alone ("install postgresql-15 ..."), for reports such as
+  // doctor's that list the candidates themselves. Empty otherwise.
+  std::string advice;
+};
+DiscoveryOutcome ExamineBinaries(const DiscoveryOptions& options, const FileSystem& fs,
+                                 ProcessRunner& runner);
 
 // Fails only when nothing acceptable was found or the explicit bin_dir is unusable; the error
 // message lists every rejected candidate with its reason.
