@@ -10,6 +10,7 @@
 #include <functional>
 #include <future>
 #include <memory>
+#include <ostream>
 #include <string>
 
 #include "skydb/store.h"
@@ -72,6 +73,9 @@ class StoreBehaviour : public ::testing::TestWithParam<NamedFactory> {
  private:
   std::unique_ptr<StoreHarness> h_;
 };
+
+// gtest shows the backend's name, not the factory's bytes.
+inline void PrintTo(const NamedFactory& factory, std::ostream* os) { *os << factory.name; }
 
 inline std::string FactoryName(const ::testing::TestParamInfo<NamedFactory>& info) {
   return info.param.name;
