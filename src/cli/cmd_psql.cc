@@ -1,5 +1,68 @@
-// placeholder: filled by its owner
+// `skydb psql [--data-dir DIR] [-- ARGS...]`: psql on the cluster's private socket, as its
+// superuser role (root and the cluster user are mapped to it by pg_ident.conf).
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <memory>
+
 #include "cli/command.h"
+#include "skydb/env.h"
+#include "skydb/supervisor.h"
+#include "supervisor/data_dir.h"
+#include "supervisor/status_file.h"
+
 namespace skydb::cli {
-void AddPsqlCommand(CLI::App&, CommandContext&) {}
+namespace {
+
+struct PsqlFlags {
+  std::string data_dir;
+  std::vector<std::string> args;
+};
+
+int RunPsql(CommandContext& ctx, const PsqlFlags& flags) {
+  if (!flags.data_dir.empty()) ctx.flag_values.emplace_back("data_dir", flags.data_dir);
+  auto config = ctx.LoadConfig();
+  if (!config.ok()) {
+    std::fprintf(stderr, "skydb: %s\n", config.error().message.c_str());
+    return kExitUsage;
+  }
+  auto fs = NewRealFileSystem();
+  auto abs = fs->RealPath(config->data_dir);
+  auto layout = supervisor::DataDirLayout::For(abs.ok() ? *abs : config->data_dir);
+  auto text = fs->ReadFile(layout.status_file);
+  auto record = text.ok() ? supervisor::ParseStatusJson(*text)
+                          : Result<supervisor::StatusRecord>(text.error());
+  if (!record.ok() || record->bin_dir.empty()) {
+    std::fprintf(stderr, "skydb: no daemon has run on %s (cannot read %s); start one with "
+                         "skydb serve --embed --data-dir %s\n",
+                 layout.root.c_str(), layout.status_file.c_str(), layout.root.c_str());
+    return kExitFailure;
+  }
+  std::vector<std::string> argv = {record->bin_dir + "/psql",  "-h", record->socket_dir,
+                                   "-p", std::to_string(record->port), "-U", record->superuser,
+                                   "-d", record->database};
+  argv.insert(argv.end(), flags.args.begin(), flags.args.end());
+  std::vector<char*> cargv;
+  for (auto& a : argv) cargv.push_back(a.data());
+  cargv.push_back(nullptr);
+  std::fflush(stdout);
+  ::execv(cargv[0], cargv.data());
+  std::fprintf(stderr, "skydb: cannot run %s: %s\n", cargv[0], std::strerror(errno));
+  return kExitFailure;
+}
+
+}  // namespace
+
+void AddPsqlCommand(CLI::App& app, CommandContext& ctx) {
+  auto flags = std::make_shared<PsqlFlags>();
+  CLI::App* cmd = app.add_subcommand(
+      "psql", "psql on the private socket of the cluster under --data-dir (extra arguments "
+              "after -- go to psql)");
+  cmd->add_option("--data-dir", flags->data_dir, "data directory (config data_dir)");
+  cmd->add_option("args", flags->args, "arguments for psql (after --)");
+  cmd->callback([&ctx, flags] { ctx.exit_code = RunPsql(ctx, *flags); });
+}
+
 }  // namespace skydb::cli

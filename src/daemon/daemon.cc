@@ -1,0 +1,219 @@
+#include "daemon/daemon.h"
+
+#include <pthread.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <spdlog/spdlog.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <mutex>
+#include <thread>
+
+#include "skydb/discovery.h"
+#include "skydb/log.h"
+#include "skydb/process.h"
+#include "skydb/supervisor.h"
+
+namespace skydb::daemon {
+namespace {
+
+// SIGUSR2 is only used internally, to wake the signal thread at shutdown.
+constexpr int kQuitSignal = SIGUSR2;
+
+sigset_t HandledSignals() {
+  sigset_t set;
+  sigemptyset(&set);
+  for (int sig : {SIGTERM, SIGINT, SIGHUP, kQuitSignal}) sigaddset(&set, sig);
+  return set;
+}
+
+std::string GetEnv(const char* name) {
+  const char* v = std::getenv(name);
+  return v != nullptr ? v : "";
+}
+
+std::string AbsolutePath(const std::string& path) {
+  std::error_code ec;
+  auto abs = std::filesystem::absolute(path, ec);
+  return ec ? path : abs.lexically_normal().string();
+}
+
+// PostgreSQL's stderr, tagged, at a level that matches its severity.
+void ForwardPostgresLine(std::string_view line) {
+  auto has = [&](const char* word) { return line.find(word) != std::string_view::npos; };
+  if (has("PANIC:") || has("FATAL:")) {
+    spdlog::error("postgres: {}", line);
+  } else if (has("ERROR:") || has("WARNING:")) {
+    spdlog::warn("postgres: {}", line);
+  } else {
+    spdlog::info("postgres: {}", line);
+  }
+}
+
+std::string SettingValue(const Settings& settings, const char* name) {
+  const Setting* s = settings.Find(name);
+  return s != nullptr ? s->value : "?";
+}
+
+struct Plan {
+  Candidate binaries;
+  HostFacts host;
+  Settings settings;
+  ClusterUser cluster_user;
+};
+
+Result<Plan> MakePlan(const Config& config, Profile profile, FileSystem& fs,
+                      ProcessRunner& runner) {
+  Plan plan;
+  SKYDB_ASSIGN_OR_RETURN(plan.cluster_user,
+                         ResolveClusterUser(::geteuid(), config.run_as_user, LookupUserByUid,
+                                            LookupUser));
+  SKYDB_ASSIGN_OR_RETURN(auto options,
+                         DiscoveryOptionsFromConfig(config.postgres, GetEnv("SKY_POSTGRES_BIN"),
+                                                    GetEnv("PATH")));
+  SKYDB_ASSIGN_OR_RETURN(auto report, DiscoverBinaries(options, fs, runner));
+  if (!report.chosen || !report.chosen->version) {
+    return Error::NotFound("no usable PostgreSQL binaries were found; run skydb doctor");
+  }
+  plan.binaries = *report.chosen;
+  SKYDB_ASSIGN_OR_RETURN(plan.host, ReadHostFacts(fs, SchedAffinityCpuCount(), config.host));
+  plan.settings = Tune(plan.host, profile, config.postgres.settings);
+  return plan;
+}
+
+std::string Banner(const Plan& plan, const std::string& data_dir, const std::string& socket_dir,
+                   const SupervisorSnapshot& snap, Profile profile) {
+  return "skydb ready: PostgreSQL " + snap.server_version + " (binaries " +
+         plan.binaries.bin_dir + " from " + BinarySourceName(plan.binaries.source) + ": " +
+         plan.binaries.origin + "), data dir " + data_dir + ", socket " + socket_dir +
+         "/.s.PGSQL.5432, cluster user " + plan.cluster_user.user.name + ", profile " +
+         ProfileName(profile) + ", shared_buffers=" + SettingValue(plan.settings,
+                                                                   "shared_buffers") +
+         ", max_connections=" + SettingValue(plan.settings, "max_connections") +
+         ", store_pool=" + SettingValue(plan.settings, "store_pool");
+}
+
+class Daemon {
+ public:
+  explicit Daemon(const DaemonOptions& options) : options_(options) {}
+  int Run();
+
+ private:
+  void SignalLoop();
+  void Reload();
+
+  DaemonOptions options_;
+  std::unique_ptr<FileSystem> fs_ = NewRealFileSystem();
+  std::unique_ptr<Clock> clock_ = NewRealClock();
+  std::unique_ptr<ProcessRunner> runner_ = NewRealProcessRunner();
+  std::unique_ptr<ChildLauncher> launcher_ = NewRealChildLauncher();
+  std::unique_ptr<HostOps> host_ = NewRealHostOps();
+  std::unique_ptr<PgProbe> probe_ = NewRealPgProbe();
+  std::unique_ptr<Supervisor> supervisor_;
+  std::mutex config_mu_;  // guards options_.config across SIGHUPs
+};
+
+int Daemon::Run() {
+  Config& config = options_.config;
+  config.data_dir = AbsolutePath(config.data_dir);
+  auto plan = MakePlan(config, options_.profile, *fs_, *runner_);
+  if (!plan.ok()) {
+    spdlog::error("skydb cannot start: {}", plan.error().message);
+    return 1;
+  }
+  SupervisorOptions sup;
+  sup.data_dir = config.data_dir;
+  sup.bin_dir = plan->binaries.bin_dir;
+  sup.binaries_major = plan->binaries.version->major;
+  sup.binaries_version = plan->binaries.version->text;
+  sup.cluster_user = plan->cluster_user;
+  sup.settings_conf = RenderConf(plan->settings);
+  sup.timing = config.supervisor;
+  SupervisorEnv env{fs_.get(), clock_.get(), runner_.get(), launcher_.get(), host_.get(),
+                    probe_.get(), ForwardPostgresLine, nullptr};
+  bool first_ready = true;
+  env.on_ready = [&](const SupervisorSnapshot& snap) {
+    if (first_ready) {
+      spdlog::info("{}", Banner(*plan, config.data_dir, supervisor_->SocketDir(), snap,
+                                options_.profile));
+    } else {
+      spdlog::info("PostgreSQL is ready again after restart {}", snap.restarts);
+    }
+    first_ready = false;
+  };
+  supervisor_ = NewSupervisor(std::move(sup), std::move(env));
+  std::thread signals([this] { SignalLoop(); });
+  Status status = supervisor_->Run();
+  ::pthread_kill(signals.native_handle(), kQuitSignal);
+  signals.join();
+  if (!status.ok()) {
+    spdlog::error("skydb failed: {}", status.error().message);
+    return 1;
+  }
+  spdlog::info("skydb stopped cleanly");
+  return 0;
+}
+
+void Daemon::SignalLoop() {
+  sigset_t set = HandledSignals();
+  while (true) {
+    int sig = 0;
+    if (::sigwait(&set, &sig) != 0) continue;
+    if (sig == kQuitSignal) return;
+    if (sig == SIGHUP) {
+      Reload();
+      continue;
+    }
+    spdlog::info("received {}; stopping PostgreSQL (fast shutdown)",
+                 sig == SIGTERM ? "SIGTERM" : "SIGINT");
+    supervisor_->RequestStop();
+  }
+}
+
+void Daemon::Reload() {
+  if (!options_.reload_config) return;
+  auto fresh = options_.reload_config();
+  if (!fresh.ok()) {
+    spdlog::error("SIGHUP: configuration not reloaded: {}", fresh.error().message);
+    return;
+  }
+  std::lock_guard lock(config_mu_);
+  fresh->data_dir = options_.config.data_dir;  // the directory never changes under a daemon
+  ConfigChange change = DiffConfig(options_.config, *fresh);
+  for (const auto& key : change.need_restart) {
+    spdlog::warn("SIGHUP: {} changed but is not reloadable; it applies at the next start", key);
+  }
+  // Keys that need a restart keep their running values until then.
+  fresh->supervisor.start_timeout = options_.config.supervisor.start_timeout;
+  fresh->supervisor.stop_timeout = options_.config.supervisor.stop_timeout;
+  fresh->host = options_.config.host;
+  auto host = ReadHostFacts(*fs_, SchedAffinityCpuCount(), fresh->host);
+  if (!host.ok()) {
+    spdlog::error("SIGHUP: {}", host.error().message);
+    return;
+  }
+  Settings settings = Tune(*host, options_.profile, fresh->postgres.settings);
+  spdlog::set_level(spdlog::level::from_str(fresh->log_level));
+  supervisor_->RequestReload({RenderConf(settings), fresh->supervisor});
+  options_.config = *fresh;
+  spdlog::info("SIGHUP: configuration re-read ({} key(s) changed)", change.changed.size());
+}
+
+}  // namespace
+
+int RunDaemon(const DaemonOptions& options) {
+  // Before any thread starts, so that every thread inherits the mask and only sigwait sees them.
+  sigset_t set = HandledSignals();
+  ::pthread_sigmask(SIG_BLOCK, &set, nullptr);
+  Status logging = InitLogging(options.config.log_level, options.config.log_format);
+  if (!logging.ok()) {
+    std::fprintf(stderr, "skydb: %s\n", logging.error().message.c_str());
+    return 2;
+  }
+  Daemon daemon(options);
+  return daemon.Run();
+}
+
+}  // namespace skydb::daemon

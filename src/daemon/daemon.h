@@ -1,0 +1,32 @@
+// The daemon `skydb serve --embed` and `skydb dev` run: discovery → tuning → supervisor
+// (→ later: store, RESP, HTTP), with signal handling and the banner.
+//
+// Signals: SIGTERM and SIGINT stop (fast shutdown of PostgreSQL, exit 0); SIGHUP re-loads the
+// configuration, applies the reloadable keys, re-renders the settings and reloads PostgreSQL.
+// They are blocked in every thread and taken by one signal thread with sigwait, so no handler
+// runs in async-signal context.
+//
+// Thread-safety: RunDaemon is called once per process, from the main thread, before any other
+// thread exists (it blocks signals and the postmaster's death signal follows this thread).
+// Failure: returns the exit status; a failure is logged as one sentence.
+#pragma once
+
+#include <functional>
+
+#include "skydb/config.h"
+#include "skydb/result.h"
+#include "skydb/tune.h"
+
+namespace skydb::daemon {
+
+struct DaemonOptions {
+  Config config;
+  Profile profile = Profile::kEmbedded;
+  // Re-reads the configuration (file, environment, the original flags) for SIGHUP.
+  std::function<Result<Config>()> reload_config;
+};
+
+// 0 after a requested stop, 1 when the cluster could not be started or kept running.
+int RunDaemon(const DaemonOptions& options);
+
+}  // namespace skydb::daemon

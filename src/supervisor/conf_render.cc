@@ -1,0 +1,78 @@
+#include "supervisor/conf_render.h"
+
+#include "base/strings.h"
+
+namespace skydb::supervisor {
+namespace {
+
+constexpr char kIncludeLine[] = "include = 'skydb.conf'";
+constexpr char kManagedHeader[] =
+    "# Written by skydb on every start; edits here are overwritten.\n";
+
+}  // namespace
+
+std::string QuoteConfValue(const std::string& value) {
+  std::string out = "'";
+  for (char c : value) {
+    if (c == '\'') out += '\'';
+    out += c;
+  }
+  return out + "'";
+}
+
+std::string RenderSkydbConf(const std::string& settings_conf, const std::string& socket_dir,
+                            int port, int major) {
+  std::string out = kManagedHeader;
+  out += "# Pin a setting with [postgres.settings] in skydb's config, not here.\n\n";
+  // skydb's logger adds its own timestamp; keep PostgreSQL's prefix short (pins may change it).
+  out += "log_line_prefix = '[%p] '\n";
+  if (major >= 14) {
+    // After a crash, one syncfs() of the file system instead of an fsync per file in pgdata:
+    // seconds off every crash restart (PostgreSQL's own fsync default is the slow, safe-on-
+    // every-file-system choice; syncfs is Linux-only, which skydb is).
+    out += "recovery_init_sync_method = syncfs\n";
+  }
+  out += "\n";
+  out += settings_conf;
+  if (!settings_conf.empty() && settings_conf.back() != '\n') out += '\n';
+  out += "\n# Owned by the supervisor (after the settings so that they always win):\n";
+  out += "listen_addresses = ''\n";
+  out += "unix_socket_directories = " + QuoteConfValue(socket_dir) + "\n";
+  out += "unix_socket_permissions = 0700\n";
+  out += "port = " + std::to_string(port) + "\n";
+  out += "logging_collector = off\n";
+  out += "log_destination = 'stderr'\n";
+  return out;
+}
+
+std::optional<std::string> WithIncludeLine(const std::string& postgresql_conf) {
+  for (const auto& line : Split(postgresql_conf, '\n')) {
+    if (Trim(line) == kIncludeLine) return std::nullopt;
+  }
+  std::string out = postgresql_conf;
+  if (!out.empty() && out.back() != '\n') out += '\n';
+  out += "\n# Added once by skydb: the derived settings, re-rendered on every start.\n";
+  out += kIncludeLine;
+  out += '\n';
+  return out;
+}
+
+std::string RenderHba() {
+  std::string out = kManagedHeader;
+  out += "# Unix-socket connections only, peer-authenticated through the map in pg_ident.conf.\n";
+  out += "# TYPE  DATABASE     USER  METHOD\n";
+  out += "local   all          all   peer map=" + std::string(kIdentMapName) + "\n";
+  out += "local   replication  all   peer map=" + std::string(kIdentMapName) + "\n";
+  return out;
+}
+
+std::string RenderIdent(const std::vector<std::string>& os_users, const std::string& role) {
+  std::string out = kManagedHeader;
+  out += "# MAPNAME  SYSTEM-USERNAME  PG-USERNAME\n";
+  for (const auto& user : os_users) {
+    out += std::string(kIdentMapName) + "  " + user + "  " + role + "\n";
+  }
+  return out;
+}
+
+}  // namespace skydb::supervisor

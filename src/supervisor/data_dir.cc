@@ -1,0 +1,114 @@
+#include "supervisor/data_dir.h"
+
+#include <cstdio>
+
+#include "base/strings.h"
+
+namespace skydb::supervisor {
+namespace {
+
+std::string Octal(uint32_t mode) {
+  char buf[8];
+  std::snprintf(buf, sizeof buf, "%04o", mode & 07777);
+  return buf;
+}
+
+// Creates `path` with mode 0700, or verifies what is there.
+Status EnsurePrivateDir(FileSystem& fs, const std::string& path) {
+  auto info = fs.Stat(path);
+  if (!info.ok()) {
+    if (info.error().code != ErrorCode::kNotFound) return info.error();
+    return fs.MakeDir(path, 0700);
+  }
+  return CheckDirSafe(path, *info);
+}
+
+Status EnsureOwner(FileSystem& fs, HostOps& host, const std::string& path,
+                   const ClusterUser& owner) {
+  if (!owner.drop_privileges) return Ok();
+  SKYDB_ASSIGN_OR_RETURN(FileInfo info, fs.Stat(path));
+  if (info.uid == owner.user.uid && info.gid == owner.user.gid) return Ok();
+  return host.Chown(path, owner.user.uid, owner.user.gid);
+}
+
+}  // namespace
+
+DataDirLayout DataDirLayout::For(const std::string& root) {
+  std::string base = root;
+  while (base.size() > 1 && base.back() == '/') base.pop_back();
+  return {base,
+          base + "/pgdata",
+          base + "/run",
+          base + "/runtime",
+          base + "/skydb.lock",
+          base + "/run/skydb.status.json"};
+}
+
+Status CheckDirSafe(const std::string& path, const FileInfo& info) {
+  if (info.type != FileType::kDirectory) {
+    return Error::Conflict(path + " exists and is not a directory; remove it or choose another "
+                           "--data-dir");
+  }
+  if ((info.mode & 022) != 0) {
+    return Error::Permission(path + " has mode " + Octal(info.mode) +
+                             ", writable by other users; fix it with: chmod 0700 " + path);
+  }
+  return Ok();
+}
+
+Status CheckReachable(const FileSystem& fs, const std::string& root, const ClusterUser& owner) {
+  if (!owner.drop_privileges) return Ok();
+  const RunAs& u = owner.user;
+  for (auto slash = root.find('/', 1); slash != std::string::npos;
+       slash = root.find('/', slash + 1)) {
+    std::string parent = root.substr(0, slash);
+    auto info = fs.Stat(parent);
+    if (!info.ok()) continue;
+    bool searchable = (info->mode & 0001) != 0 || (info->uid == u.uid && (info->mode & 0100)) ||
+                      (info->gid == u.gid && (info->mode & 0010));
+    if (!searchable) {
+      return Error::Permission("PostgreSQL runs as " + u.name + ", who cannot reach " + root +
+                               ": " + parent + " (mode " + Octal(info->mode) +
+                               ") is not searchable by it; choose a data directory under a path "
+                               "that " + u.name + " can traverse (e.g. /var/lib/skydb)");
+    }
+  }
+  return Ok();
+}
+
+Status PrepareDirs(FileSystem& fs, HostOps& host, const DataDirLayout& layout,
+                   const ClusterUser& owner) {
+  for (const std::string& dir : {layout.root, layout.run, layout.runtime}) {
+    SKYDB_RETURN_IF_ERROR(EnsurePrivateDir(fs, dir));
+    SKYDB_RETURN_IF_ERROR(EnsureOwner(fs, host, dir, owner));
+  }
+  if (fs.Exists(layout.pgdata)) {
+    SKYDB_ASSIGN_OR_RETURN(FileInfo info, fs.Stat(layout.pgdata));
+    SKYDB_RETURN_IF_ERROR(CheckDirSafe(layout.pgdata, info));
+  }
+  return Ok();
+}
+
+Result<PgdataState> InspectPgdata(const FileSystem& fs, const std::string& pgdata,
+                                  int binaries_major, const std::string& binaries_version) {
+  if (!fs.Exists(pgdata)) return PgdataState::kAbsent;
+  SKYDB_ASSIGN_OR_RETURN(auto entries, fs.ListDir(pgdata));
+  if (entries.empty()) return PgdataState::kEmpty;
+  auto version_text = fs.ReadFile(pgdata + "/PG_VERSION");
+  if (!version_text.ok()) {
+    return Error::Conflict(pgdata + " is not empty and holds no PostgreSQL cluster (no "
+                           "PG_VERSION); skydb will not run initdb over it: move its contents "
+                           "away or choose another --data-dir");
+  }
+  std::string cluster_major(Trim(*version_text));
+  if (cluster_major != std::to_string(binaries_major)) {
+    return Error::VersionMismatch(
+        "the cluster in " + pgdata + " is PostgreSQL " + cluster_major +
+        " but the binaries are PostgreSQL " + binaries_version + "; upgrade the cluster with "
+        "pg_upgrade (or pin postgres.version = \"" + cluster_major + "\" to run its binaries); "
+        "the directory was left untouched");
+  }
+  return PgdataState::kCluster;
+}
+
+}  // namespace skydb::supervisor

@@ -1,0 +1,51 @@
+// The data directory: layout, safety checks, ownership, and what DIR/pgdata holds.
+//
+// Pure checks take values or a FileSystem so they are unit-tested on a FakeFileSystem; the few
+// calls the FileSystem seam lacks (chown) go through HostOps.
+// Thread-safety: free functions without shared state.
+#pragma once
+
+#include <string>
+
+#include "skydb/env.h"
+#include "skydb/supervisor.h"
+
+namespace skydb::supervisor {
+
+struct DataDirLayout {
+  std::string root;         // DIR
+  std::string pgdata;       // DIR/pgdata
+  std::string run;          // DIR/run: sockets and the status file
+  std::string runtime;      // DIR/runtime: extracted bundles
+  std::string lock_file;    // DIR/skydb.lock
+  std::string status_file;  // DIR/run/skydb.status.json
+
+  static DataDirLayout For(const std::string& root);
+};
+
+// Refuses a directory group- or other-writable, or not a directory, saying how to fix it.
+Status CheckDirSafe(const std::string& path, const FileInfo& info);
+
+// Creates DIR (0700) or verifies it; creates run/ and runtime/ (0700); when the cluster user
+// differs from us, makes it the owner of DIR, run/ and runtime/ (never anything above DIR).
+Status PrepareDirs(FileSystem& fs, HostOps& host, const DataDirLayout& layout,
+                   const ClusterUser& owner);
+
+// When the cluster runs as another user, every ancestor of DIR must be searchable by it, or
+// PostgreSQL cannot reach its data directory. skydb never widens a parent's permissions; it
+// names the first one in the way instead.
+Status CheckReachable(const FileSystem& fs, const std::string& root, const ClusterUser& owner);
+
+enum class PgdataState {
+  kAbsent,   // DIR/pgdata does not exist: initdb will create it
+  kEmpty,    // exists and is empty: initdb may use it
+  kCluster,  // holds a cluster of the binaries' major version
+};
+
+// kCluster only when PG_VERSION matches `binaries_major`; a cluster of another major is a
+// VersionMismatch naming both versions and pg_upgrade; a non-empty directory without
+// PG_VERSION is a Conflict. Nothing is modified.
+Result<PgdataState> InspectPgdata(const FileSystem& fs, const std::string& pgdata,
+                                  int binaries_major, const std::string& binaries_version);
+
+}  // namespace skydb::supervisor

@@ -1,0 +1,108 @@
+#include "supervisor/migrations.h"
+
+#include <cstdlib>
+#include <map>
+
+namespace skydb {
+
+const std::vector<Migration>& BuiltinMigrations() {
+  static const std::vector<Migration> migrations = {
+      {1, "skydb schema", "CREATE SCHEMA IF NOT EXISTS skydb"},
+  };
+  return migrations;
+}
+
+}  // namespace skydb
+
+namespace skydb::supervisor {
+namespace {
+
+// An arbitrary constant naming skydb's migration lock among advisory locks.
+constexpr char kLockKey[] = "7354213001";
+
+constexpr char kCreateTable[] =
+    "CREATE TABLE IF NOT EXISTS skydb_schema_migrations ("
+    " version integer PRIMARY KEY,"
+    " name text NOT NULL,"
+    " applied_at timestamptz NOT NULL DEFAULT now())";
+
+Result<std::map<int, std::string>> AppliedVersions(pg::Connection& conn) {
+  SKYDB_ASSIGN_OR_RETURN(auto rows,
+                         conn.Exec("SELECT version, name FROM skydb_schema_migrations"));
+  std::map<int, std::string> applied;
+  for (int r = 0; r < rows.rows(); ++r) {
+    applied[std::atoi(rows.Get(r, 0).c_str())] = rows.Get(r, 1);
+  }
+  return applied;
+}
+
+Status CheckApplied(const std::map<int, std::string>& applied,
+                    const std::vector<Migration>& migrations) {
+  std::map<int, std::string> known;
+  for (const auto& m : migrations) known[m.version] = m.name;
+  for (const auto& [version, name] : applied) {
+    auto it = known.find(version);
+    if (it == known.end()) {
+      return Error::VersionMismatch("the database has schema migration " +
+                                    std::to_string(version) + " (" + name +
+                                    "), which this skydb does not know: a newer skydb "
+                                    "migrated it; run that version");
+    }
+    if (it->second != name) {
+      return Error::VersionMismatch("schema migration " + std::to_string(version) +
+                                    " is recorded as '" + name + "' but this skydb calls it '" +
+                                    it->second + "'");
+    }
+  }
+  return Ok();
+}
+
+Result<int> ApplyMissing(pg::Connection& conn, const std::vector<Migration>& migrations) {
+  SKYDB_ASSIGN_OR_RETURN(auto applied, AppliedVersions(conn));
+  SKYDB_RETURN_IF_ERROR(CheckApplied(applied, migrations));
+  int count = 0;
+  for (const auto& m : migrations) {
+    if (applied.count(m.version) != 0) continue;
+    Status done = conn.InTransaction([&](pg::Connection& c) -> Status {
+      SKYDB_RETURN_IF_ERROR(c.Run(m.sql));
+      return c.Run("INSERT INTO skydb_schema_migrations (version, name) VALUES ($1, $2)",
+                   {std::to_string(m.version), m.name});
+    });
+    if (!done.ok()) {
+      return std::move(done).error().Within("schema migration " + std::to_string(m.version) +
+                                            " (" + m.name + ")");
+    }
+    ++count;
+  }
+  return count;
+}
+
+}  // namespace
+
+Status ValidateMigrations(const std::vector<Migration>& migrations) {
+  int last = 0;
+  for (const auto& m : migrations) {
+    if (m.version <= last) {
+      return Error::Internal("migration versions must be positive and strictly increasing; " +
+                             std::to_string(m.version) + " follows " + std::to_string(last));
+    }
+    if (m.name.empty()) {
+      return Error::Internal("migration " + std::to_string(m.version) + " has no name");
+    }
+    last = m.version;
+  }
+  return Ok();
+}
+
+Result<int> ApplyMigrations(pg::Connection& conn, const std::vector<Migration>& migrations) {
+  SKYDB_RETURN_IF_ERROR(ValidateMigrations(migrations));
+  SKYDB_RETURN_IF_ERROR(conn.Run(std::string("SELECT pg_advisory_lock(") + kLockKey + ")"));
+  Result<int> applied = [&]() -> Result<int> {
+    SKYDB_RETURN_IF_ERROR(conn.Run(kCreateTable));
+    return ApplyMissing(conn, migrations);
+  }();
+  (void)conn.Run(std::string("SELECT pg_advisory_unlock(") + kLockKey + ")");
+  return applied;
+}
+
+}  // namespace skydb::supervisor

@@ -1,0 +1,24 @@
+// The schema migrations runner: a versioned table and one transaction per migration.
+//
+//   skydb_schema_migrations(version integer primary key, name text, applied_at timestamptz)
+//
+// Runners on several daemons (an external database) serialise on an advisory lock. A database
+// that has applied a version this binary does not know (a newer skydb migrated it) is refused;
+// so is one whose recorded name for a version differs from ours.
+// Thread-safety: uses the connection it is given, on the caller's thread.
+#pragma once
+
+#include <vector>
+
+#include "pgconn/pgconn.h"
+#include "skydb/supervisor.h"
+
+namespace skydb::supervisor {
+
+// Versions strictly increasing and positive, names non-empty.
+Status ValidateMigrations(const std::vector<Migration>& migrations);
+
+// Applies what is missing; returns how many migrations were applied.
+Result<int> ApplyMigrations(pg::Connection& conn, const std::vector<Migration>& migrations);
+
+}  // namespace skydb::supervisor

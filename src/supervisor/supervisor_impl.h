@@ -1,0 +1,76 @@
+// The Supervisor's implementation, split across supervisor_prepare.cc (DIR, initdb, config
+// files, leftovers) and supervisor_run.cc (start, readiness, watch, restart, stop, reload).
+// Internal to src/supervisor; see skydb/supervisor.h for the contract.
+#pragma once
+
+#include <atomic>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+
+#include "skydb/supervisor.h"
+#include "supervisor/data_dir.h"
+#include "supervisor/restart_policy.h"
+
+namespace skydb::supervisor {
+
+class SupervisorImpl final : public Supervisor {
+ public:
+  SupervisorImpl(SupervisorOptions options, SupervisorEnv env);
+  ~SupervisorImpl() override;
+
+  Status Run() override;
+  void RequestStop() override;
+  void RequestReload(SupervisorReload reload) override;
+  SupervisorSnapshot Snapshot() const override;
+  std::string SocketDir() const override { return layout_.run; }
+  std::string ConnInfo() const override;
+
+ private:
+  // How one start attempt ended when it did not fail outright.
+  enum class StartOutcome { kReady, kExited, kStopRequested };
+
+  // supervisor_prepare.cc
+  Status Prepare();
+  Status LockDataDir();
+  Status EnsureCluster();
+  Status RunInitdb();
+  Status StopLeftover();
+  Status WaitForPidGone(pid_t pid, std::chrono::milliseconds timeout);
+  Status WriteConfigFiles();
+  Status WriteOwnedFile(const std::string& path, const std::string& contents);
+
+  // supervisor_run.cc
+  Status Supervise();
+  Result<StartOutcome> StartOnce();
+  Result<StartOutcome> WaitReady();
+  PgProbe::Ping PingQuietly(const std::string& conninfo);
+  Status Migrate();
+  bool Watch();  // true when the postmaster exited, false when a stop was requested
+  Status OnUnexpectedExit();
+  Status StopPostmaster();
+  void ApplyPendingReload();
+  bool ChildExited();
+  bool SleepUnlessStopped(Clock::Duration d);
+  void SetState(SupervisorState s, const std::string& detail = "");
+  void WriteStatusFile(const std::string& error = "");
+  void CapturePostgresLine(std::string_view line);
+  std::string RecentPostgresLog() const;
+
+  SupervisorOptions options_;
+  SupervisorEnv env_;
+  DataDirLayout layout_;
+  RestartPolicy policy_;
+  std::shared_ptr<void> dir_lock_;
+  std::unique_ptr<ChildProcess> child_;
+  std::atomic<bool> stop_requested_{false};
+
+  mutable std::mutex mu_;  // guards everything below (read by Snapshot from other threads)
+  SupervisorSnapshot snap_;
+  std::optional<SupervisorReload> pending_reload_;
+  std::deque<std::string> recent_log_;  // PostgreSQL's last stderr lines, for failure reasons
+};
+
+}  // namespace skydb::supervisor

@@ -1,0 +1,137 @@
+// Preparing DIR before the first start: lock, modes and ownership, initdb, leftover postmaster,
+// the configuration files.
+#include <signal.h>
+
+#include <spdlog/spdlog.h>
+
+#include "base/strings.h"
+#include "supervisor/conf_render.h"
+#include "supervisor/postmaster_pid.h"
+#include "supervisor/supervisor_impl.h"
+
+namespace skydb::supervisor {
+namespace {
+
+constexpr auto kInitdbTimeout = std::chrono::minutes(5);
+constexpr size_t kInitdbErrorTail = 600;  // bytes of initdb's stderr quoted in an error
+
+std::string Tail(const std::string& text, size_t n) {
+  std::string t(Trim(text));
+  return t.size() <= n ? t : "..." + t.substr(t.size() - n);
+}
+
+}  // namespace
+
+Status SupervisorImpl::Prepare() {
+  SKYDB_RETURN_IF_ERROR(LockDataDir());
+  SKYDB_RETURN_IF_ERROR(PrepareDirs(*env_.fs, *env_.host, layout_, options_.cluster_user));
+  WriteStatusFile();  // replaces what an earlier (perhaps killed) daemon left there
+  SKYDB_RETURN_IF_ERROR(EnsureCluster());
+  return WriteConfigFiles();
+}
+
+Status SupervisorImpl::LockDataDir() {
+  SKYDB_RETURN_IF_ERROR(CheckReachable(*env_.fs, layout_.root, options_.cluster_user));
+  // DIR itself must exist (and be safe) before the lock file inside it can.
+  auto info = env_.fs->Stat(layout_.root);
+  if (!info.ok()) {
+    if (info.error().code != ErrorCode::kNotFound) return info.error();
+    SKYDB_RETURN_IF_ERROR(env_.fs->MakeDir(layout_.root, 0700));
+  } else {
+    SKYDB_RETURN_IF_ERROR(CheckDirSafe(layout_.root, *info));
+  }
+  SKYDB_ASSIGN_OR_RETURN(dir_lock_, env_.host->LockExclusive(layout_.lock_file));
+  return Ok();
+}
+
+Status SupervisorImpl::EnsureCluster() {
+  SKYDB_ASSIGN_OR_RETURN(PgdataState state,
+                         InspectPgdata(*env_.fs, layout_.pgdata, options_.binaries_major,
+                                       options_.binaries_version));
+  if (state == PgdataState::kCluster) return StopLeftover();
+  if (state == PgdataState::kAbsent) {
+    SKYDB_RETURN_IF_ERROR(env_.fs->MakeDir(layout_.pgdata, 0700));
+  }
+  if (options_.cluster_user.drop_privileges) {
+    const RunAs& u = options_.cluster_user.user;
+    SKYDB_RETURN_IF_ERROR(env_.host->Chown(layout_.pgdata, u.uid, u.gid));
+  }
+  return RunInitdb();
+}
+
+Status SupervisorImpl::RunInitdb() {
+  const std::string& user = options_.cluster_user.user.name;
+  spdlog::info("initializing a new PostgreSQL cluster in {} (owner {})", layout_.pgdata, user);
+  CommandSpec spec;
+  spec.argv = {options_.bin_dir + "/initdb", "-D", layout_.pgdata, "--data-checksums",
+               "--encoding=UTF8", "--locale=C", "--auth-local=peer", "--auth-host=reject",
+               "--username=" + user};
+  spec.env["NOTIFY_SOCKET"] = std::nullopt;
+  if (options_.cluster_user.drop_privileges) spec.run_as = options_.cluster_user.user;
+  spec.working_dir = layout_.root;
+  spec.timeout = kInitdbTimeout;
+  SKYDB_ASSIGN_OR_RETURN(CommandOutput out, env_.runner->Run(spec));
+  if (out.exit_code != 0) {
+    return Error::Io("initdb failed for " + layout_.pgdata + " (" +
+                     ExitStatus{out.exit_code, out.term_signal}.Describe() +
+                     "): " + Tail(out.err, kInitdbErrorTail));
+  }
+  return Ok();
+}
+
+Status SupervisorImpl::StopLeftover() {
+  LeftoverCheck check = IdentifyLeftover(*env_.fs, *env_.host, layout_.pgdata);
+  if (check.verdict != LeftoverVerdict::kOurs) {
+    if (check.verdict != LeftoverVerdict::kNone) {
+      spdlog::info("postmaster.pid names pid {}: {} ({}); PostgreSQL will replace it", check.pid,
+                   LeftoverVerdictName(check.verdict), check.reason);
+    }
+    return Ok();
+  }
+  spdlog::warn("a postmaster (pid {}) left over from an earlier skydb still runs on {}; "
+               "fast-stopping it before starting", check.pid, layout_.pgdata);
+  (void)env_.host->Kill(check.pid, SIGINT);
+  if (WaitForPidGone(check.pid, options_.timing.stop_timeout).ok()) return Ok();
+  spdlog::warn("leftover postmaster {} did not stop within {}; sending SIGQUIT", check.pid,
+               FormatDuration(options_.timing.stop_timeout));
+  (void)env_.host->Kill(check.pid, SIGQUIT);
+  if (WaitForPidGone(check.pid, options_.timing.stop_timeout).ok()) return Ok();
+  return Error::Conflict("a postmaster (pid " + std::to_string(check.pid) +
+                         ") left over from an earlier skydb still runs on " + layout_.pgdata +
+                         " after SIGINT and SIGQUIT; stop it, then start skydb again");
+}
+
+Status SupervisorImpl::WaitForPidGone(pid_t pid, std::chrono::milliseconds timeout) {
+  auto deadline = env_.clock->Now() + timeout;
+  while (env_.host->ProcessExists(pid)) {
+    if (env_.clock->Now() >= deadline) return Error::Timeout("pid still running");
+    env_.clock->SleepFor(options_.tick);
+  }
+  return Ok();
+}
+
+Status SupervisorImpl::WriteConfigFiles() {
+  const std::string& pgdata = layout_.pgdata;
+  SKYDB_RETURN_IF_ERROR(WriteOwnedFile(
+      pgdata + "/" + kSkydbConfName,
+      RenderSkydbConf(options_.settings_conf, layout_.run, options_.port,
+                      options_.binaries_major)));
+  SKYDB_ASSIGN_OR_RETURN(std::string conf, env_.fs->ReadFile(pgdata + "/postgresql.conf"));
+  if (auto with_include = WithIncludeLine(conf)) {
+    SKYDB_RETURN_IF_ERROR(WriteOwnedFile(pgdata + "/postgresql.conf", *with_include));
+  }
+  SKYDB_RETURN_IF_ERROR(WriteOwnedFile(pgdata + "/pg_hba.conf", RenderHba()));
+  const std::string& role = options_.cluster_user.user.name;
+  std::vector<std::string> os_users = {role};
+  if (options_.cluster_user.drop_privileges) os_users.insert(os_users.begin(), "root");
+  return WriteOwnedFile(pgdata + "/pg_ident.conf", RenderIdent(os_users, role));
+}
+
+Status SupervisorImpl::WriteOwnedFile(const std::string& path, const std::string& contents) {
+  SKYDB_RETURN_IF_ERROR(env_.fs->WriteFileAtomic(path, contents, 0600));
+  if (!options_.cluster_user.drop_privileges) return Ok();
+  const RunAs& u = options_.cluster_user.user;
+  return env_.host->Chown(path, u.uid, u.gid);
+}
+
+}  // namespace skydb::supervisor

@@ -1,0 +1,339 @@
+// Starting, watching, restarting, reloading and stopping the postmaster.
+#include <signal.h>
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+
+#include "base/strings.h"
+#include "pgconn/pgconn.h"
+#include "supervisor/postmaster_pid.h"
+#include "supervisor/status_file.h"
+#include "supervisor/supervisor_impl.h"
+
+namespace skydb::supervisor {
+namespace {
+
+constexpr size_t kRecentLogLines = 8;
+// A crashed postmaster's backends hold the old shared memory until they notice and exit; the
+// new postmaster refuses to start while they do. They share its stderr pipe, so EOF on it
+// means they are all gone.
+constexpr auto kOldBackendsGrace = std::chrono::seconds(10);
+// Readiness may be extended while the server says it is starting or recovering, up to this
+// many times start_timeout in all.
+constexpr int kMaxStartExtensions = 10;
+
+int64_t EpochSeconds(std::chrono::system_clock::time_point t) {
+  return std::chrono::duration_cast<std::chrono::seconds>(t.time_since_epoch()).count();
+}
+
+}  // namespace
+
+SupervisorImpl::SupervisorImpl(SupervisorOptions options, SupervisorEnv env)
+    : options_(std::move(options)),
+      env_(std::move(env)),
+      layout_(DataDirLayout::For(options_.data_dir)),
+      policy_(options_.timing, *env_.clock) {}
+
+SupervisorImpl::~SupervisorImpl() = default;
+
+std::string SupervisorImpl::ConnInfo() const {
+  return pg::UnixSocketConnInfo(layout_.run, options_.port, options_.cluster_user.user.name,
+                                options_.database);
+}
+
+void SupervisorImpl::RequestStop() { stop_requested_ = true; }
+
+void SupervisorImpl::RequestReload(SupervisorReload reload) {
+  std::lock_guard lock(mu_);
+  pending_reload_ = std::move(reload);
+}
+
+SupervisorSnapshot SupervisorImpl::Snapshot() const {
+  std::lock_guard lock(mu_);
+  return snap_;
+}
+
+Status SupervisorImpl::Run() {
+  {
+    std::lock_guard lock(mu_);
+    snap_.started_at = env_.clock->WallNow();
+  }
+  SetState(SupervisorState::kInitializing);
+  Status status = Prepare();
+  if (status.ok()) status = Supervise();
+  if (!status.ok()) {
+    SetState(SupervisorState::kFailed, status.error().message);
+    WriteStatusFile(status.error().message);
+  }
+  dir_lock_.reset();  // PostgreSQL is stopped (or was never started): DIR is free
+  return status;
+}
+
+Status SupervisorImpl::Supervise() {
+  while (true) {
+    Result<StartOutcome> started = StartOnce();
+    if (!started.ok()) {
+      (void)StopPostmaster();
+      return std::move(started).error();
+    }
+    if (*started == StartOutcome::kReady && !Watch()) return StopPostmaster();
+    if (*started == StartOutcome::kStopRequested) return StopPostmaster();
+    SKYDB_RETURN_IF_ERROR(OnUnexpectedExit());
+    if (stop_requested_) {
+      SetState(SupervisorState::kStopped);
+      return Ok();
+    }
+  }
+}
+
+Result<SupervisorImpl::StartOutcome> SupervisorImpl::StartOnce() {
+  SetState(SupervisorState::kStarting);
+  ChildSpec spec;
+  spec.argv = {options_.bin_dir + "/postgres", "-D", layout_.pgdata};
+  if (options_.cluster_user.drop_privileges) spec.run_as = options_.cluster_user.user;
+  spec.working_dir = layout_.pgdata;
+  spec.parent_death_signal = SIGINT;  // fast shutdown if skydb dies without stopping it
+  auto child = env_.launcher->Spawn(spec, [this](std::string_view line) {
+    CapturePostgresLine(line);
+  });
+  if (!child.ok()) return std::move(child).error();
+  child_ = std::move(child).value();
+  {
+    std::lock_guard lock(mu_);
+    snap_.postgres_pid = child_->pid();
+  }
+  WriteStatusFile();
+  SKYDB_ASSIGN_OR_RETURN(StartOutcome outcome, WaitReady());
+  if (outcome != StartOutcome::kReady) return outcome;
+  SKYDB_RETURN_IF_ERROR(Migrate());
+  policy_.OnReady();
+  {
+    std::lock_guard lock(mu_);
+    snap_.ready_since = env_.clock->WallNow();
+  }
+  SetState(SupervisorState::kReady);
+  if (env_.on_ready) env_.on_ready(Snapshot());
+  return StartOutcome::kReady;
+}
+
+Result<SupervisorImpl::StartOutcome> SupervisorImpl::WaitReady() {
+  const std::string conninfo = ConnInfo();
+  auto deadline = env_.clock->Now() + options_.timing.start_timeout;
+  int extensions = 0;
+  while (true) {
+    if (stop_requested_) return StartOutcome::kStopRequested;
+    if (ChildExited()) return StartOutcome::kExited;
+    PgProbe::Ping ping = PingQuietly(conninfo);
+    if (ping == PgProbe::Ping::kOk) return StartOutcome::kReady;
+    if (env_.clock->Now() >= deadline) {
+      if (ping != PgProbe::Ping::kRejecting || ++extensions > kMaxStartExtensions) {
+        return Error::Timeout("PostgreSQL did not accept connections on " + layout_.run +
+                              " within " + FormatDuration(options_.timing.start_timeout) +
+                              " (supervisor.start_timeout)" + RecentPostgresLog());
+      }
+      spdlog::info("PostgreSQL is still starting up or recovering; waiting another {}",
+                   FormatDuration(options_.timing.start_timeout));
+      deadline += options_.timing.start_timeout;
+    }
+    env_.clock->SleepFor(options_.tick);
+  }
+}
+
+Status SupervisorImpl::Migrate() {
+  SetState(SupervisorState::kMigrating);
+  const std::string conninfo = ConnInfo();
+  SKYDB_ASSIGN_OR_RETURN(std::string version, env_.probe->ServerVersion(conninfo));
+  {
+    std::lock_guard lock(mu_);
+    snap_.server_version = version;
+  }
+  auto applied = env_.probe->Migrate(conninfo, options_.migrations);
+  if (!applied.ok()) return std::move(applied).error().Within("schema migrations failed");
+  if (*applied > 0) spdlog::info("applied {} schema migration(s)", *applied);
+  return Ok();
+}
+
+PgProbe::Ping SupervisorImpl::PingQuietly(const std::string& conninfo) {
+  // Every refused connection attempt costs a FATAL line in PostgreSQL's log, so while
+  // postmaster.pid says our postmaster is still starting (as pg_ctl -w reads it), do not ask.
+  if (auto text = env_.fs->ReadFile(layout_.pgdata + "/postmaster.pid"); text.ok()) {
+    auto file = ParsePostmasterPid(*text);
+    if (file.ok() && file->pid == child_->pid() && file->status == "starting") {
+      return PgProbe::Ping::kRejecting;
+    }
+  }
+  return env_.probe->PingServer(conninfo);
+}
+
+bool SupervisorImpl::Watch() {
+  while (!stop_requested_) {
+    ApplyPendingReload();
+    if (ChildExited()) return true;
+    env_.clock->SleepFor(options_.tick);
+  }
+  return false;
+}
+
+bool SupervisorImpl::ChildExited() { return child_ && child_->TryWait().has_value(); }
+
+Status SupervisorImpl::OnUnexpectedExit() {
+  std::string how = child_->TryWait()->Describe();
+  {
+    std::lock_guard lock(mu_);
+    snap_.postgres_pid = 0;
+    snap_.last_exit = how;
+  }
+  spdlog::error("PostgreSQL exited unexpectedly ({})", how);
+  RestartPolicy::Decision decision = policy_.OnCrash();
+  if (decision.give_up) {
+    return Error::Unavailable(decision.reason + "; last exit: " + how + RecentPostgresLog());
+  }
+  SetState(SupervisorState::kBackoff,
+           "restarting in " + FormatDuration(decision.delay) + " (crash " +
+               std::to_string(decision.crashes_in_window) + " of at most " +
+               std::to_string(options_.timing.max_crashes) + " in the window)");
+  if (!child_->WaitOutputClosed(kOldBackendsGrace)) {
+    spdlog::warn("processes of the old postmaster still run after {}; restarting anyway",
+                 FormatDuration(kOldBackendsGrace));
+  }
+  if (!SleepUnlessStopped(decision.delay)) return Ok();
+  std::lock_guard lock(mu_);
+  ++snap_.restarts;
+  return Ok();
+}
+
+bool SupervisorImpl::SleepUnlessStopped(Clock::Duration d) {
+  auto until = env_.clock->Now() + d;
+  while (env_.clock->Now() < until) {
+    if (stop_requested_) return false;
+    env_.clock->SleepFor(std::min<Clock::Duration>(options_.tick, until - env_.clock->Now()));
+  }
+  return !stop_requested_;
+}
+
+Status SupervisorImpl::StopPostmaster() {
+  if (!child_ || child_->TryWait()) {
+    SetState(SupervisorState::kStopped);
+    return Ok();
+  }
+  SetState(SupervisorState::kStopping);
+  (void)child_->Signal(SIGINT);  // fast shutdown: abort transactions, checkpoint, exit
+  auto exited = child_->WaitFor(options_.timing.stop_timeout);
+  if (!exited) {
+    spdlog::warn("PostgreSQL did not stop within {} (supervisor.stop_timeout); sending SIGQUIT "
+                 "(immediate shutdown: the next start will run crash recovery)",
+                 FormatDuration(options_.timing.stop_timeout));
+    (void)child_->Signal(SIGQUIT);
+    exited = child_->WaitFor(options_.timing.stop_timeout);
+  }
+  child_->WaitOutputClosed(std::chrono::seconds(2));  // let its last log lines through
+  {
+    std::lock_guard lock(mu_);
+    snap_.postgres_pid = exited ? 0 : child_->pid();
+  }
+  if (!exited) {
+    return Error::Timeout("PostgreSQL (pid " + std::to_string(child_->pid()) +
+                          ") did not stop after SIGINT and SIGQUIT");
+  }
+  SetState(SupervisorState::kStopped);
+  return Ok();
+}
+
+void SupervisorImpl::ApplyPendingReload() {
+  std::optional<SupervisorReload> reload;
+  {
+    std::lock_guard lock(mu_);
+    reload.swap(pending_reload_);
+  }
+  if (!reload) return;
+  options_.settings_conf = std::move(reload->settings_conf);
+  options_.timing = reload->timing;
+  policy_.Reconfigure(options_.timing);
+  Status written = WriteConfigFiles();
+  if (!written.ok()) {
+    spdlog::error("reload: {}; PostgreSQL keeps its previous settings", written.error().message);
+    return;
+  }
+  if (child_ && !child_->TryWait()) (void)child_->Signal(SIGHUP);
+  spdlog::info("reloaded: settings re-rendered, PostgreSQL signalled to reload (settings that "
+               "need a restart are reported by PostgreSQL and apply at the next start)");
+}
+
+void SupervisorImpl::SetState(SupervisorState s, const std::string& detail) {
+  {
+    std::lock_guard lock(mu_);
+    if (snap_.state == s && detail.empty() && s != SupervisorState::kInitializing) return;
+    snap_.state = s;
+  }
+  if (detail.empty()) {
+    spdlog::info("supervisor state: {}", SupervisorStateName(s));
+  } else {
+    spdlog::info("supervisor state: {}: {}", SupervisorStateName(s), detail);
+  }
+  WriteStatusFile();
+}
+
+void SupervisorImpl::WriteStatusFile(const std::string& error) {
+  // Only the lock holder speaks for DIR (a refused second daemon must not overwrite it).
+  if (!dir_lock_ || !env_.fs->IsDirectory(layout_.run)) return;
+  StatusRecord r;
+  {
+    std::lock_guard lock(mu_);
+    r.state = SupervisorStateName(snap_.state);
+    r.started_at = EpochSeconds(snap_.started_at);
+    r.ready_since = snap_.ready_since.time_since_epoch().count() == 0
+                        ? 0 : EpochSeconds(snap_.ready_since);
+    r.postgres_pid = snap_.postgres_pid;
+    r.restarts = snap_.restarts;
+    r.last_exit = snap_.last_exit;
+    r.server_version = snap_.server_version;
+  }
+  r.daemon_pid = env_.host->SelfPid();
+  r.updated_at = EpochSeconds(env_.clock->WallNow());
+  r.data_dir = layout_.root;
+  r.socket_dir = layout_.run;
+  r.port = options_.port;
+  r.bin_dir = options_.bin_dir;
+  r.superuser = options_.cluster_user.user.name;
+  r.database = options_.database;
+  r.error = error;
+  Status written = env_.fs->WriteFileAtomic(layout_.status_file, RenderStatusJson(r), 0644);
+  if (!written.ok()) spdlog::warn("cannot write the status file: {}", written.error().message);
+}
+
+void SupervisorImpl::CapturePostgresLine(std::string_view line) {
+  if (env_.postgres_log) env_.postgres_log(line);
+  std::lock_guard lock(mu_);
+  recent_log_.emplace_back(line);
+  if (recent_log_.size() > kRecentLogLines) recent_log_.pop_front();
+}
+
+std::string SupervisorImpl::RecentPostgresLog() const {
+  std::lock_guard lock(mu_);
+  std::vector<std::string> picked;
+  for (const auto& line : recent_log_) {
+    bool severe = line.find("FATAL") != std::string::npos ||
+                  line.find("PANIC") != std::string::npos ||
+                  line.find("ERROR") != std::string::npos;
+    std::string text(Trim(line));
+    // Drop log_line_prefix's "[pid] " so that one message repeated by each crash shows once.
+    if (auto close = text.find("] "); !text.empty() && text[0] == '[' && close != std::string::npos) {
+      text = text.substr(close + 2);
+    }
+    if (severe && std::find(picked.begin(), picked.end(), text) == picked.end()) {
+      picked.push_back(text);
+    }
+  }
+  return picked.empty() ? "" : "; PostgreSQL said: " + Join(picked, " | ");
+}
+
+}  // namespace skydb::supervisor
+
+namespace skydb {
+
+std::unique_ptr<Supervisor> NewSupervisor(SupervisorOptions options, SupervisorEnv env) {
+  return std::make_unique<supervisor::SupervisorImpl>(std::move(options), std::move(env));
+}
+
+}  // namespace skydb

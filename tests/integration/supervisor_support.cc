@@ -1,0 +1,128 @@
+#include "supervisor_support.h"
+
+#include <signal.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <thread>
+
+#include "base/strings.h"
+#include "cli_support.h"
+#include "skydb/env.h"
+
+namespace skydb::testing {
+
+std::string TestUser() {
+  const char* user = std::getenv("SKYDB_TEST_USER");
+  return user != nullptr && *user != '\0' ? user : "skydbtest";
+}
+
+TestRoot::TestRoot() {
+  std::string templ = "/tmp/skydb-sup-XXXXXX";
+  char* made = ::mkdtemp(templ.data());
+  path_ = made != nullptr ? made : "";
+  if (!path_.empty()) ::chmod(path_.c_str(), 0755);  // the cluster user must traverse it
+}
+
+TestRoot::~TestRoot() {
+  std::error_code ec;
+  if (!path_.empty()) std::filesystem::remove_all(path_, ec);
+}
+
+DaemonProcess::DaemonProcess(const std::vector<std::string>& args,
+                             const std::map<std::string, std::optional<std::string>>& env) {
+  ChildSpec spec;
+  spec.argv.push_back(SKYDB_BINARY);
+  spec.argv.insert(spec.argv.end(), args.begin(), args.end());
+  spec.env = env;
+  if (spec.env.count("SKYDB_CONFIG") == 0) spec.env["SKYDB_CONFIG"] = "";
+  spec.parent_death_signal = SIGKILL;  // a crashed test binary takes its daemons with it
+  auto child = NewRealChildLauncher()->Spawn(spec, [this](std::string_view line) {
+    std::lock_guard lock(mu_);
+    log_.append(line).append("\n");
+  });
+  if (child.ok()) child_ = std::move(child).value();
+}
+
+DaemonProcess::~DaemonProcess() {
+  if (!child_ || child_->TryWait()) return;
+  (void)child_->Signal(SIGTERM);
+  if (!child_->WaitFor(std::chrono::seconds(20))) {
+    (void)child_->Signal(SIGKILL);
+    child_->WaitFor(std::chrono::seconds(5));
+  }
+}
+
+std::string DaemonProcess::Log() const {
+  std::lock_guard lock(mu_);
+  return log_;
+}
+
+std::optional<ExitStatus> DaemonProcess::WaitExit(std::chrono::milliseconds timeout) {
+  if (!child_) return ExitStatus{};
+  auto status = child_->WaitFor(timeout);
+  if (status) child_->WaitOutputClosed(std::chrono::seconds(2));
+  return status;
+}
+
+std::optional<supervisor::StatusRecord> ReadStatus(const std::string& dir) {
+  auto text = NewRealFileSystem()->ReadFile(dir + "/run/skydb.status.json");
+  if (!text.ok()) return std::nullopt;
+  auto record = supervisor::ParseStatusJson(*text);
+  if (!record.ok()) return std::nullopt;
+  return *record;
+}
+
+bool WaitReady(const std::string& dir, std::chrono::milliseconds timeout, int min_restarts,
+               pid_t daemon_pid) {
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (std::chrono::steady_clock::now() < deadline) {
+    auto status = ReadStatus(dir);
+    if (status && status->state == "ready" && status->restarts >= min_restarts &&
+        (daemon_pid == 0 || status->daemon_pid == daemon_pid)) {
+      return true;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return false;
+}
+
+std::vector<pid_t> PostgresProcessesOf(const std::string& pgdata) {
+  std::vector<pid_t> pids;
+  std::error_code ec;
+  auto canonical = std::filesystem::weakly_canonical(pgdata, ec).string();
+  for (const auto& entry : std::filesystem::directory_iterator("/proc", ec)) {
+    std::string name = entry.path().filename().string();
+    if (name.empty() || !std::isdigit(static_cast<unsigned char>(name[0]))) continue;
+    std::error_code link_ec;
+    auto cwd = std::filesystem::read_symlink(entry.path() / "cwd", link_ec);
+    if (!link_ec && cwd.string() == canonical) pids.push_back(std::stoi(name));
+  }
+  return pids;
+}
+
+std::string Psql(const std::string& dir, const std::string& sql) {
+  CliRun run = RunSkydb({"psql", "--data-dir", dir, "--", "-Atc", sql});
+  if (run.exit_code != 0) return "ERROR: " + run.err;
+  return std::string(Trim(run.out));
+}
+
+std::string Fingerprint(const std::string& dir) {
+  std::vector<std::string> lines;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(dir, ec)) {
+    struct stat st {};
+    if (::lstat(entry.path().c_str(), &st) != 0) continue;
+    lines.push_back(entry.path().string() + " " + std::to_string(st.st_size) + " " +
+                    std::to_string(st.st_mtim.tv_sec) + "." +
+                    std::to_string(st.st_mtim.tv_nsec) + " " + std::to_string(st.st_mode));
+  }
+  std::sort(lines.begin(), lines.end());
+  return Join(lines, "\n");
+}
+
+}  // namespace skydb::testing

@@ -1,0 +1,72 @@
+// Runs real `skydb serve --embed` daemons against real PostgreSQL for integration tests.
+// Every process a test starts is stopped by pid; nothing is killed by name.
+#pragma once
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "skydb/process.h"
+#include "supervisor/status_file.h"
+
+namespace skydb::testing {
+
+// The unprivileged user the cluster runs as when the tests run as root.
+std::string TestUser();
+
+// A temporary directory the test user can traverse (0755), removed at the end.
+class TestRoot {
+ public:
+  TestRoot();
+  ~TestRoot();
+  TestRoot(const TestRoot&) = delete;
+  TestRoot& operator=(const TestRoot&) = delete;
+  const std::string& path() const { return path_; }
+  std::string Dir(const std::string& name) const { return path_ + "/" + name; }
+
+ private:
+  std::string path_;
+};
+
+// One daemon process, its stderr collected.
+class DaemonProcess {
+ public:
+  // Starts SKYDB_BINARY with `args`; `env` adds to (or with nullopt removes from) the
+  // environment. SKYDB_CONFIG is cleared so the machine's config file does not leak in.
+  DaemonProcess(const std::vector<std::string>& args,
+                const std::map<std::string, std::optional<std::string>>& env = {});
+  ~DaemonProcess();  // SIGTERM, bounded wait, then SIGKILL of the daemon (its pid only)
+
+  pid_t pid() const { return child_ ? child_->pid() : 0; }
+  std::string Log() const;
+  bool LogContains(const std::string& text) const { return Log().find(text) != std::string::npos; }
+  // Waits for the daemon to exit; its status, or nullopt on timeout.
+  std::optional<ExitStatus> WaitExit(std::chrono::milliseconds timeout);
+  Status Signal(int sig) { return child_->Signal(sig); }
+
+ private:
+  std::unique_ptr<ChildProcess> child_;
+  mutable std::mutex mu_;
+  std::string log_;
+};
+
+// `skydb status --json` of `dir`, parsed; nullopt when there is no readable status file.
+std::optional<supervisor::StatusRecord> ReadStatus(const std::string& dir);
+// Polls until the status file says "ready" with at least `min_restarts`, written by daemon
+// `daemon_pid` (0: any); false on timeout.
+bool WaitReady(const std::string& dir, std::chrono::milliseconds timeout, int min_restarts = 0,
+               pid_t daemon_pid = 0);
+// Pids of processes whose working directory is `pgdata` (a postmaster and its children).
+std::vector<pid_t> PostgresProcessesOf(const std::string& pgdata);
+// Runs `skydb psql --data-dir dir -- -Atc sql`; stdout trimmed, or "ERROR: ..." on failure.
+std::string Psql(const std::string& dir, const std::string& sql);
+// Every regular file under `dir` with size and mtime: a fingerprint to prove it was untouched.
+std::string Fingerprint(const std::string& dir);
+
+}  // namespace skydb::testing

@@ -1,0 +1,245 @@
+// `skydb serve --embed` against real PostgreSQL, run as root with the cluster owned by the
+// unprivileged test user (SKYDB_TEST_USER, default skydbtest). Every wait is bounded.
+#include <signal.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <thread>
+
+#include "base/strings.h"
+#include "cli_support.h"
+#include "skydb/env.h"
+#include "supervisor_support.h"
+
+namespace skydb::testing {
+namespace {
+
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+
+class SupervisorIntegrationTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (::geteuid() != 0) GTEST_SKIP() << "needs root (the cluster runs as " << TestUser() << ")";
+    if (!LookupUser(TestUser()).ok()) GTEST_SKIP() << "no user " << TestUser();
+    dir_ = root_.Dir("d");
+  }
+
+  // `sets` are global "--set key=value" options (they precede the subcommand).
+  std::unique_ptr<DaemonProcess> Serve(std::vector<std::string> sets = {},
+                                       std::map<std::string, std::optional<std::string>> env = {}) {
+    std::vector<std::string> args = {"--set", "supervisor.backoff_initial=100ms"};
+    for (const auto& set : sets) {
+      args.push_back("--set");
+      args.push_back(set);
+    }
+    for (const char* a : {"serve", "--embed", "--data-dir"}) args.push_back(a);
+    args.push_back(dir_);
+    args.push_back("--user");
+    args.push_back(TestUser());
+    return std::make_unique<DaemonProcess>(args, env);
+  }
+
+  // Starts a daemon and waits until it is ready (or has exited).
+  std::unique_ptr<DaemonProcess> ServeReady() {
+    auto d = Serve();
+    auto deadline = std::chrono::steady_clock::now() + seconds(60);
+    while (!WaitReady(dir_, milliseconds(100), 0, d->pid()) &&
+           std::chrono::steady_clock::now() < deadline) {
+      if (d->WaitExit(milliseconds(1))) break;
+    }
+    EXPECT_TRUE(WaitReady(dir_, milliseconds(10), 0, d->pid())) << d->Log();
+    return d;
+  }
+
+  // SIGTERM → exit 0 within 10 s.
+  void StopCleanly(DaemonProcess& d) {
+    ASSERT_TRUE(d.Signal(SIGTERM).ok());
+    auto status = d.WaitExit(seconds(10));
+    ASSERT_TRUE(status.has_value()) << "still running 10 s after SIGTERM\n" << d.Log();
+    EXPECT_EQ(status->exit_code, 0) << d.Log();
+  }
+
+  TestRoot root_;
+  std::string dir_;
+};
+
+TEST_F(SupervisorIntegrationTest, FreshDirReadySelectStopCleanlyAndReuse) {
+  auto d = ServeReady();
+  EXPECT_EQ(Psql(dir_, "SELECT 1"), "1");
+  EXPECT_EQ(Psql(dir_, "SHOW data_checksums"), "on");
+  EXPECT_EQ(Psql(dir_, "SHOW listen_addresses"), "");
+  EXPECT_EQ(Psql(dir_, "SELECT max(version) FROM skydb_schema_migrations"), "1");
+  EXPECT_TRUE(d->LogContains("skydb ready: PostgreSQL 15")) << d->Log();
+  EXPECT_TRUE(d->LogContains("postgres: ")) << "PostgreSQL's stderr is forwarded, tagged";
+  auto owner = NewRealFileSystem()->Stat(dir_ + "/pgdata");
+  ASSERT_TRUE(owner.ok());
+  EXPECT_EQ(owner->uid, LookupUser(TestUser())->uid);
+  EXPECT_EQ(owner->mode, 0700u);
+  EXPECT_EQ(NewRealFileSystem()->Stat(dir_ + "/run")->mode, 0700u);
+  StopCleanly(*d);
+  EXPECT_TRUE(PostgresProcessesOf(dir_ + "/pgdata").empty());
+
+  auto again = ServeReady();
+  EXPECT_FALSE(again->LogContains("initializing a new PostgreSQL cluster")) << again->Log();
+  EXPECT_TRUE(again->LogContains("database system was shut down at")) << again->Log();
+  EXPECT_FALSE(again->LogContains("automatic recovery in progress")) << again->Log();
+  EXPECT_EQ(Psql(dir_, "SELECT 2"), "2");
+  StopCleanly(*again);
+}
+
+TEST_F(SupervisorIntegrationTest, SettingsAgreeWithTune) {
+  auto d = ServeReady();
+  CliRun tune = RunSkydb({"tune", "--format", "conf"});
+  ASSERT_EQ(tune.exit_code, 0) << tune.err;
+  for (const char* name : {"max_connections", "shared_buffers"}) {
+    std::string want;
+    for (const auto& line : Split(tune.out, '\n')) {
+      if (StartsWith(line, std::string(name) + " = ")) want = line.substr(std::string(name).size() + 3);
+    }
+    ASSERT_FALSE(want.empty()) << name << " missing from skydb tune:\n" << tune.out;
+    EXPECT_EQ(Psql(dir_, std::string("SHOW ") + name), want) << name;
+  }
+}
+
+TEST_F(SupervisorIntegrationTest, KilledPostmasterIsRestartedAndCounted) {
+  auto d = ServeReady();
+  auto before = ReadStatus(dir_);
+  ASSERT_TRUE(before && before->postgres_pid > 0);
+  ASSERT_EQ(::kill(before->postgres_pid, SIGKILL), 0);
+  auto killed = std::chrono::steady_clock::now();
+  ASSERT_TRUE(WaitReady(dir_, seconds(5), 1)) << "not ready again within 5 s\n" << d->Log();
+  auto took = std::chrono::steady_clock::now() - killed;
+  RecordProperty("kill9_to_ready_ms",
+                 std::to_string(std::chrono::duration_cast<milliseconds>(took).count()));
+  auto after = ReadStatus(dir_);
+  EXPECT_EQ(after->restarts, 1);
+  EXPECT_NE(after->postgres_pid, before->postgres_pid);
+  EXPECT_EQ(Psql(dir_, "SELECT 1"), "1");
+  CliRun status = RunSkydb({"status", "--data-dir", dir_});
+  EXPECT_EQ(status.exit_code, 0);
+  EXPECT_NE(status.out.find("restarts 1"), std::string::npos) << status.out;
+}
+
+TEST_F(SupervisorIntegrationTest, KilledDaemonLeavesNoPostgresAndNextStartWorks) {
+  auto d = ServeReady();
+  ASSERT_TRUE(d->Signal(SIGKILL).ok());
+  ASSERT_TRUE(d->WaitExit(seconds(5)).has_value());
+  auto deadline = std::chrono::steady_clock::now() + seconds(5);
+  while (!PostgresProcessesOf(dir_ + "/pgdata").empty() &&
+         std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(milliseconds(50));
+  }
+  EXPECT_TRUE(PostgresProcessesOf(dir_ + "/pgdata").empty())
+      << "postgres outlived its SIGKILLed daemon";
+  CliRun status = RunSkydb({"status", "--data-dir", dir_});
+  EXPECT_EQ(status.exit_code, 3) << status.out;
+  auto next = ServeReady();
+  EXPECT_EQ(Psql(dir_, "SELECT 1"), "1");
+}
+
+TEST_F(SupervisorIntegrationTest, LeftoverPostmasterIsFoundAndStopped) {
+  { auto d = ServeReady(); StopCleanly(*d); }
+  // A postmaster the daemon did not start (as an earlier daemon's would be): no death signal.
+  auto user = LookupUser(TestUser());
+  ChildSpec spec;
+  spec.argv = {"/usr/lib/postgresql/15/bin/postgres", "-D", dir_ + "/pgdata"};
+  spec.run_as = *user;
+  spec.working_dir = dir_ + "/pgdata";
+  auto leftover = NewRealChildLauncher()->Spawn(spec, [](std::string_view) {});
+  ASSERT_TRUE(leftover.ok()) << leftover.error().message;
+  pid_t leftover_pid = (*leftover)->pid();
+  auto deadline = std::chrono::steady_clock::now() + seconds(30);
+  while (std::chrono::steady_clock::now() < deadline) {
+    std::ifstream pidfile(dir_ + "/pgdata/postmaster.pid");
+    std::string text((std::istreambuf_iterator<char>(pidfile)), std::istreambuf_iterator<char>());
+    if (text.find("ready") != std::string::npos) break;
+    std::this_thread::sleep_for(milliseconds(50));
+  }
+  auto d = ServeReady();
+  EXPECT_TRUE(d->LogContains("left over from an earlier skydb")) << d->Log();
+  EXPECT_TRUE((*leftover)->WaitFor(seconds(5)).has_value()) << "the leftover still runs";
+  EXPECT_NE(ReadStatus(dir_)->postgres_pid, leftover_pid);
+  EXPECT_EQ(Psql(dir_, "SELECT 1"), "1");
+}
+
+TEST_F(SupervisorIntegrationTest, SecondDaemonFailsNamingTheHolder) {
+  auto first = ServeReady();
+  auto second = Serve();
+  auto status = second->WaitExit(seconds(30));
+  ASSERT_TRUE(status.has_value());
+  EXPECT_NE(status->exit_code, 0);
+  EXPECT_TRUE(second->LogContains("pid " + std::to_string(first->pid()))) << second->Log();
+  EXPECT_EQ(ReadStatus(dir_)->state, "ready") << "the refused daemon must not touch the status";
+}
+
+TEST_F(SupervisorIntegrationTest, OtherMajorIsRefusedUntouched) {
+  { auto d = ServeReady(); StopCleanly(*d); }
+  { std::ofstream(dir_ + "/pgdata/PG_VERSION") << "14\n"; }
+  std::string before = Fingerprint(dir_ + "/pgdata");
+  auto d = Serve();
+  auto status = d->WaitExit(seconds(30));
+  ASSERT_TRUE(status.has_value());
+  EXPECT_NE(status->exit_code, 0);
+  EXPECT_TRUE(d->LogContains("PostgreSQL 14")) << d->Log();
+  EXPECT_TRUE(d->LogContains("pg_upgrade")) << d->Log();
+  EXPECT_EQ(Fingerprint(dir_ + "/pgdata"), before);
+}
+
+TEST_F(SupervisorIntegrationTest, NonEmptyNonClusterIsRefused) {
+  ASSERT_EQ(::mkdir(dir_.c_str(), 0700), 0);
+  ASSERT_EQ(::mkdir((dir_ + "/pgdata").c_str(), 0700), 0);
+  { std::ofstream(dir_ + "/pgdata/precious.txt") << "keep me"; }
+  std::string before = Fingerprint(dir_ + "/pgdata");
+  auto d = Serve();
+  auto status = d->WaitExit(seconds(30));
+  ASSERT_TRUE(status.has_value());
+  EXPECT_NE(status->exit_code, 0);
+  EXPECT_TRUE(d->LogContains("holds no PostgreSQL cluster")) << d->Log();
+  EXPECT_EQ(Fingerprint(dir_ + "/pgdata"), before);
+}
+
+TEST_F(SupervisorIntegrationTest, RootWithoutRunAsUserIsRefused) {
+  DaemonProcess d({"serve", "--embed", "--data-dir", dir_});
+  auto status = d.WaitExit(seconds(30));
+  ASSERT_TRUE(status.has_value());
+  EXPECT_NE(status->exit_code, 0);
+  EXPECT_TRUE(d.LogContains("skydb is running as root and PostgreSQL refuses to run as root: "
+                            "set run_as_user in the config or pass --user NAME"))
+      << d.Log();
+  EXPECT_FALSE(NewRealFileSystem()->Exists(dir_)) << "nothing is created before the refusal";
+}
+
+TEST_F(SupervisorIntegrationTest, CrashLoopExitsWithTheReason) {
+  auto d = Serve({"supervisor.max_crashes=2"},
+                 {{"SKYDB_POSTGRES_SETTINGS_WAL_LEVEL", "bogus"}});
+  auto status = d->WaitExit(seconds(60));
+  ASSERT_TRUE(status.has_value()) << d->Log();
+  EXPECT_NE(status->exit_code, 0);
+  EXPECT_TRUE(d->LogContains("3 times within")) << d->Log();
+  EXPECT_TRUE(d->LogContains("giving up")) << d->Log();
+  EXPECT_TRUE(d->LogContains("wal_level")) << d->Log();
+  EXPECT_EQ(ReadStatus(dir_)->state, "failed");
+}
+
+TEST_F(SupervisorIntegrationTest, SighupReloadsPinnedSettings) {
+  std::string conf = root_.Dir("skydb.toml");
+  { std::ofstream(conf) << "[postgres.settings]\nwork_mem = \"5MB\"\n"; }
+  auto d = Serve({}, {{"SKYDB_CONFIG", conf}});
+  ASSERT_TRUE(WaitReady(dir_, seconds(60), 0, d->pid())) << d->Log();
+  EXPECT_EQ(Psql(dir_, "SHOW work_mem"), "5MB");
+  { std::ofstream(conf) << "[postgres.settings]\nwork_mem = \"7MB\"\n"; }
+  ASSERT_TRUE(d->Signal(SIGHUP).ok());
+  auto deadline = std::chrono::steady_clock::now() + seconds(10);
+  while (Psql(dir_, "SHOW work_mem") != "7MB" && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(milliseconds(100));
+  }
+  EXPECT_EQ(Psql(dir_, "SHOW work_mem"), "7MB") << d->Log();
+  EXPECT_TRUE(d->LogContains("reloaded")) << d->Log();
+  StopCleanly(*d);
+}
+
+}  // namespace
+}  // namespace skydb::testing

@@ -1,0 +1,65 @@
+#include "supervisor/conf_render.h"
+
+#include <gtest/gtest.h>
+
+namespace skydb::supervisor {
+namespace {
+
+size_t Count(const std::string& haystack, const std::string& needle) {
+  size_t n = 0;
+  for (size_t pos = haystack.find(needle); pos != std::string::npos;
+       pos = haystack.find(needle, pos + 1)) {
+    ++n;
+  }
+  return n;
+}
+
+TEST(ConfRenderTest, SkydbConfHasSettingsThenOwnedLinesLast) {
+  std::string conf = RenderSkydbConf("shared_buffers = 296MB\nmax_connections = 36\n",
+                                     "/srv/sky/run", 5432, 15);
+  auto settings = conf.find("shared_buffers = 296MB");
+  auto socket = conf.find("unix_socket_directories = '/srv/sky/run'");
+  ASSERT_NE(settings, std::string::npos);
+  ASSERT_NE(socket, std::string::npos);
+  EXPECT_LT(settings, socket);  // the supervisor's lines come last, so they win
+  EXPECT_NE(conf.find("listen_addresses = ''"), std::string::npos);
+  EXPECT_NE(conf.find("port = 5432"), std::string::npos);
+  EXPECT_NE(conf.find("unix_socket_permissions = 0700"), std::string::npos);
+  // log_line_prefix precedes the settings so that a pin overrides it.
+  EXPECT_LT(conf.find("log_line_prefix"), settings);
+}
+
+TEST(ConfRenderTest, SettingsWithoutTrailingNewlineStayOnTheirLine) {
+  std::string conf = RenderSkydbConf("work_mem = 13MB", "/r", 5432, 13);
+  EXPECT_EQ(conf.find("recovery_init_sync_method"), std::string::npos);
+  EXPECT_NE(conf.find("work_mem = 13MB\n"), std::string::npos);
+}
+
+TEST(ConfRenderTest, QuotesSocketDir) {
+  EXPECT_EQ(QuoteConfValue("/srv/it's"), "'/srv/it''s'");
+}
+
+TEST(ConfRenderTest, IncludeLineAppendedOnce) {
+  auto once = WithIncludeLine("max_connections = 100");
+  ASSERT_TRUE(once.has_value());
+  EXPECT_EQ(Count(*once, "include = 'skydb.conf'"), 1u);
+  EXPECT_EQ(once->find("max_connections = 100\n"), 0u);
+  EXPECT_FALSE(WithIncludeLine(*once).has_value());
+  EXPECT_FALSE(WithIncludeLine("a = 1\n  include = 'skydb.conf'  \n").has_value());
+}
+
+TEST(ConfRenderTest, HbaIsPeerOverUnixSocketsOnly) {
+  std::string hba = RenderHba();
+  EXPECT_NE(hba.find("local   all          all   peer map=skydb"), std::string::npos);
+  EXPECT_EQ(hba.find("trust"), std::string::npos);
+  EXPECT_EQ(hba.find("\nhost"), std::string::npos);
+}
+
+TEST(ConfRenderTest, IdentMapsEachOsUserToTheRole) {
+  std::string ident = RenderIdent({"root", "skydb"}, "skydb");
+  EXPECT_NE(ident.find("skydb  root  skydb\n"), std::string::npos);
+  EXPECT_NE(ident.find("skydb  skydb  skydb\n"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace skydb::supervisor

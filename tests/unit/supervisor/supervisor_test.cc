@@ -1,0 +1,281 @@
+// The supervisor's lifecycle against fakes: a manual clock, a scripted child, a fake probe.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "supervisor/status_file.h"
+#include "supervisor_fakes.h"
+
+namespace skydb {
+namespace {
+
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+using testing::FakeChild;
+
+class SupervisorTest : public ::testing::Test {
+ protected:
+  SupervisorTest() : launcher_(clock_), probe_(clock_, launcher_), runner_(fs_) {
+    fs_.AddDir("/srv", 0755);
+    options_.data_dir = "/srv/sky";
+    options_.bin_dir = "/pg/bin";
+    options_.binaries_major = 15;
+    options_.binaries_version = "15.18";
+    options_.cluster_user = ClusterUser{RunAs{"sky", 990, 990, ""}, true};
+    options_.settings_conf = "shared_buffers = 296MB\n";
+    options_.timing.backoff_initial = milliseconds(500);
+    options_.timing.backoff_max = seconds(30);
+    options_.timing.max_crashes = 5;
+  }
+
+  // Builds the supervisor; `on_ready` runs each time it becomes ready (default: stop).
+  Supervisor& Make(std::function<void(Supervisor&, const SupervisorSnapshot&)> on_ready = {}) {
+    SupervisorEnv env{&fs_, &clock_, &runner_, &launcher_, &host_, &probe_, nullptr, nullptr};
+    env.postgres_log = [this](std::string_view line) { log_.emplace_back(line); };
+    env.on_ready = [this, on_ready](const SupervisorSnapshot& snap) {
+      states_at_ready_.push_back(snap.state);
+      if (on_ready) {
+        on_ready(*sup_, snap);
+      } else {
+        sup_->RequestStop();
+      }
+    };
+    sup_ = NewSupervisor(options_, std::move(env));
+    return *sup_;
+  }
+
+  std::string StatusState() {
+    auto r = supervisor::ParseStatusJson(*fs_.ReadFile("/srv/sky/run/skydb.status.json"));
+    return r.ok() ? r->state : "unreadable";
+  }
+
+  testing::FakeFileSystem fs_;
+  testing::FakeClock clock_;
+  testing::FakeLauncher launcher_;
+  testing::FakeHostOps host_;
+  testing::FakeProbe probe_;
+  testing::FakeInitdbRunner runner_;
+  SupervisorOptions options_;
+  std::unique_ptr<Supervisor> sup_;
+  std::vector<std::string> log_;
+  std::vector<SupervisorState> states_at_ready_;
+};
+
+TEST_F(SupervisorTest, FreshDirInitdbStartReadyStop) {
+  Status s = Make().Run();
+  ASSERT_TRUE(s.ok()) << s.error().message;
+
+  ASSERT_EQ(runner_.specs.size(), 1u);
+  const auto& initdb = runner_.specs[0];
+  EXPECT_EQ(initdb.argv[0], "/pg/bin/initdb");
+  for (const char* flag : {"--data-checksums", "--encoding=UTF8", "--locale=C",
+                           "--auth-local=peer", "--auth-host=reject", "--username=sky"}) {
+    EXPECT_NE(std::find(initdb.argv.begin(), initdb.argv.end(), flag), initdb.argv.end())
+        << flag;
+  }
+  ASSERT_TRUE(initdb.run_as.has_value());
+  EXPECT_EQ(initdb.run_as->uid, 990u);
+
+  ASSERT_EQ(launcher_.specs.size(), 1u);
+  const ChildSpec& spec = launcher_.specs[0];
+  EXPECT_EQ(spec.argv, (std::vector<std::string>{"/pg/bin/postgres", "-D", "/srv/sky/pgdata"}));
+  EXPECT_EQ(spec.parent_death_signal, SIGINT);
+  ASSERT_TRUE(spec.run_as.has_value());
+
+  std::string conf = *fs_.ReadFile("/srv/sky/pgdata/skydb.conf");
+  EXPECT_NE(conf.find("shared_buffers = 296MB"), std::string::npos);
+  EXPECT_NE(conf.find("unix_socket_directories = '/srv/sky/run'"), std::string::npos);
+  EXPECT_NE(fs_.ReadFile("/srv/sky/pgdata/postgresql.conf")->find("include = 'skydb.conf'"),
+            std::string::npos);
+  EXPECT_NE(fs_.ReadFile("/srv/sky/pgdata/pg_ident.conf")->find("skydb  root  sky"),
+            std::string::npos);
+  EXPECT_EQ(host_.chowned["/srv/sky/pgdata/skydb.conf"], 990u);
+  EXPECT_EQ(host_.chowned["/srv/sky/pgdata"], 990u);
+
+  EXPECT_EQ(probe_.migrate_calls, 1);
+  EXPECT_EQ(states_at_ready_, std::vector<SupervisorState>{SupervisorState::kReady});
+  EXPECT_EQ(launcher_.last()->signals, std::vector<int>{SIGINT});
+  EXPECT_EQ(sup_->Snapshot().state, SupervisorState::kStopped);
+  EXPECT_EQ(StatusState(), "stopped");
+  EXPECT_TRUE(host_.held.empty()) << "the lock is released with the supervisor";
+}
+
+TEST_F(SupervisorTest, SecondStartReusesTheClusterAndAddsIncludeOnce) {
+  ASSERT_TRUE(Make().Run().ok());
+  sup_.reset();
+  ASSERT_TRUE(Make().Run().ok());
+  EXPECT_EQ(runner_.specs.size(), 1u) << "initdb ran again";
+  std::string conf = *fs_.ReadFile("/srv/sky/pgdata/postgresql.conf");
+  EXPECT_EQ(conf.find("include = 'skydb.conf'"), conf.rfind("include = 'skydb.conf'"));
+}
+
+TEST_F(SupervisorTest, RefusesAClusterOfAnotherMajorUntouched) {
+  fs_.AddFile("/srv/sky/pgdata/PG_VERSION", "14\n");
+  fs_.AddFile("/srv/sky/pgdata/postgresql.conf", "orig\n");
+  Status s = Make().Run();
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.error().code, ErrorCode::kVersionMismatch);
+  EXPECT_TRUE(runner_.specs.empty());
+  EXPECT_TRUE(launcher_.specs.empty());
+  EXPECT_EQ(*fs_.ReadFile("/srv/sky/pgdata/postgresql.conf"), "orig\n");
+  EXPECT_FALSE(fs_.Exists("/srv/sky/pgdata/skydb.conf"));
+  EXPECT_EQ(sup_->Snapshot().state, SupervisorState::kFailed);
+}
+
+TEST_F(SupervisorTest, RefusesANonEmptyNonCluster) {
+  fs_.AddFile("/srv/sky/pgdata/data.csv", "x");
+  Status s = Make().Run();
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.error().code, ErrorCode::kConflict);
+  EXPECT_TRUE(runner_.specs.empty());
+}
+
+TEST_F(SupervisorTest, SecondDaemonFailsNamingTheHolder) {
+  host_.held["/srv/sky/skydb.lock"] = 777;
+  Status s = Make().Run();
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.error().message.find("pid 777"), std::string::npos);
+  EXPECT_TRUE(runner_.specs.empty());
+}
+
+TEST_F(SupervisorTest, InitdbFailureIsReported) {
+  runner_.exit_code = 1;
+  Status s = Make().Run();
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.error().message.find("initdb failed"), std::string::npos);
+  EXPECT_NE(s.error().message.find("boom"), std::string::npos);
+}
+
+TEST_F(SupervisorTest, CrashRestartsWithBackoffAndCountsRestarts) {
+  int crashes_left = 3;
+  launcher_.configure = [&](FakeChild& child, int n) {
+    // The first three postmasters crash 10 s after they start; the fourth stays up.
+    if (n <= crashes_left) {
+      child.exit_at = clock_.Now() + seconds(10);
+      child.status = ExitStatus{-1, SIGKILL};
+    }
+  };
+  Status s = Make([](Supervisor& sup, const SupervisorSnapshot& snap) {
+               if (snap.restarts == 3) sup.RequestStop();
+             }).Run();
+  ASSERT_TRUE(s.ok()) << s.error().message;
+  ASSERT_EQ(launcher_.spawn_times.size(), 4u);
+  // Each gap is 10 s of uptime plus the backoff (500 ms, 1 s, 2 s), give or take a tick.
+  for (int i = 1; i < 4; ++i) {
+    auto gap = launcher_.spawn_times[i] - launcher_.spawn_times[i - 1];
+    auto backoff = milliseconds(500) * (1 << (i - 1));
+    EXPECT_GE(gap, seconds(10) + backoff) << i;
+    EXPECT_LE(gap, seconds(10) + backoff + milliseconds(300)) << i;
+  }
+  EXPECT_EQ(sup_->Snapshot().restarts, 3);
+  EXPECT_EQ(sup_->Snapshot().last_exit, "killed by signal 9 (Killed)");
+  EXPECT_EQ(states_at_ready_.size(), 4u);
+}
+
+TEST_F(SupervisorTest, CrashLoopGivesUpWithTheReason) {
+  launcher_.stderr_lines = {"[12] FATAL:  invalid value for parameter \"shared_buffers\""};
+  launcher_.configure = [&](FakeChild& child, int) {
+    child.exit_at = clock_.Now();  // exits at once, every time
+    child.status = ExitStatus{1, 0};
+  };
+  Status s = Make().Run();
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(launcher_.spawn_times.size(), 6u);  // max_crashes = 5: the 6th crash gives up
+  EXPECT_NE(s.error().message.find("6 times"), std::string::npos) << s.error().message;
+  EXPECT_NE(s.error().message.find("exited with status 1"), std::string::npos);
+  EXPECT_NE(s.error().message.find("invalid value for parameter"), std::string::npos);
+  EXPECT_EQ(sup_->Snapshot().state, SupervisorState::kFailed);
+  EXPECT_EQ(StatusState(), "failed");
+}
+
+TEST_F(SupervisorTest, StopThatIsIgnoredEscalatesToSigquitNeverSigkill) {
+  launcher_.configure = [](FakeChild& child, int) { child.obeys = {SIGQUIT}; };
+  ASSERT_TRUE(Make().Run().ok());
+  EXPECT_EQ(launcher_.last()->signals, (std::vector<int>{SIGINT, SIGQUIT}));
+}
+
+TEST_F(SupervisorTest, StopFailsWhenEvenSigquitIsIgnored) {
+  launcher_.configure = [](FakeChild& child, int) { child.obeys = {}; };
+  Status s = Make().Run();
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(launcher_.last()->signals, (std::vector<int>{SIGINT, SIGQUIT}));
+}
+
+TEST_F(SupervisorTest, ReadinessIsExtendedWhileRecovering) {
+  options_.timing.start_timeout = seconds(5);
+  probe_.ready_after = seconds(12);  // rejecting (recovery) for 12 s: extended twice
+  Status s = Make().Run();
+  ASSERT_TRUE(s.ok()) << s.error().message;
+  EXPECT_EQ(states_at_ready_.size(), 1u);
+}
+
+TEST_F(SupervisorTest, ReadinessTimesOutWhenNothingAnswers) {
+  options_.timing.start_timeout = seconds(5);
+  probe_.forced = PgProbe::Ping::kNoResponse;
+  Status s = Make().Run();
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.error().code, ErrorCode::kTimeout);
+  EXPECT_EQ(launcher_.last()->signals, std::vector<int>{SIGINT}) << "the postmaster is stopped";
+}
+
+TEST_F(SupervisorTest, MigrationFailureStopsAndFails) {
+  probe_.migrate_error = "relation exists";
+  Status s = Make().Run();
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.error().message.find("schema migrations failed"), std::string::npos);
+  EXPECT_EQ(launcher_.last()->signals, std::vector<int>{SIGINT});
+}
+
+TEST_F(SupervisorTest, LeftoverPostmasterIsStoppedBeforeStarting) {
+  ASSERT_TRUE(Make().Run().ok());
+  sup_.reset();
+  // A postmaster of this directory is still alive (its daemon was SIGKILLed).
+  fs_.AddFile("/srv/sky/pgdata/postmaster.pid", "4321\n/srv/sky/pgdata\n1700000091\n5432\n");
+  fs_.AddFile("/proc/stat", "btime 1700000000\n");
+  fs_.AddFile("/proc/4321/stat", "4321 (postgres) S 1 1 1 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 9000 0\n");
+  fs_.AddFile("/pg/bin/postgres", "", 0755);
+  fs_.AddSymlink("/proc/4321/exe", "/pg/bin/postgres");
+  fs_.AddSymlink("/proc/4321/cwd", "/srv/sky/pgdata");
+  host_.alive.insert(4321);
+  ASSERT_TRUE(Make().Run().ok());
+  ASSERT_EQ(host_.kills.size(), 1u);
+  EXPECT_EQ(host_.kills[0], std::make_pair(pid_t{4321}, SIGINT));
+  EXPECT_TRUE(fs_.Exists("/srv/sky/pgdata/postmaster.pid")) << "never deleted by skydb";
+}
+
+TEST_F(SupervisorTest, ReloadRerendersAndSignalsThePostmaster) {
+  launcher_.configure = [this](FakeChild& child, int) {
+    child.on_signal = [this](int sig) {
+      if (sig == SIGHUP) sup_->RequestStop();
+    };
+  };
+  Status s = Make([](Supervisor& sup, const SupervisorSnapshot&) {
+               SupervisorReload reload;
+               reload.settings_conf = "shared_buffers = 128MB\n";
+               reload.timing.max_crashes = 9;
+               sup.RequestReload(reload);
+             }).Run();
+  ASSERT_TRUE(s.ok());
+  EXPECT_EQ(launcher_.last()->signals, (std::vector<int>{SIGHUP, SIGINT}));
+  EXPECT_NE(fs_.ReadFile("/srv/sky/pgdata/skydb.conf")->find("shared_buffers = 128MB"),
+            std::string::npos);
+}
+
+TEST_F(SupervisorTest, StopDuringBackoffReturnsOk) {
+  launcher_.configure = [&](FakeChild& child, int n) {
+    if (n == 1) {
+      child.exit_at = clock_.Now() + seconds(1);
+      child.status = ExitStatus{-1, SIGKILL};
+    }
+  };
+  bool first = true;
+  Status s = Make([&](Supervisor& sup, const SupervisorSnapshot&) {
+               if (!first) sup.RequestStop();
+               first = false;
+             }).Run();
+  ASSERT_TRUE(s.ok());
+  EXPECT_EQ(launcher_.spawn_times.size(), 2u);
+}
+
+}  // namespace
+}  // namespace skydb
