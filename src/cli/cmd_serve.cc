@@ -10,6 +10,7 @@ namespace {
 
 struct ServeFlags {
   bool embed = false;
+  std::string store;
   std::string data_dir;
   std::string user;
 };
@@ -23,6 +24,7 @@ void AddDirAndUser(CLI::App* cmd, ServeFlags& flags, const std::string& dir_help
 int RunServe(CommandContext& ctx, const ServeFlags& flags, Profile profile) {
   if (!flags.data_dir.empty()) ctx.flag_values.emplace_back("data_dir", flags.data_dir);
   if (!flags.user.empty()) ctx.flag_values.emplace_back("run_as_user", flags.user);
+  if (!flags.store.empty()) ctx.flag_values.emplace_back("store.kind", flags.store);
   auto config = ctx.LoadConfig();
   if (!config.ok()) {
     std::fprintf(stderr, "skydb: %s\n", config.error().message.c_str());
@@ -44,10 +46,16 @@ void AddServeCommands(CLI::App& app, CommandContext& ctx) {
   serve->add_flag("--embed", serve_flags->embed,
                   "supervise a private PostgreSQL cluster under the data directory");
   AddDirAndUser(serve, *serve_flags, "data directory (config data_dir, default /var/lib/skydb)");
+  serve->add_option("--store", serve_flags->store,
+                    "store.kind: tiered (with --embed) or memory (no PostgreSQL; nothing "
+                    "survives a restart)");
   serve->callback([&ctx, serve_flags] {
-    if (!serve_flags->embed) {
-      std::fprintf(stderr, "skydb: serve needs --embed (a private PostgreSQL cluster under "
-                           "--data-dir); --database-url and --store are not available yet\n");
+    bool memory = serve_flags->store == "memory";
+    if (serve_flags->embed == memory) {
+      std::fprintf(stderr, "skydb: serve needs either --embed (a private PostgreSQL cluster "
+                           "under --data-dir, the durable store) or --store memory (no "
+                           "PostgreSQL; nothing survives a restart); --database-url is not "
+                           "available yet\n");
       ctx.exit_code = kExitUsage;
       return;
     }

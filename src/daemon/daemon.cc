@@ -8,10 +8,13 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <atomic>
 #include <mutex>
 #include <thread>
 
+#include "daemon/serving.h"
 #include "skydb/discovery.h"
+#include "skydb/durable.h"
 #include "skydb/log.h"
 #include "skydb/process.h"
 #include "skydb/supervisor.h"
@@ -55,6 +58,13 @@ void ForwardPostgresLine(std::string_view line) {
 std::string SettingValue(const Settings& settings, const char* name) {
   const Setting* s = settings.Find(name);
   return s != nullptr ? s->value : "?";
+}
+
+// skydb's own migrations, then the session store's schema.
+std::vector<Migration> AllMigrations() {
+  std::vector<Migration> all = BuiltinMigrations();
+  for (const auto& step : SessionSchema()) all.push_back({step.version, step.name, step.sql});
+  return all;
 }
 
 struct Plan {
@@ -112,6 +122,8 @@ class Daemon {
   std::unique_ptr<HostOps> host_ = NewRealHostOps();
   std::unique_ptr<PgProbe> probe_ = NewRealPgProbe();
   std::unique_ptr<Supervisor> supervisor_;
+  std::unique_ptr<Serving> serving_;
+  std::atomic<bool> serving_failed_{false};
   std::mutex config_mu_;  // guards options_.config across SIGHUPs
 };
 
@@ -131,13 +143,27 @@ int Daemon::Run() {
   sup.cluster_user = plan->cluster_user;
   sup.settings_conf = RenderConf(plan->settings);
   sup.timing = config.supervisor;
+  sup.migrations = AllMigrations();
+  bool fallback = options_.profile == Profile::kDev && config.store.allow_memory_fallback;
+  serving_ = std::make_unique<Serving>(config, *clock_, fallback);
   SupervisorEnv env{fs_.get(), clock_.get(), runner_.get(), launcher_.get(), host_.get(),
                     probe_.get(), ForwardPostgresLine, nullptr};
   bool first_ready = true;
   env.on_ready = [&](const SupervisorSnapshot& snap) {
     if (first_ready) {
-      spdlog::info("{}", Banner(*plan, config.data_dir, supervisor_->SocketDir(), snap,
-                                options_.profile));
+      Status opened = serving_->Open(supervisor_->ConnInfo(),
+                                     "private cluster " + supervisor_->SocketDir(),
+                                     plan->settings.pools.store_pool);
+      if (!opened.ok()) {
+        spdlog::error("skydb cannot serve sessions: {}", opened.error().message);
+        serving_failed_ = true;
+        supervisor_->RequestStop();
+        first_ready = false;
+        return;
+      }
+      spdlog::info("{}; {}", Banner(*plan, config.data_dir, supervisor_->SocketDir(), snap,
+                                    options_.profile),
+                   serving_->Describe());
     } else {
       spdlog::info("PostgreSQL is ready again after restart {}", snap.restarts);
     }
@@ -148,6 +174,8 @@ int Daemon::Run() {
   Status status = supervisor_->Run();
   ::pthread_kill(signals.native_handle(), kQuitSignal);
   signals.join();
+  serving_->Stop(std::chrono::seconds(1), std::chrono::seconds(5));  // no-op after SIGTERM
+  if (serving_failed_) return 1;
   if (!status.ok()) {
     spdlog::error("skydb failed: {}", status.error().message);
     return 1;
@@ -166,8 +194,10 @@ void Daemon::SignalLoop() {
       Reload();
       continue;
     }
-    spdlog::info("received {}; stopping PostgreSQL (fast shutdown)",
+    spdlog::info("received {}: closing the listener, flushing the store, then stopping "
+                 "PostgreSQL (fast shutdown)",
                  sig == SIGTERM ? "SIGTERM" : "SIGINT");
+    serving_->Stop(std::chrono::seconds(5), options_.config.supervisor.stop_timeout);
     supervisor_->RequestStop();
   }
 }
@@ -212,6 +242,7 @@ int RunDaemon(const DaemonOptions& options) {
     std::fprintf(stderr, "skydb: %s\n", logging.error().message.c_str());
     return 2;
   }
+  if (options.config.store.kind == "memory") return RunMemoryOnly(options);
   Daemon daemon(options);
   return daemon.Run();
 }

@@ -27,6 +27,8 @@ struct DaemonOptions {
 };
 
 // 0 after a requested stop, 1 when the cluster could not be started or kept running.
+// With store.kind = memory, runs RunMemoryOnly instead (no PostgreSQL).
 int RunDaemon(const DaemonOptions& options);
+int RunMemoryOnly(const DaemonOptions& options);
 
 }  // namespace skydb::daemon

@@ -377,7 +377,8 @@ void Engine::SetOp(SetRequest request, StoreCallback<SetReply> done, int attempt
     ++count_;
   }
   e->expires_at = deadline;
-  e->persisted_expires_at = PersistedDeadline(deadline);
+  // A value write persists the exact deadline; only deadline-only changes add the slack.
+  e->persisted_expires_at = deadline;
   LruRemove(shard, *e);
   DurableWrite write{DurableWrite::Kind::kUpsert, request.key, request.value,
                      e->persisted_expires_at};

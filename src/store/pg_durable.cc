@@ -296,6 +296,7 @@ std::unique_ptr<DurableBackend> NewPostgresDurable(const std::string& conninfo,
 }
 
 const std::vector<SchemaStep>& SessionSchema() {
+  // One statement per step: the migration runner executes each as a single statement.
   static const std::vector<SchemaStep> kSteps = {
       {100, "sky_sessions",
        // id: the session key, also the Citus distribution column. No index on expires_at:
@@ -306,10 +307,12 @@ const std::vector<SchemaStep>& SessionSchema() {
        " expires_at bigint,"
        " expiry_bucket bigint,"
        " data bytea NOT NULL"
-       ") WITH (fillfactor = 60, toast_tuple_target = 8160);"
-       "ALTER TABLE sky_sessions ALTER COLUMN data SET STORAGE MAIN;"
+       ") WITH (fillfactor = 60, toast_tuple_target = 8160)"},
+      {101, "sky_sessions data inline",
+       "ALTER TABLE sky_sessions ALTER COLUMN data SET STORAGE MAIN"},
+      {102, "sky_sessions expiry index",
        "CREATE INDEX sky_sessions_expiry_bucket ON sky_sessions (expiry_bucket)"
-       " WHERE expiry_bucket IS NOT NULL;"},
+       " WHERE expiry_bucket IS NOT NULL"},
   };
   return kSteps;
 }

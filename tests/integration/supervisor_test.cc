@@ -71,7 +71,7 @@ TEST_F(SupervisorIntegrationTest, FreshDirReadySelectStopCleanlyAndReuse) {
   EXPECT_EQ(Psql(dir_, "SELECT 1"), "1");
   EXPECT_EQ(Psql(dir_, "SHOW data_checksums"), "on");
   EXPECT_EQ(Psql(dir_, "SHOW listen_addresses"), "");
-  EXPECT_EQ(Psql(dir_, "SELECT max(version) FROM skydb_schema_migrations"), "1");
+  EXPECT_EQ(Psql(dir_, "SELECT max(version) FROM skydb_schema_migrations"), "102");
   EXPECT_TRUE(d->LogContains("skydb ready: PostgreSQL 15")) << d->Log();
   EXPECT_TRUE(d->LogContains("postgres: ")) << "PostgreSQL's stderr is forwarded, tagged";
   auto owner = NewRealFileSystem()->Stat(dir_ + "/pgdata");
@@ -239,6 +239,71 @@ TEST_F(SupervisorIntegrationTest, SighupReloadsPinnedSettings) {
   EXPECT_EQ(Psql(dir_, "SHOW work_mem"), "7MB") << d->Log();
   EXPECT_TRUE(d->LogContains("reloaded")) << d->Log();
   StopCleanly(*d);
+}
+
+// redis-cli against the daemon's store socket; stdout trimmed.
+std::string RedisCli(const std::string& socket, const std::vector<std::string>& args) {
+  CommandSpec spec;
+  spec.argv = {"/usr/bin/redis-cli", "-s", socket};
+  spec.argv.insert(spec.argv.end(), args.begin(), args.end());
+  spec.timeout = std::chrono::seconds(10);
+  auto out = NewRealProcessRunner()->Run(spec);
+  if (!out.ok()) return "ERROR: " + out.error().message;
+  std::string text = out->out;
+  while (!text.empty() && (text.back() == '\n' || text.back() == '\r')) text.pop_back();
+  return text;
+}
+
+bool WaitForPong(const std::string& socket, std::chrono::seconds timeout) {
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (RedisCli(socket, {"PING"}) == "PONG") return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  return false;
+}
+
+TEST_F(SupervisorIntegrationTest, ServedSessionsSurviveADaemonRestart) {
+  std::string socket = dir_ + "/run/skydb.sock";
+  auto d = ServeReady();
+  ASSERT_TRUE(WaitForPong(socket, seconds(30))) << d->Log();
+  EXPECT_TRUE(d->LogContains("tiered store (sync)")) << d->Log();
+  EXPECT_EQ(RedisCli(socket, {"SET", "session:1", "hello", "EX", "1800"}), "OK");
+  EXPECT_EQ(RedisCli(socket, {"GET", "session:1"}), "hello");
+  EXPECT_EQ(RedisCli(socket, {"DBSIZE"}), "1");
+  std::string info = RedisCli(socket, {"INFO", "persistence"});
+  EXPECT_NE(info.find("store_kind:tiered"), std::string::npos) << info;
+  EXPECT_NE(info.find("store_durability:sync"), std::string::npos) << info;
+  StopCleanly(*d);
+  EXPECT_TRUE(PostgresProcessesOf(dir_ + "/pgdata").empty());
+
+  auto again = ServeReady();
+  ASSERT_TRUE(WaitForPong(socket, seconds(30))) << again->Log();
+  EXPECT_EQ(RedisCli(socket, {"GET", "session:1"}), "hello");
+  EXPECT_EQ(RedisCli(socket, {"DBSIZE"}), "1");
+  EXPECT_EQ(Psql(dir_, "SELECT count(*) FROM sky_sessions"), "1");
+  StopCleanly(*again);
+}
+
+TEST_F(SupervisorIntegrationTest, MemoryOnlyServeSaysSoAndNeedsNoPostgres) {
+  auto d = std::make_unique<DaemonProcess>(
+      std::vector<std::string>{"serve", "--store", "memory", "--data-dir", dir_});
+  std::string socket = dir_ + "/run/skydb.sock";
+  ASSERT_TRUE(WaitForPong(socket, seconds(30))) << d->Log();
+  EXPECT_EQ(RedisCli(socket, {"SET", "k", "v"}), "OK");
+  EXPECT_NE(RedisCli(socket, {"INFO", "persistence"}).find("store_kind:memory"),
+            std::string::npos);
+  EXPECT_TRUE(d->LogContains("MEMORY-ONLY store")) << d->Log();
+  EXPECT_FALSE(NewRealFileSystem()->Exists(dir_ + "/pgdata"));
+  StopCleanly(*d);
+}
+
+TEST_F(SupervisorIntegrationTest, ServeWithoutAStoreChoiceIsAUsageError) {
+  auto neither = RunSkydb({"serve", "--data-dir", dir_});
+  EXPECT_EQ(neither.exit_code, 2);
+  EXPECT_NE(neither.err.find("--embed"), std::string::npos) << neither.err;
+  auto both = RunSkydb({"serve", "--embed", "--store", "memory", "--data-dir", dir_});
+  EXPECT_EQ(both.exit_code, 2);
 }
 
 }  // namespace

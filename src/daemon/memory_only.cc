@@ -1,0 +1,67 @@
+// `skydb serve --store memory`: the Redis-protocol listener over a memory-only store, no
+// PostgreSQL. For tests and demos; the banner says, loudly, that nothing survives a restart.
+#include <signal.h>
+#include <sys/stat.h>
+
+#include <spdlog/spdlog.h>
+
+#include <cerrno>
+
+#include "daemon/daemon.h"
+#include "daemon/serving.h"
+
+namespace skydb::daemon {
+namespace {
+
+// DIR and DIR/run, created 0700 when missing; an existing DIR writable by others is refused.
+Status PrepareRunDir(const std::string& data_dir) {
+  for (const std::string& dir : {data_dir, data_dir + "/run"}) {
+    struct stat st {};
+    if (::stat(dir.c_str(), &st) == 0) {
+      if ((st.st_mode & 0022) != 0) {
+        return Error::Permission(dir + " is writable by group or others; chmod go-w " + dir);
+      }
+      continue;
+    }
+    if (::mkdir(dir.c_str(), 0700) != 0) return ErrnoError("cannot create " + dir, errno);
+  }
+  return Ok();
+}
+
+}  // namespace
+
+int RunMemoryOnly(const DaemonOptions& options) {
+  const Config& config = options.config;
+  Status prepared = PrepareRunDir(config.data_dir);
+  if (!prepared.ok()) {
+    spdlog::error("skydb cannot start: {}", prepared.error().message);
+    return 1;
+  }
+  auto clock = NewRealClock();
+  Serving serving(config, *clock, false);
+  Status opened = serving.Open("", "memory", 0);
+  if (!opened.ok()) {
+    spdlog::error("skydb cannot start: {}", opened.error().message);
+    return 1;
+  }
+  spdlog::warn("skydb ready: MEMORY-ONLY store (store.kind = memory): nothing written survives "
+               "a restart; {}", serving.Describe());
+  sigset_t set;
+  sigemptyset(&set);
+  for (int sig : {SIGTERM, SIGINT, SIGHUP}) sigaddset(&set, sig);
+  while (true) {
+    int sig = 0;
+    if (::sigwait(&set, &sig) != 0) continue;
+    if (sig == SIGHUP) {
+      spdlog::info("SIGHUP: a memory-only daemon has nothing to reload");
+      continue;
+    }
+    break;
+  }
+  spdlog::info("stopping: closing the listener");
+  serving.Stop(std::chrono::seconds(5), std::chrono::seconds(5));
+  spdlog::info("skydb stopped cleanly");
+  return 0;
+}
+
+}  // namespace skydb::daemon

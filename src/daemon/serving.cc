@@ -1,0 +1,88 @@
+#include "daemon/serving.h"
+
+#include <spdlog/spdlog.h>
+
+namespace skydb::daemon {
+
+RespServerOptions RespOptionsFrom(const Config& config) {
+  RespServerOptions o;
+  o.unix_path = config.resp.socket.empty() ? config.data_dir + "/run/skydb.sock"
+                                           : config.resp.socket;
+  o.unix_group = config.resp.socket_group;
+  o.tcp_enabled = config.resp.tcp_port != 0;
+  o.tcp_host = config.resp.bind;
+  o.tcp_port = static_cast<int>(config.resp.tcp_port);
+  o.allow_remote = config.resp.allow_remote;
+  o.requirepass = config.resp.requirepass;
+  o.max_clients = static_cast<size_t>(config.resp.max_clients);
+  o.idle_timeout = config.resp.idle_timeout;
+  o.threads = static_cast<int>(config.resp.threads);
+  o.max_bulk_bytes = config.store.max_value_bytes;
+  // A command carrying the largest value, its key and framing must fit the query buffer.
+  o.max_query_buffer = std::max<size_t>(o.max_query_buffer, config.store.max_value_bytes + 65536);
+  return o;
+}
+
+Serving::Serving(Config config, Clock& clock, bool allow_fallback)
+    : config_(std::move(config)), clock_(clock), allow_fallback_(allow_fallback) {}
+
+Serving::~Serving() { Stop(std::chrono::milliseconds(0), std::chrono::milliseconds(0)); }
+
+Status Serving::Open(const std::string& conninfo, const std::string& description,
+                     int store_pool) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (stopped_) return Error::Unavailable("skydb is stopping");
+  StoreOpenRequest request{config_.store, conninfo, description, store_pool};
+  if (conninfo.empty()) request.config.kind = "memory";
+  auto store = OpenSessionStore(request, clock_);
+  if (!store.ok() && allow_fallback_ && request.config.kind != "memory") {
+    spdlog::error("STORE FALLBACK: {}; serving a MEMORY-ONLY store because "
+                  "store.allow_memory_fallback = true: nothing written survives a restart",
+                  store.error().message);
+    request.config.kind = "memory";
+    store = OpenSessionStore(request, clock_);
+    description_suffix_ = " (FALLBACK: PostgreSQL could not be opened)";
+  }
+  if (!store.ok()) return std::move(store).error();
+  store_ = std::move(store).value();
+  RespServerOptions options = RespOptionsFrom(config_);
+  StoreStats stats = store_->Stats();
+  options.store_description = stats.kind + " " + stats.durability + " " + description +
+                              description_suffix_;
+  auto server = NewRespServer(options, *store_, clock_);
+  if (!server.ok()) {
+    (void)store_->Close(std::chrono::seconds(5));
+    store_.reset();
+    return std::move(server).error().Within("cannot listen for clients");
+  }
+  server_ = std::move(server).value();
+  store_text_ = stats.kind + " store (" + stats.durability + ")" +
+                (request.config.kind == "memory" ? "" : " on " + description) +
+                description_suffix_ + ", " + std::to_string(stats.sessions) +
+                " sessions, listening on " + options.unix_path +
+                (options.tcp_enabled ? " and " + options.tcp_host + ":" +
+                                           std::to_string(server_->tcp_port())
+                                     : "");
+  return Ok();
+}
+
+void Serving::Stop(std::chrono::milliseconds drain, std::chrono::milliseconds flush) {
+  std::lock_guard<std::mutex> lock(mu_);
+  stopped_ = true;
+  if (server_) {
+    server_->Shutdown(drain);
+    server_.reset();
+  }
+  if (store_) {
+    Status closed = store_->Close(flush);
+    if (!closed.ok()) spdlog::error("store: {}", closed.error().message);
+    store_.reset();
+  }
+}
+
+std::string Serving::Describe() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return store_text_;
+}
+
+}  // namespace skydb::daemon

@@ -1,0 +1,51 @@
+// The client-facing half of the daemon: the session store and the Redis-protocol listener.
+//
+// Opened once PostgreSQL is ready (the store needs the migrated schema), closed before
+// PostgreSQL stops: listener first (no new requests; in-flight ones are answered), then the
+// store (queued writes are committed). A store that cannot open is an error, except that
+// `skydb dev` with store.allow_memory_fallback serves a memory store and says so loudly.
+//
+// Thread-safety: Open and Stop may be called from different threads (the supervisor's ready
+// callback and the signal thread); Stop waits for an Open in progress.
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "skydb/config.h"
+#include "skydb/env.h"
+#include "skydb/resp.h"
+#include "skydb/result.h"
+#include "skydb/store.h"
+
+namespace skydb::daemon {
+
+// The listener's options from configuration; the socket defaults to DATA_DIR/run/skydb.sock.
+RespServerOptions RespOptionsFrom(const Config& config);
+
+class Serving {
+ public:
+  Serving(Config config, Clock& clock, bool allow_fallback);
+  ~Serving();
+
+  // `conninfo` empty: a memory store (store.kind = memory).
+  Status Open(const std::string& conninfo, const std::string& description, int store_pool);
+  void Stop(std::chrono::milliseconds drain, std::chrono::milliseconds flush);
+  // "tiered (sync) on <description>, listening on <socket>", for the banner.
+  std::string Describe() const;
+
+ private:
+  Config config_;
+  Clock& clock_;
+  bool allow_fallback_;
+  mutable std::mutex mu_;
+  std::unique_ptr<SessionStore> store_;
+  std::unique_ptr<RespServer> server_;
+  std::string store_text_;
+  std::string description_suffix_;
+  bool stopped_ = false;
+};
+
+}  // namespace skydb::daemon
