@@ -87,7 +87,10 @@ std::string RenderConfigToml(const LoadedConfig& loaded) {
         out += RenderEntries(*key, loaded);
         continue;
       }
-      out += LeafOf(*key) + " = " + RenderValueToml(*key, key->get(loaded.config)) +
+      ConfigValue value = key->get(loaded.config);
+      bool hide = key->secret && !std::get<std::string>(value).empty();
+      out += LeafOf(*key) + " = " +
+             (hide ? std::string("\"<redacted>\"") : RenderValueToml(*key, value)) +
              OriginComment(loaded.OriginOf(key->name)) + "\n";
     }
   }

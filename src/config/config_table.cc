@@ -60,6 +60,10 @@ class Row {
     key_.accepted = std::move(accepted);
     return *this;
   }
+  Row& Secret() {
+    key_.secret = true;
+    return *this;
+  }
   Row& Reloadable() {
     key_.reloadable = true;
     return *this;
@@ -312,6 +316,7 @@ std::vector<ConfigKey> BuildTable() {
       Bool("resp.allow_remote", SKYDB_FIELD(resp.allow_remote))
           .Describe("allow a non-loopback resp.bind; requires resp.requirepass"),
       String("resp.requirepass", SKYDB_FIELD(resp.requirepass))
+          .Secret()
           .Accepts("a password, or \"\" (no AUTH)")
           .Describe("password clients must AUTH with; never logged or shown"),
       Int("resp.max_clients", SKYDB_FIELD(resp.max_clients), 1, 1000000)

@@ -754,3 +754,20 @@ TEST(RenderConfigTomlTest, DefaultsRenderAsValidToml) {
 
 }  // namespace
 }  // namespace skydb
+
+namespace skydb {
+namespace {
+
+TEST(ConfigRenderTest, SecretsAreNeverShown) {
+  ConfigInputs inputs;
+  inputs.flags = {{"resp.requirepass", "hunter2-secret"}};
+  auto loaded = LoadConfigWithOrigins(inputs);
+  ASSERT_TRUE(loaded.ok());
+  EXPECT_EQ(loaded->config.resp.requirepass, "hunter2-secret");
+  std::string shown = RenderConfigToml(*loaded);
+  EXPECT_EQ(shown.find("hunter2-secret"), std::string::npos);
+  EXPECT_NE(shown.find("requirepass = \"<redacted>\""), std::string::npos);
+}
+
+}  // namespace
+}  // namespace skydb
