@@ -37,6 +37,13 @@ Result<Config> CommandContext::LoadConfig() const {
   return skydb::LoadConfig(inputs);
 }
 
+std::optional<Config> CommandContext::LoadConfigOrPrint() const {
+  auto config = LoadConfig();
+  if (config.ok()) return std::move(config).value();
+  std::fprintf(stderr, "skydb: %s\n", config.error().message.c_str());
+  return std::nullopt;
+}
+
 int Main(int argc, char** argv) {
   CLI::App app{"skydb: embedded-PostgreSQL supervisor and session store for Sky.Live"};
   app.require_subcommand(1);

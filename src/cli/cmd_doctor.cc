@@ -103,11 +103,8 @@ int PrintVerdict(const std::string& report, const std::vector<Finding>& findings
 }
 
 int RunDoctor(const CommandContext& ctx) {
-  auto config = ctx.LoadConfig();
-  if (!config.ok()) {
-    std::cerr << "skydb: " << config.error().message << "\n";
-    return kExitUsage;
-  }
+  auto config = ctx.LoadConfigOrPrint();
+  if (!config) return kExitUsage;
   auto options = DiscoveryOptionsFromConfig(config->postgres, EnvOr("SKY_POSTGRES_BIN", ""),
                                             EnvOr("PATH", kDefaultPath));
   if (!options.ok()) {

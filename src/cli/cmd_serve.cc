@@ -25,11 +25,8 @@ int RunServe(CommandContext& ctx, const ServeFlags& flags, Profile profile) {
   if (!flags.data_dir.empty()) ctx.flag_values.emplace_back("data_dir", flags.data_dir);
   if (!flags.user.empty()) ctx.flag_values.emplace_back("run_as_user", flags.user);
   if (!flags.store.empty()) ctx.flag_values.emplace_back("store.kind", flags.store);
-  auto config = ctx.LoadConfig();
-  if (!config.ok()) {
-    std::fprintf(stderr, "skydb: %s\n", config.error().message.c_str());
-    return kExitUsage;
-  }
+  auto config = ctx.LoadConfigOrPrint();
+  if (!config) return kExitUsage;
   daemon::DaemonOptions options;
   options.config = std::move(config).value();
   options.profile = profile;

@@ -74,11 +74,8 @@ void PrintJson(const std::string& dir, const LockProbe& lock,
 
 int RunStatus(CommandContext& ctx, const StatusFlags& flags) {
   if (!flags.data_dir.empty()) ctx.flag_values.emplace_back("data_dir", flags.data_dir);
-  auto config = ctx.LoadConfig();
-  if (!config.ok()) {
-    std::fprintf(stderr, "skydb: %s\n", config.error().message.c_str());
-    return kExitUsage;
-  }
+  auto config = ctx.LoadConfigOrPrint();
+  if (!config) return kExitUsage;
   auto fs = NewRealFileSystem();
   auto abs = fs->RealPath(config->data_dir);
   auto layout = supervisor::DataDirLayout::For(abs.ok() ? *abs : config->data_dir);

@@ -69,8 +69,8 @@ int RunTune(CommandContext& ctx, const TuneFlags& flags) {
   // --ram/--cores are the config keys host.ram/host.cores, so config validates them.
   if (!flags.ram.empty()) ctx.flag_values.emplace_back("host.ram", flags.ram);
   if (!flags.cores.empty()) ctx.flag_values.emplace_back("host.cores", flags.cores);
-  auto config = ctx.LoadConfig();
-  if (!config.ok()) return UsageError(config.error());
+  auto config = ctx.LoadConfigOrPrint();
+  if (!config) return kExitUsage;
   auto host = HostFor(flags, *config);
   if (!host.ok()) {
     std::cerr << "skydb: " << host.error().message << "\n";

@@ -4,6 +4,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -31,6 +32,8 @@ class CommandContext {
   // Merges file, environment and flags. The caller prints a failure as "skydb: <message>" and
   // exits with kExitUsage.
   Result<Config> LoadConfig() const;
+  // LoadConfig, printing a failure as "skydb: <message>"; nullopt then (exit kExitUsage).
+  std::optional<Config> LoadConfigOrPrint() const;
 };
 
 // Each command adds itself to `app`; its callback stores the exit status in ctx.exit_code.
