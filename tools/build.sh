@@ -6,7 +6,9 @@ cd "$(dirname "$0")/.."
 flavour="${1:-release}"
 case "$flavour" in
   release) dir=build; extra=(-DCMAKE_BUILD_TYPE=RelWithDebInfo) ;;
-  asan) dir=build-asan; extra=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DSKYDB_SANITIZE=ON) ;;
+  # Benchmarks are not built for the sanitizer flavour: they never run there.
+  asan) dir=build-asan; extra=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DSKYDB_SANITIZE=ON
+                                -DSKYDB_BUILD_BENCH=OFF) ;;
   *) echo "tools/build.sh: unknown flavour '$flavour' (release|asan)" >&2; exit 2 ;;
 esac
 cmake -S . -B "$dir" -DSKYDB_WERROR=ON "${extra[@]}" >/dev/null
