@@ -81,6 +81,7 @@ struct StoreStats {
   std::string kind;        // "memory" or "tiered"
   std::string durability;  // "sync", "async", or "none" for memory
   int64_t sessions = 0;    // live keys, exact
+  int64_t expiring = 0;    // live keys with a deadline, exact
   uint64_t cached_values = 0;
   uint64_t memory_bytes = 0;  // bytes held by cached values and keys (accounted, not RSS)
   uint64_t queue_depth = 0;   // writes enqueued, not yet committed

@@ -88,9 +88,9 @@ void StatsSection(CommandExecutor& executor, const StoreStats& stats, std::ostre
       << "keyspace_misses:" << stats.cache_misses << "\r\n";
 }
 
-// expires and avg_ttl are not tracked by the store; Redis's field layout is kept for parsers.
+// avg_ttl is not tracked by the store, so it is left out rather than reported as 0.
 void KeyspaceSection(CommandExecutor&, const StoreStats& stats, std::ostream& out) {
-  if (stats.sessions > 0) out << "db0:keys=" << stats.sessions << ",expires=0,avg_ttl=0\r\n";
+  if (stats.sessions > 0) out << "db0:keys=" << stats.sessions << ",expires=" << stats.expiring << "\r\n";
 }
 
 struct NamedSection {

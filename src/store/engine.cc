@@ -90,7 +90,7 @@ Status Engine::Start() {
           auto [it, inserted] = shard.entries.try_emplace(std::move(key));
           if (!inserted) return;
           it->second.key = &it->first;
-          it->second.expires_at = expires_at;
+          SetDeadlineLocked(it->second, expires_at);
           it->second.persisted_expires_at = expires_at;
           memory_bytes_ += EntryBytes(it->first, it->second);
           ++loaded;
@@ -121,7 +121,13 @@ Entry* Engine::FindLive(Shard& shard, const std::string& key, UnixMillis now) {
   return &it->second;
 }
 
+void Engine::SetDeadlineLocked(Entry& e, UnixMillis deadline) {
+  if ((e.expires_at != 0) != (deadline != 0)) expiring_ += deadline != 0 ? 1 : -1;
+  e.expires_at = deadline;
+}
+
 void Engine::EraseLocked(Shard& shard, std::unordered_map<std::string, Entry>::iterator it) {
+  if (it->second.expires_at != 0) --expiring_;
   LruRemove(shard, it->second);
   memory_bytes_ -= EntryBytes(it->first, it->second);
   if (it->second.value) --cached_values_;
@@ -296,7 +302,7 @@ bool Engine::ApplyDeadlineLocked(Shard& shard, uint64_t hash, const std::string&
     EnqueueLocked(hash, {DurableWrite::Kind::kDelete, key, {}, 0}, std::move(on_durable));
     return true;
   }
-  e.expires_at = deadline;
+  SetDeadlineLocked(e, deadline);
   bool enqueued = false;
   if (TouchNeedsPersist(e, deadline)) {
     e.persisted_expires_at = PersistedDeadline(deadline);
@@ -376,7 +382,7 @@ void Engine::SetOp(SetRequest request, StoreCallback<SetReply> done, int attempt
     memory_bytes_ += EntryBytes(it->first, *e);
     ++count_;
   }
-  e->expires_at = deadline;
+  SetDeadlineLocked(*e, deadline);
   // A value write persists the exact deadline; only deadline-only changes add the slack.
   e->persisted_expires_at = deadline;
   LruRemove(shard, *e);
@@ -486,6 +492,7 @@ StoreStats Engine::Stats() const {
                  : options_.durability == Durability::kSync ? "sync"
                                                            : "async";
   s.sessions = count_.load();
+  s.expiring = expiring_.load();
   s.cached_values = cached_values_.load();
   s.memory_bytes = memory_bytes_.load();
   s.queue_depth = queued_.load();

@@ -83,6 +83,8 @@ class Engine final : public SessionStore {
   // Finds a live entry, dropping it (lazily expiring) if its deadline passed.
   Entry* FindLive(Shard& shard, const std::string& key, UnixMillis now);
   void EraseLocked(Shard& shard, std::unordered_map<std::string, Entry>::iterator it);
+  // Every deadline change goes through here, so the count of expiring keys stays exact.
+  void SetDeadlineLocked(Entry& e, UnixMillis deadline);
   void LruRemove(Shard& shard, Entry& e);
   void LruTouch(Shard& shard, Entry& e);
   void SetValueLocked(Shard& shard, Entry& e, std::string value);
@@ -140,6 +142,7 @@ class Engine final : public SessionStore {
   Clock::TimePoint close_deadline_{};
   std::atomic<uint64_t> seq_{0};
   std::atomic<int64_t> count_{0};
+  std::atomic<int64_t> expiring_{0};  // live keys with a deadline
   std::atomic<uint64_t> queued_{0};
   std::atomic<size_t> evict_cursor_{0};
   std::atomic<uint64_t> memory_bytes_{0};

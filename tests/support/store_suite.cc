@@ -119,6 +119,11 @@ TEST_P(StoreBehaviour, DefaultTtlAppliesAndNoneMeansNoExpiry) {
   ASSERT_TRUE(h().Set("b", "1", Expiry::None()).ok());
   EXPECT_EQ(h().Ttl("b")->state, TtlReply::State::kNoExpiry);
   EXPECT_EQ(h().Ttl("missing")->state, TtlReply::State::kMissing);
+  EXPECT_EQ(h().store().Stats().expiring, 1);  // exact, like the session count
+  ASSERT_TRUE(*h().Expire("b", Expiry::At(h().NowMs() + 5000)));
+  EXPECT_EQ(h().store().Stats().expiring, 2);
+  ASSERT_EQ(*h().Del({"a"}), 1);
+  EXPECT_EQ(h().store().Stats().expiring, 1);
 }
 
 TEST_P(StoreBehaviour, ExpiryIsExactlyAtTheDeadline) {

@@ -232,8 +232,9 @@ TEST_F(CommandsTest, InfoSections) {
   EXPECT_NE(all.find("store_kind:memory\r\n"), std::string::npos);
   EXPECT_NE(all.find("store_durability:"), std::string::npos);
   EXPECT_NE(all.find("store_last_commit_seconds:"), std::string::npos);
+  Run({"SET", "k2", "v", "EX", "100"});
   std::string keyspace = Run({"INFO", "keyspace"});
-  EXPECT_EQ(keyspace, "$44\r\n# Keyspace\r\ndb0:keys=1,expires=0,avg_ttl=0\r\n\r\n");
+  EXPECT_EQ(keyspace, "$34\r\n# Keyspace\r\ndb0:keys=2,expires=1\r\n\r\n");
   EXPECT_EQ(Run({"INFO", "nosuchsection"}), "$0\r\n\r\n");
 }
 
