@@ -17,6 +17,7 @@ while [ $# -gt 0 ]; do
 done
 build=${BENCH_BUILD_DIR:-build}
 [ -x "$build/src/skydb" ] || bash tools/build.sh release >/dev/null
+build=$(cd "$build" && pwd)
 user=${SKYDB_TEST_USER:-skydbtest}
 cores=$(nproc)
 load_start=$(cut -d' ' -f1 /proc/loadavg)

@@ -20,6 +20,7 @@ done
 
 build=${BENCH_BUILD_DIR:-build}
 [ -x "$build/bench/store_bench" ] || bash tools/build.sh release >/dev/null
+build=$(cd "$build" && pwd)
 bin=/usr/lib/postgresql/15/bin
 user=${SKYDB_TEST_USER:-skydbtest}
 cores=$(nproc)
@@ -48,7 +49,7 @@ trap cleanup EXIT
 
 start_pg() {  # $1: "native" or "slow"
   local preload=""
-  [ "$1" = slow ] && preload="$PWD/$build/bench/libslowfsync.so"
+  [ "$1" = slow ] && preload="$build/bench/libslowfsync.so"
   as_user env LD_PRELOAD="$preload" SLOWFSYNC_US=1000 "$bin/pg_ctl" -D "$work/pgdata" \
     -l "$work/pg-$1.log" -w start >/dev/null
   pg_pid=$(head -1 "$work/pgdata/postmaster.pid")

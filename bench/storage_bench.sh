@@ -10,6 +10,7 @@ writes=${1:-1000000}
 sessions=${2:-100000}
 build=${BENCH_BUILD_DIR:-build}
 [ -x "$build/bench/store_bench" ] || bash tools/build.sh release >/dev/null
+build=$(cd "$build" && pwd)
 bin=/usr/lib/postgresql/15/bin
 user=${SKYDB_TEST_USER:-skydbtest}
 work=$(mktemp -d /tmp/skydb-storage-XXXXXX)
