@@ -17,13 +17,13 @@ namespace {
 size_t WriteBytes(const DurableWrite& w) { return w.key.size() + w.value.size() + 32; }
 
 // Folds `next` into `into` for the same key: the later write wins, except that a deadline-only
-// change after an upsert keeps the upsert's value.
+// change after an upsert keeps the upsert's value. `into.key` is left alone: the batch's index
+// holds views of it, and reassigning a heap-allocated string would leave them dangling.
 void Fold(DurableWrite& into, DurableWrite next) {
-  if (next.kind == DurableWrite::Kind::kTouch && into.kind == DurableWrite::Kind::kUpsert) {
-    into.expires_at = next.expires_at;
-    return;
-  }
-  into = std::move(next);
+  into.expires_at = next.expires_at;
+  if (next.kind == DurableWrite::Kind::kTouch && into.kind == DurableWrite::Kind::kUpsert) return;
+  into.kind = next.kind;
+  into.value = std::move(next.value);
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -35,6 +36,14 @@ class FakeDurable final : public DurableBackend {
     std::unique_lock<std::mutex> lock(state_->mu);
     state_->cv.wait(lock, [&] { return !state_->hold_commits; });
     if (state_->fail_commits) return Error::Unavailable("fake: connection refused");
+    // Like PostgreSQL's ON CONFLICT: a key may appear only once in one statement.
+    std::set<std::string> seen;
+    for (const auto& w : writes) {
+      if (!seen.insert(w.key).second) {
+        return Error::Unavailable("fake: ON CONFLICT DO UPDATE command cannot affect row a "
+                                  "second time");
+      }
+    }
     for (const auto& w : writes) {
       state_->log.push_back(w);
       switch (w.kind) {

@@ -86,6 +86,30 @@ TEST(TieredStoreTest, LatestValuePerKeyWinsWithinABatch) {
   EXPECT_LT(h.state().log.size(), 50u);  // folded, not 50 row writes
 }
 
+TEST(TieredStoreTest, RepeatedLongKeysFoldIntoOneRowPerKey) {
+  // Keys longer than the small-string buffer live on the heap; folding must keep each key's
+  // single row, as PostgreSQL refuses a batch that names a key twice.
+  FakeTieredHarness h(FakeOptions(Durability::kAsync));
+  { std::lock_guard<std::mutex> lock(h.state().mu); h.state().hold_commits = true; }
+  for (int i = 0; i < 300; ++i) {
+    std::string key = "key:00000000000" + std::to_string(i % 7);  // 16 bytes: heap-allocated
+    ASSERT_TRUE(h.Set(key, "v" + std::to_string(i), Expiry::None()).ok());
+    if (i % 3 == 0) {
+      ASSERT_TRUE(*h.Expire(key, Expiry::At(h.NowMs() + 100000 + i)));
+    }
+  }
+  {
+    std::lock_guard<std::mutex> lock(h.state().mu);
+    h.state().hold_commits = false;
+  }
+  h.state().cv.notify_all();
+  ASSERT_TRUE(WaitFor([&] { return h.store().Stats().queue_depth == 0; }));
+  EXPECT_EQ(h.store().Stats().failed_commits, 0u);
+  std::lock_guard<std::mutex> lock(h.state().mu);
+  EXPECT_EQ(h.state().rows.size(), 7u);
+  EXPECT_EQ(h.state().rows.at("key:000000000006").value, "v293");
+}
+
 TEST(TieredStoreTest, FailedCommitsTimeOutWaitersThenConvergeWhenBack) {
   TieredOptions options = FakeOptions(Durability::kSync);
   options.write_timeout = milliseconds(100);
