@@ -105,7 +105,8 @@ Status Engine::Start() {
       loaders_.emplace_back([this, i] { LoaderLoop(i); });
     }
   }
-  sweeper_ = std::thread([this] { SweeperLoop(); });
+  auto first_durable_sweep = clock_.Now() + options_.durable_sweep_interval;
+  sweeper_ = std::thread([this, first_durable_sweep] { SweeperLoop(first_durable_sweep); });
   started_ = true;
   return Ok();
 }

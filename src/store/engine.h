@@ -117,7 +117,9 @@ class Engine final : public SessionStore {
   // Loaders and maintenance (engine_maintenance.cc).
   void Load(std::string key, std::function<void(Result<bool>)> then);
   void LoaderLoop(int index);
-  void SweeperLoop();
+  // `next_durable`: when the first PostgreSQL sweep is due (read at Start, not in the thread,
+  // so a thread that starts late still sees the clock as it was at Start).
+  void SweeperLoop(Clock::TimePoint next_durable);
   void SweepMemory();
   void EvictForMemory();
   void SweepDurable();

@@ -59,8 +59,7 @@ void Engine::LoaderLoop(int index) {
   }
 }
 
-void Engine::SweeperLoop() {
-  auto next_durable = clock_.Now() + options_.durable_sweep_interval;
+void Engine::SweeperLoop(Clock::TimePoint next_durable) {
   while (!stopping_.load()) {
     {
       std::unique_lock<std::mutex> lock(sweep_mu_);
