@@ -99,13 +99,18 @@ for disk in ("native", "slow"):
             res.setdefault(r["result"]["mode"], []).append(r["result"])
     if not res: continue
     print(f"\n== disk: {disk} ({'1 ms fsync model' if disk == 'slow' else 'this machine'}) ==")
+    bad = {m for m, v in res.items() if any(x["errors"] > 0 or x["writes"] == 0 for x in v)}
+    for m in sorted(bad):
+        print(f"{m:6} INVALID: a run had errors or no writes; see the stderr of store_bench")
+    res = {m: v for m, v in res.items() if m not in bad}
     med = {m: statistics.median(x["writes_per_s"] for x in v) for m, v in res.items()}
     for m, v in res.items():
         w = [x["writes_per_s"] for x in v]
         print(f"{m:6} writes/s median {med[m]:9.0f} range {min(w):.0f}-{max(w):.0f}  "
               f"p50 {statistics.median(x['p50_us'] for x in v):7.0f} us  "
               f"p99 {statistics.median(x['p99_us'] for x in v):7.0f} us  "
-              f"cpu/write {statistics.median(x['cpu_us_per_write'] for x in v):5.1f} us")
+              f"cpu/write {statistics.median(x['cpu_us_per_write'] for x in v):5.1f} us "
+              f"(skydb/client {statistics.median(x['client_cpu_s'] / x['writes'] * 1e6 for x in v):5.1f} us)")
     if "naive" in med and "skydb" in med:
         print(f"skydb / naive = {med['skydb'] / med['naive']:.2f}x")
     if "raw" in med and "skydb" in med:
