@@ -104,6 +104,7 @@ Status Engine::Start() {
     for (int i = 0; i < std::max(1, options_.readers); ++i) {
       loaders_.emplace_back([this, i] { LoaderLoop(i); });
     }
+    deadline_watcher_ = std::thread([this] { DeadlineWatcherLoop(); });
   }
   auto first_durable_sweep = clock_.Now() + options_.durable_sweep_interval;
   sweeper_ = std::thread([this, first_durable_sweep] { SweeperLoop(first_durable_sweep); });
@@ -204,9 +205,17 @@ uint64_t Engine::EnqueueLocked(uint64_t hash, DurableWrite write, DurableDone do
   ++writes_;
   if (!durable()) return seq;
   Partition& p = *partitions_[PartitionFor(hash)];
+  auto now = clock_.Now();
+  std::shared_ptr<Waiter> waiter;
+  if (done) {
+    waiter = std::make_shared<Waiter>();
+    waiter->done = std::move(done);
+    waiter->enqueued = now;
+  }
   {
     std::lock_guard<std::mutex> lock(p.mu);
-    p.queue.push_back({std::move(write), seq, clock_.Now(), std::move(done)});
+    p.queue.push_back({std::move(write), seq, now, waiter});
+    if (waiter) p.waiters.push_back(std::move(waiter));
   }
   ++queued_;
   p.cv.notify_one();

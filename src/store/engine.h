@@ -22,17 +22,34 @@ namespace skydb::store {
 
 using DurableDone = std::function<void(Status)>;
 
+// A sync write's waiter. It fires exactly once: from its writer when the batch commits (or
+// fails at shutdown), or from the deadline watcher once store.write_timeout has passed — even
+// while the commit is still blocked on a PostgreSQL that does not answer.
+struct Waiter {
+  std::atomic<bool> fired{false};
+  DurableDone done;
+  Clock::TimePoint enqueued{};
+  // True if this call fired it.
+  bool Fire(Status status) {
+    if (fired.exchange(true)) return false;
+    done(std::move(status));
+    return true;
+  }
+};
+
 struct PendingWrite {
   DurableWrite write;
   uint64_t seq = 0;
   Clock::TimePoint enqueued{};
-  DurableDone done;  // null when nobody waits (async durability)
+  std::shared_ptr<Waiter> waiter;  // null when nobody waits (async durability)
 };
 
 struct Partition {
   std::mutex mu;
   std::condition_variable cv;
   std::deque<PendingWrite> queue;
+  std::deque<std::shared_ptr<Waiter>> waiters;  // enqueue order: the watcher's view
+  std::string last_error;                       // of the latest failed commit
   std::thread thread;
 };
 
@@ -113,6 +130,9 @@ class Engine final : public SessionStore {
   std::vector<PendingWrite> TakeBatch(Partition& p);
   void CommitWithRetry(int index, std::vector<PendingWrite>& batch);
   void MarkClean(const std::vector<DurableWrite>& rows, const std::vector<uint64_t>& seqs);
+  // Fails the waiters whose write_timeout has passed, committed or not (engine_writer.cc).
+  void DeadlineWatcherLoop();
+  std::string TimeoutMessage(const std::string& cause) const;
 
   // Loaders and maintenance (engine_maintenance.cc).
   void Load(std::string key, std::function<void(Result<bool>)> then);
@@ -138,6 +158,7 @@ class Engine final : public SessionStore {
   std::mutex sweep_mu_;
   std::condition_variable sweep_cv_;
   std::thread sweeper_;
+  std::thread deadline_watcher_;
 
   std::atomic<bool> closing_{false};   // no new writes accepted
   std::atomic<bool> stopping_{false};  // background threads exit when idle

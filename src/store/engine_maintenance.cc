@@ -195,6 +195,7 @@ Status Engine::Close(std::chrono::milliseconds timeout) {
   }
   sweep_cv_.notify_all();
   if (sweeper_.joinable()) sweeper_.join();
+  if (deadline_watcher_.joinable()) deadline_watcher_.join();
   uint64_t left = queued_.load();
   if (left != 0) {
     return Error::Timeout(std::to_string(left) + " writes were not committed before shutdown");

@@ -2,7 +2,8 @@
 // hashes to the same partition, so its writes commit in order; a batch takes everything queued
 // (bounded by rows and bytes), keeps the latest write per key, and commits it in one
 // transaction. A failed commit is retried (reconnecting) until it succeeds; waiters whose
-// write_timeout passes meanwhile are failed, and the write stays queued so memory and
+// write_timeout passes meanwhile — or while a commit hangs on a PostgreSQL that does not
+// answer — are failed by the deadline watcher, and the write stays queued so memory and
 // PostgreSQL converge once PostgreSQL is back.
 #include <spdlog/spdlog.h>
 
@@ -93,8 +94,13 @@ void Engine::CommitWithRetry(int index, std::vector<PendingWrite>& batch) {
       committed_rows_ += rows.size();
       MarkClean(rows, seqs);
       queued_ -= batch.size();
+      if (attempt > 0) {
+        Partition& p = *partitions_[index];
+        std::lock_guard<std::mutex> lock(p.mu);
+        p.last_error.clear();
+      }
       for (auto& pending : batch) {
-        if (pending.done) pending.done(Ok());
+        if (pending.waiter) pending.waiter->Fire(Ok());
       }
       return;
     }
@@ -103,16 +109,20 @@ void Engine::CommitWithRetry(int index, std::vector<PendingWrite>& batch) {
       spdlog::warn("store: commit of {} writes failed (attempt {}), retrying: {}", rows.size(),
                    attempt + 1, committed.error().message);
     }
+    {
+      Partition& p = *partitions_[index];
+      std::lock_guard<std::mutex> lock(p.mu);
+      p.last_error = committed.error().message;
+    }
     auto now = clock_.Now();
     bool giving_up = stopping_.load() && now >= close_deadline_;
     for (auto& pending : batch) {
-      if (!pending.done) continue;
+      if (!pending.waiter) continue;
       if (giving_up || now - pending.enqueued >= options_.write_timeout) {
-        ++write_timeouts_;
-        pending.done(Error::Timeout(
-            "write not committed within store.write_timeout (" +
-            std::to_string(options_.write_timeout.count()) + " ms): " + committed.error().message));
-        pending.done = nullptr;
+        if (pending.waiter->Fire(Error::Timeout(TimeoutMessage(committed.error().message)))) {
+          ++write_timeouts_;
+        }
+        pending.waiter.reset();
       }
     }
     if (giving_up) {
@@ -128,6 +138,38 @@ void Engine::CommitWithRetry(int index, std::vector<PendingWrite>& batch) {
       p.cv.wait_for(lock, backoff, [&] { return stopping_.load(); });
     }
     backoff = std::min(backoff * 2, std::chrono::milliseconds(1000));
+  }
+}
+
+std::string Engine::TimeoutMessage(const std::string& cause) const {
+  return "write not committed within store.write_timeout (" +
+         std::to_string(options_.write_timeout.count()) + " ms): " + cause;
+}
+
+void Engine::DeadlineWatcherLoop() {
+  constexpr auto kTick = std::chrono::milliseconds(50);
+  while (!stopping_.load()) {
+    for (auto& p : partitions_) {
+      std::vector<std::shared_ptr<Waiter>> expired;
+      std::string cause;
+      {
+        std::lock_guard<std::mutex> lock(p->mu);
+        auto now = clock_.Now();
+        while (!p->waiters.empty()) {
+          auto& front = p->waiters.front();
+          if (!front->fired.load() && now - front->enqueued < options_.write_timeout) break;
+          if (!front->fired.load()) expired.push_back(front);
+          p->waiters.pop_front();
+        }
+        cause = p->last_error.empty() ? "PostgreSQL has not answered the commit yet"
+                                      : p->last_error;
+      }
+      for (auto& w : expired) {
+        if (w->Fire(Error::Timeout(TimeoutMessage(cause)))) ++write_timeouts_;
+      }
+    }
+    std::unique_lock<std::mutex> lock(sweep_mu_);
+    sweep_cv_.wait_for(lock, kTick, [&] { return stopping_.load(); });
   }
 }
 

@@ -125,4 +125,49 @@ std::string Fingerprint(const std::string& dir) {
   return Join(lines, "\n");
 }
 
+std::unique_ptr<DaemonProcess> StartEmbedded(
+    const std::string& dir, const std::vector<std::string>& sets,
+    const std::map<std::string, std::optional<std::string>>& env) {
+  std::vector<std::string> args = {"--set", "supervisor.backoff_initial=100ms"};
+  for (const auto& set : sets) {
+    args.push_back("--set");
+    args.push_back(set);
+  }
+  for (const char* a : {"serve", "--embed", "--data-dir"}) args.push_back(a);
+  args.push_back(dir);
+  args.push_back("--user");
+  args.push_back(TestUser());
+  return std::make_unique<DaemonProcess>(args, env);
+}
+
+bool WaitDaemonReady(DaemonProcess& d, const std::string& dir, std::chrono::seconds timeout) {
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (WaitReady(dir, std::chrono::milliseconds(100), 0, d.pid())) return true;
+    if (d.WaitExit(std::chrono::milliseconds(1))) return false;
+  }
+  return false;
+}
+
+std::string RedisCli(const std::string& socket, const std::vector<std::string>& args) {
+  CommandSpec spec;
+  spec.argv = {"/usr/bin/redis-cli", "-s", socket};
+  spec.argv.insert(spec.argv.end(), args.begin(), args.end());
+  spec.timeout = std::chrono::seconds(10);
+  auto out = NewRealProcessRunner()->Run(spec);
+  if (!out.ok()) return "ERROR: " + out.error().message;
+  std::string text = out->out;
+  while (!text.empty() && (text.back() == '\n' || text.back() == '\r')) text.pop_back();
+  return text;
+}
+
+bool WaitForPong(const std::string& socket, std::chrono::seconds timeout) {
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (RedisCli(socket, {"PING"}) == "PONG") return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  return false;
+}
+
 }  // namespace skydb::testing

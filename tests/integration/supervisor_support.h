@@ -69,4 +69,19 @@ std::string Psql(const std::string& dir, const std::string& sql);
 // Every regular file under `dir` with size and mtime: a fingerprint to prove it was untouched.
 std::string Fingerprint(const std::string& dir);
 
+// `skydb --set supervisor.backoff_initial=100ms [--set S]... serve --embed --data-dir DIR
+// --user TestUser()`.
+std::unique_ptr<DaemonProcess> StartEmbedded(
+    const std::string& dir, const std::vector<std::string>& sets = {},
+    const std::map<std::string, std::optional<std::string>>& env = {});
+// Waits (up to `timeout`) until daemon `d` reports ready in DIR's status file; false if it
+// exited or the time passed.
+bool WaitDaemonReady(DaemonProcess& d, const std::string& dir, std::chrono::seconds timeout);
+// The daemon's store socket in DIR.
+inline std::string StoreSocket(const std::string& dir) { return dir + "/run/skydb.sock"; }
+// redis-cli against a store socket; stdout trimmed, or "ERROR: ..." when it could not run.
+std::string RedisCli(const std::string& socket, const std::vector<std::string>& args);
+// Polls PING until PONG; false after `timeout`.
+bool WaitForPong(const std::string& socket, std::chrono::seconds timeout);
+
 }  // namespace skydb::testing

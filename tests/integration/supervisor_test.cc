@@ -30,27 +30,13 @@ class SupervisorIntegrationTest : public ::testing::Test {
   // `sets` are global "--set key=value" options (they precede the subcommand).
   std::unique_ptr<DaemonProcess> Serve(std::vector<std::string> sets = {},
                                        std::map<std::string, std::optional<std::string>> env = {}) {
-    std::vector<std::string> args = {"--set", "supervisor.backoff_initial=100ms"};
-    for (const auto& set : sets) {
-      args.push_back("--set");
-      args.push_back(set);
-    }
-    for (const char* a : {"serve", "--embed", "--data-dir"}) args.push_back(a);
-    args.push_back(dir_);
-    args.push_back("--user");
-    args.push_back(TestUser());
-    return std::make_unique<DaemonProcess>(args, env);
+    return StartEmbedded(dir_, sets, env);
   }
 
   // Starts a daemon and waits until it is ready (or has exited).
   std::unique_ptr<DaemonProcess> ServeReady() {
     auto d = Serve();
-    auto deadline = std::chrono::steady_clock::now() + seconds(60);
-    while (!WaitReady(dir_, milliseconds(100), 0, d->pid()) &&
-           std::chrono::steady_clock::now() < deadline) {
-      if (d->WaitExit(milliseconds(1))) break;
-    }
-    EXPECT_TRUE(WaitReady(dir_, milliseconds(10), 0, d->pid())) << d->Log();
+    EXPECT_TRUE(WaitDaemonReady(*d, dir_, seconds(60))) << d->Log();
     return d;
   }
 
@@ -239,28 +225,6 @@ TEST_F(SupervisorIntegrationTest, SighupReloadsPinnedSettings) {
   EXPECT_EQ(Psql(dir_, "SHOW work_mem"), "7MB") << d->Log();
   EXPECT_TRUE(d->LogContains("reloaded")) << d->Log();
   StopCleanly(*d);
-}
-
-// redis-cli against the daemon's store socket; stdout trimmed.
-std::string RedisCli(const std::string& socket, const std::vector<std::string>& args) {
-  CommandSpec spec;
-  spec.argv = {"/usr/bin/redis-cli", "-s", socket};
-  spec.argv.insert(spec.argv.end(), args.begin(), args.end());
-  spec.timeout = std::chrono::seconds(10);
-  auto out = NewRealProcessRunner()->Run(spec);
-  if (!out.ok()) return "ERROR: " + out.error().message;
-  std::string text = out->out;
-  while (!text.empty() && (text.back() == '\n' || text.back() == '\r')) text.pop_back();
-  return text;
-}
-
-bool WaitForPong(const std::string& socket, std::chrono::seconds timeout) {
-  auto deadline = std::chrono::steady_clock::now() + timeout;
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (RedisCli(socket, {"PING"}) == "PONG") return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  }
-  return false;
 }
 
 TEST_F(SupervisorIntegrationTest, ServedSessionsSurviveADaemonRestart) {

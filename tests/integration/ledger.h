@@ -1,0 +1,85 @@
+// The acknowledged-write ledger: writer threads SET unique values to their own keys over RESP
+// and record every acknowledgement; Verify then proves that every key reads back its last
+// acknowledged value or a later attempted one, and that nothing is served that no writer
+// wrote. Writers survive a daemon that dies or restarts underneath them (they reconnect).
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace skydb::testing {
+
+struct LedgerOptions {
+  std::string socket;             // the daemon's RESP socket
+  int writers = 8;
+  int keys_per_writer = 32;       // each key has exactly one writer
+  size_t value_bytes = 200;
+  std::string key_prefix = "ledger";
+  std::chrono::milliseconds reconnect_every{20};
+  std::chrono::milliseconds command_timeout{30000};  // above store.write_timeout
+};
+
+class Ledger {
+ public:
+  using TimePoint = std::chrono::steady_clock::time_point;
+
+  explicit Ledger(LedgerOptions options);
+  ~Ledger();
+  Ledger(const Ledger&) = delete;
+  Ledger& operator=(const Ledger&) = delete;
+
+  void Start();
+  void Stop();  // joins the writers; idempotent
+
+  long acked() const { return acked_.load(); }
+  long failed() const { return failed_.load(); }  // error replies and lost connections
+  // Waits until `more` acknowledgements arrive after the call; how long it took, or nullopt.
+  std::optional<std::chrono::milliseconds> WaitForAcks(long more,
+                                                       std::chrono::milliseconds timeout) const;
+
+  // Reads every key from the daemon at `socket` and returns one line per violation (empty:
+  // the ledger is intact). With `acked_before`, only acknowledgements made before that moment
+  // must be present (the async durability window); later ones may be missing.
+  std::vector<std::string> Verify(const std::string& socket,
+                                  std::optional<TimePoint> acked_before = std::nullopt) const;
+  // For an async loss: the age, at `moment`, of the oldest acknowledgement that Verify(socket)
+  // found missing (zero when nothing was lost).
+  std::chrono::milliseconds OldestLostAckAge(const std::string& socket, TimePoint moment) const;
+
+ private:
+  struct Ack {
+    long seq;
+    TimePoint at;
+  };
+  struct KeyState {
+    std::mutex mu;
+    long attempted = 0;      // highest sequence number sent
+    std::vector<Ack> acks;   // in sequence order
+  };
+
+  std::string KeyName(int writer, int key) const;
+  std::string Value(int writer, int key, long seq) const;
+  // The sequence number encoded in `value` if it is exactly a value this ledger wrote to
+  // (writer, key); nullopt otherwise.
+  std::optional<long> SeqOf(const std::string& value, int writer, int key) const;
+  KeyState& State(int writer, int key) const;
+  void WriterLoop(int writer);
+  // Reads every key once: its sequence number (0: absent), or an error line.
+  std::vector<std::optional<long>> ReadAll(const std::string& socket,
+                                           std::vector<std::string>& problems) const;
+
+  LedgerOptions options_;
+  std::unique_ptr<KeyState[]> keys_;
+  std::vector<std::thread> threads_;
+  std::atomic<bool> stop_{false};
+  std::atomic<long> acked_{0};
+  std::atomic<long> failed_{0};
+};
+
+}  // namespace skydb::testing
