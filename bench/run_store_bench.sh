@@ -2,8 +2,11 @@
 # Durable-write benchmark of the session store against its anchors (issue 4), in one run:
 # skydb's tiered store (sync) vs a naive one-transaction-per-write store (6-connection pool)
 # vs raw batched upserts, on this machine's disk and under a modelled 1 ms fsync.
-# Arms are counterbalanced (A B C, C B A, A B C); medians and ranges are printed with the
-# conditions. Results: bench/results/store-<timestamp>.jsonl. Run as root (PostgreSQL runs as
+# Arms: skydb (64 writers, the tuned store_writers), naive, raw (4 connections x 64-row
+# batches: the engine's limit) and raw1 (1 connection x 64 rows: the same 64 rows in flight
+# as skydb's 64 writers). Counterbalanced (A B C D, D C B A, A B C D); medians and ranges are
+# printed with the conditions. Then, once per disk, skydb with 1, 2 and 4 writers (the
+# evidence for the store_writers formula; single runs, not counterbalanced). Results: bench/results/store-<timestamp>.jsonl. Run as root (PostgreSQL runs as
 # the unprivileged user skydbtest). Usage: bench/run_store_bench.sh [--seconds 10] [--force]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -65,6 +68,8 @@ chown "$user" "$work/pgdata/skydb.conf"
   echo "unix_socket_directories = '$work'"
 } >> "$work/pgdata/postgresql.conf"
 conninfo="host=$work dbname=postgres user=$user"
+store_writers=$("$build/src/skydb" tune --format json |
+                python3 -c 'import json,sys; print(json.load(sys.stdin)["pools"]["store_writers"])')
 
 conditions() {
   printf '{"conditions":{"commit":"%s","host":"%s","kernel":"%s","cores":%s,"load_start":%s,"load_now":%s,"postgres":"%s","value_bytes":2080,"seconds":%s,"disk":"%s"}}\n' \
@@ -73,19 +78,31 @@ conditions() {
     "$seconds" "$1"
 }
 
-run_arm() {  # $1 disk model, $2 mode; store_bench recreates sky_sessions from skydb's schema
+arm_args() {  # $1 arm name
+  case "$1" in
+    skydb) echo "--mode skydb --store-writers $store_writers" ;;
+    skydb-w*) echo "--mode skydb --store-writers ${1#skydb-w}" ;;
+    naive) echo "--mode naive" ;;
+    raw) echo "--mode raw --raw-connections 4 --raw-batch 64" ;;
+    raw1) echo "--mode raw --raw-connections 1 --raw-batch 64" ;;
+  esac
+}
+
+run_arm() {  # $1 disk model, $2 arm; store_bench recreates sky_sessions from skydb's schema
   local line
-  line=$("$build/bench/store_bench" --mode "$2" --conninfo "$conninfo" --seconds "$seconds" \
-         --postmaster-pid "$pg_pid" || true)
-  echo "{\"disk\":\"$1\",\"result\":$line}" | tee -a "$out"
+  # shellcheck disable=SC2046
+  line=$("$build/bench/store_bench" $(arm_args "$2") --conninfo "$conninfo" \
+         --seconds "$seconds" --postmaster-pid "$pg_pid" || true)
+  echo "{\"disk\":\"$1\",\"arm\":\"$2\",\"result\":$line}" | tee -a "$out"
 }
 
 for disk in native slow; do
   start_pg "$disk"
   conditions "$disk" | tee -a "$out"
-  for order in "skydb naive raw" "raw naive skydb" "skydb naive raw"; do
-    for mode in $order; do run_arm "$disk" "$mode"; done
+  for order in "skydb naive raw raw1" "raw1 raw naive skydb" "skydb naive raw raw1"; do
+    for arm in $order; do run_arm "$disk" "$arm"; done
   done
+  for arm in skydb-w1 skydb-w2 skydb-w4; do run_arm "$disk" "$arm"; done
   stop_pg
 done
 
@@ -96,24 +113,27 @@ for disk in ("native", "slow"):
     res = {}
     for r in rows:
         if r.get("disk") == disk and "result" in r:
-            res.setdefault(r["result"]["mode"], []).append(r["result"])
+            res.setdefault(r["arm"], []).append(r["result"])
     if not res: continue
     print(f"\n== disk: {disk} ({'1 ms fsync model' if disk == 'slow' else 'this machine'}) ==")
     bad = {m for m, v in res.items() if any(x["errors"] > 0 or x["writes"] == 0 for x in v)}
     for m in sorted(bad):
-        print(f"{m:6} INVALID: a run had errors or no writes; see the stderr of store_bench")
+        print(f"{m:8} INVALID: a run had errors or no writes; see the stderr of store_bench")
     res = {m: v for m, v in res.items() if m not in bad}
     med = {m: statistics.median(x["writes_per_s"] for x in v) for m, v in res.items()}
     for m, v in res.items():
         w = [x["writes_per_s"] for x in v]
-        print(f"{m:6} writes/s median {med[m]:9.0f} range {min(w):.0f}-{max(w):.0f}  "
+        print(f"{m:8} writes/s median {med[m]:9.0f} range {min(w):.0f}-{max(w):.0f}  "
               f"p50 {statistics.median(x['p50_us'] for x in v):7.0f} us  "
               f"p99 {statistics.median(x['p99_us'] for x in v):7.0f} us  "
+              f"rows/commit {statistics.median(x['rows_per_commit'] for x in v):5.1f}  "
               f"cpu/write {statistics.median(x['cpu_us_per_write'] for x in v):5.1f} us "
               f"(skydb/client {statistics.median(x['client_cpu_s'] / x['writes'] * 1e6 for x in v):5.1f} us)")
     if "naive" in med and "skydb" in med:
         print(f"skydb / naive = {med['skydb'] / med['naive']:.2f}x")
     if "raw" in med and "skydb" in med:
-        print(f"skydb / raw   = {med['skydb'] / med['raw']:.2f}x")
+        print(f"skydb / raw   = {med['skydb'] / med['raw']:.2f}x  (raw: 4 x 64-row batches, the engine's limit)")
+    if "raw1" in med and "skydb" in med:
+        print(f"skydb / raw1  = {med['skydb'] / med['raw1']:.2f}x  (raw1: 64 rows in flight, as skydb's 64 writers)")
 PY
 echo "results: $out"

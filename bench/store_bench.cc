@@ -31,6 +31,7 @@
 
 #include "skydb/durable.h"
 #include "skydb/store.h"
+#include "skydb/tune.h"
 
 namespace {
 
@@ -44,7 +45,8 @@ struct Args {
   double warmup = 2;
   int value_bytes = 2080;
   int sessions_per_writer = 100;
-  int pool = 6;            // naive pool size / skydb store pool
+  int pool = 6;            // naive pool size
+  int store_writers = 0;   // skydb group-commit writers; 0: what tuning derives for this host
   int raw_connections = 4;
   int raw_batch = 64;
   int postmaster_pid = 0;  // for the PostgreSQL tree's CPU time
@@ -64,6 +66,7 @@ bool ParseArgs(int argc, char** argv, Args& a) {
     else if (k == "--warmup") a.warmup = std::stod(v);
     else if (k == "--value-bytes") a.value_bytes = std::stoi(v);
     else if (k == "--pool") a.pool = std::stoi(v);
+    else if (k == "--store-writers") a.store_writers = std::stoi(v);
     else if (k == "--postmaster-pid") a.postmaster_pid = std::stoi(v);
     else if (k == "--raw-batch") a.raw_batch = std::stoi(v);
     else if (k == "--raw-connections") a.raw_connections = std::stoi(v);
@@ -162,26 +165,62 @@ void ReportFirstError(Recorder& rec, const PGresult* res) {
   });
 }
 
-void SkydbWriter(skydb::SessionStore& store, const Args& a, int id, Recorder& rec) {
-  std::mt19937_64 rng(static_cast<uint64_t>(id) * 7919);
-  for (long i = 0; !rec.stop.load(); ++i) {
-    skydb::SetRequest req{"w" + std::to_string(id) + ":s" + std::to_string(i % a.sessions_per_writer),
-                          RandomValue(rng, a.value_bytes), skydb::Expiry::Default()};
-    auto start = Clock::now();
-    std::promise<bool> done;
-    auto fut = done.get_future();
-    store.Set(std::move(req), [&done, &rec](skydb::Result<skydb::SetReply> r) {
+// The skydb arm drives the store the way the RESP server does — no thread per client: each
+// writer is a chain of callbacks, a write's completion issuing that writer's next write. The
+// process's CPU is then the store's, not 64 threads waking on futures.
+class SkydbChains {
+ public:
+  SkydbChains(skydb::SessionStore& store, const Args& a, Recorder& rec)
+      : store_(store), args_(a), rec_(rec), chains_(static_cast<size_t>(a.writers)) {
+    for (size_t i = 0; i < chains_.size(); ++i) chains_[i].rng.seed((i + 1) * 7919);
+  }
+  void Start() {
+    running_ = static_cast<int>(chains_.size());
+    for (size_t i = 0; i < chains_.size(); ++i) Next(static_cast<int>(i));
+  }
+  // After rec.stop: waits until every chain's last write has completed.
+  void Join() {
+    std::unique_lock<std::mutex> lock(mu_);
+    cv_.wait(lock, [&] { return running_ == 0; });
+  }
+
+ private:
+  struct Chain {
+    std::mt19937_64 rng;
+    long i = 0;
+    Clock::time_point start;
+  };
+
+  void Next(int id) {
+    Chain& c = chains_[static_cast<size_t>(id)];
+    if (rec_.stop.load()) return Finished();
+    skydb::SetRequest req{"w" + std::to_string(id) + ":s" + std::to_string(c.i++ % args_.sessions_per_writer),
+                          RandomValue(c.rng, args_.value_bytes), skydb::Expiry::Default()};
+    c.start = Clock::now();
+    store_.Set(std::move(req), [this, id](skydb::Result<skydb::SetReply> r) {
+      rec_.Record(Clock::now() - chains_[static_cast<size_t>(id)].start, r.ok());
       if (!r.ok()) {
-        std::call_once(rec.first_error, [&r] {
+        std::call_once(rec_.first_error, [&r] {
           std::fprintf(stderr, "store_bench: first error: %s\n", r.error().message.c_str());
         });
+        return Finished();  // the run is invalid anyway; no retry storm
       }
-      done.set_value(r.ok());
+      Next(id);
     });
-    bool ok = fut.get();
-    rec.Record(Clock::now() - start, ok);
   }
-}
+  void Finished() {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (--running_ == 0) cv_.notify_all();
+  }
+
+  skydb::SessionStore& store_;
+  const Args& args_;
+  Recorder& rec_;
+  std::vector<Chain> chains_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  int running_ = 0;
+};
 
 const char* const kUpsertOne =
     "INSERT INTO sky_sessions (id, data, expires_at, expiry_bucket) VALUES ($1, $2, $3::bigint, $3::bigint / 3600000) "
@@ -276,7 +315,7 @@ int main(int argc, char** argv) {
   if (!ParseArgs(argc, argv, a)) {
     std::fprintf(stderr,
                  "usage: store_bench --mode skydb|naive|raw --conninfo STR [--writers 64] "
-                 "[--seconds 10] [--warmup 2] [--value-bytes 2080] [--pool 6] "
+                 "[--seconds 10] [--warmup 2] [--value-bytes 2080] [--pool 6] [--store-writers N] "
                  "[--postmaster-pid PID]\n");
     return 2;
   }
@@ -307,6 +346,8 @@ int main(int argc, char** argv) {
   Recorder rec;
   std::vector<std::thread> threads;
   std::unique_ptr<skydb::SessionStore> store;
+  std::unique_ptr<SkydbChains> chains;
+  int store_writers = 0;
   auto clock = skydb::NewRealClock();
   Pool pool;
   std::vector<PGconn*> raw;
@@ -321,7 +362,10 @@ int main(int argc, char** argv) {
   if (a.mode == "skydb") {
     skydb::TieredOptions o;
     o.durability = skydb::Durability::kSync;
-    o.writers = std::max(1, a.pool - 2);  // store pool: writers + loaders
+    o.writers = a.store_writers > 0
+                    ? a.store_writers
+                    : skydb::PoolsFor(static_cast<int>(std::thread::hardware_concurrency())).store_writers;
+    store_writers = o.writers;
     o.readers = 2;
     auto made = skydb::NewTieredStore(o, *clock,
                                       skydb::NewPostgresDurable(a.conninfo, "bench", o.writers,
@@ -331,7 +375,8 @@ int main(int argc, char** argv) {
       return 1;
     }
     store = std::move(made).value();
-    for (int i = 0; i < a.writers; ++i) threads.emplace_back(SkydbWriter, std::ref(*store), std::cref(a), i, std::ref(rec));
+    chains = std::make_unique<SkydbChains>(*store, a, rec);
+    chains->Start();
   } else if (a.mode == "naive") {
     for (int i = 0; i < a.pool; ++i) pool.idle.push_back(open());
     for (int i = 0; i < a.writers; ++i) threads.emplace_back(NaiveWriter, std::ref(pool), std::cref(a), i, std::ref(rec));
@@ -353,7 +398,13 @@ int main(int argc, char** argv) {
   double self1 = SelfCpuSeconds(), pg1 = TreeCpuSeconds(a.postmaster_pid);
   rec.stop = true;
   for (auto& t : threads) t.join();
-  if (store) (void)store->Close(std::chrono::seconds(10));
+  if (chains) chains->Join();
+  double rows_per_commit = 0;
+  if (store) {
+    auto stats = store->Stats();
+    if (stats.commits > 0) rows_per_commit = static_cast<double>(stats.committed_rows) / static_cast<double>(stats.commits);
+    (void)store->Close(std::chrono::seconds(10));
+  }
   for (PGconn* c : pool.idle) PQfinish(c);
   for (PGconn* c : raw) PQfinish(c);
   std::vector<double> lat = rec.latencies_us;
@@ -362,10 +413,13 @@ int main(int argc, char** argv) {
   std::printf(
       "{\"mode\":\"%s\",\"writers\":%d,\"value_bytes\":%d,\"seconds\":%.2f,\"writes\":%ld,"
       "\"errors\":%ld,\"writes_per_s\":%.0f,\"p50_us\":%.0f,\"p99_us\":%.0f,\"max_us\":%.0f,"
-      "\"cpu_us_per_write\":%.1f,\"client_cpu_s\":%.2f,\"postgres_cpu_s\":%.2f}\n",
+      "\"cpu_us_per_write\":%.1f,\"client_cpu_s\":%.2f,\"postgres_cpu_s\":%.2f,"
+      "\"rows_per_commit\":%.1f,\"store_writers\":%d}\n",
       a.mode.c_str(), a.mode == "raw" ? a.raw_connections : a.writers, a.value_bytes, elapsed,
       writes, rec.errors.load(), static_cast<double>(writes) / elapsed, Percentile(lat, 0.50),
       Percentile(lat, 0.99), lat.empty() ? 0.0 : *std::max_element(lat.begin(), lat.end()),
-      cpu_per_write_us, self1 - self0, pg1 - pg0);
+      cpu_per_write_us, self1 - self0, pg1 - pg0,
+      a.mode == "raw" ? static_cast<double>(a.raw_batch) : (a.mode == "naive" ? 1.0 : rows_per_commit),
+      store_writers);
   return writes > 0 && rec.errors.load() == 0 ? 0 : 1;
 }

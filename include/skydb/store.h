@@ -181,9 +181,10 @@ struct StoreOpenRequest {
   std::string conninfo;
   std::string description;  // for logs and INFO: "private cluster at DIR/run"
   int store_pool = 6;       // connections the store may hold (from tuning)
+  int store_writers = 0;    // group-commit writers (from tuning); 0: store_pool − 2
 };
 MemoryTierOptions MemoryOptionsFrom(const StoreConfig& config);
-TieredOptions TieredOptionsFrom(const StoreConfig& config, int store_pool);
+TieredOptions TieredOptionsFrom(const StoreConfig& config, int store_pool, int store_writers = 0);
 // Loads the key index before returning; an error names the database and the reason.
 Result<std::unique_ptr<SessionStore>> OpenSessionStore(const StoreOpenRequest& request,
                                                        Clock& clock);

@@ -62,6 +62,7 @@ struct Pools {
   int aux_pool = 0;         // clamp(app_pool/4, 2, 8)
   int demand = 0;           // app_pool + 3·aux_pool
   int store_pool = 0;       // aux_pool + 4
+  int store_writers = 0;    // clamp(cores/2, 1, store_pool − 2): group-commit writers
   int max_connections = 0;  // 2·demand + reserved + headroom
   int reserved = 3;         // superuser_reserved_connections
 };

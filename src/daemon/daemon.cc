@@ -153,7 +153,7 @@ int Daemon::Run() {
     if (first_ready) {
       Status opened = serving_->Open(supervisor_->ConnInfo(),
                                      "private cluster " + supervisor_->SocketDir(),
-                                     plan->settings.pools.store_pool);
+                                     plan->settings.pools);
       if (!opened.ok()) {
         spdlog::error("skydb cannot serve sessions: {}", opened.error().message);
         serving_failed_ = true;

@@ -39,7 +39,7 @@ int RunMemoryOnly(const DaemonOptions& options) {
   }
   auto clock = NewRealClock();
   Serving serving(config, *clock, false);
-  Status opened = serving.Open("", "memory", 0);
+  Status opened = serving.Open("", "memory", Pools{});
   if (!opened.ok()) {
     spdlog::error("skydb cannot start: {}", opened.error().message);
     return 1;

@@ -29,10 +29,11 @@ Serving::Serving(Config config, Clock& clock, bool allow_fallback)
 Serving::~Serving() { Stop(std::chrono::milliseconds(0), std::chrono::milliseconds(0)); }
 
 Status Serving::Open(const std::string& conninfo, const std::string& description,
-                     int store_pool) {
+                     const Pools& pools) {
   std::lock_guard<std::mutex> lock(mu_);
   if (stopped_) return Error::Unavailable("skydb is stopping");
-  StoreOpenRequest request{config_.store, conninfo, description, store_pool};
+  StoreOpenRequest request{config_.store, conninfo, description, pools.store_pool,
+                           pools.store_writers};
   if (conninfo.empty()) request.config.kind = "memory";
   auto store = OpenSessionStore(request, clock_);
   if (!store.ok() && allow_fallback_ && request.config.kind != "memory") {

@@ -19,6 +19,7 @@
 #include "skydb/resp.h"
 #include "skydb/result.h"
 #include "skydb/store.h"
+#include "skydb/tune.h"
 
 namespace skydb::daemon {
 
@@ -31,7 +32,7 @@ class Serving {
   ~Serving();
 
   // `conninfo` empty: a memory store (store.kind = memory).
-  Status Open(const std::string& conninfo, const std::string& description, int store_pool);
+  Status Open(const std::string& conninfo, const std::string& description, const Pools& pools);
   void Stop(std::chrono::milliseconds drain, std::chrono::milliseconds flush);
   // "tiered (sync) on <description>, listening on <socket>", for the banner.
   std::string Describe() const;

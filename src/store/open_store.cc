@@ -15,7 +15,7 @@ MemoryTierOptions MemoryOptionsFrom(const StoreConfig& config) {
   return o;
 }
 
-TieredOptions TieredOptionsFrom(const StoreConfig& config, int store_pool) {
+TieredOptions TieredOptionsFrom(const StoreConfig& config, int store_pool, int store_writers) {
   TieredOptions o;
   o.memory = MemoryOptionsFrom(config);
   o.durability = config.durability == "async" ? Durability::kAsync : Durability::kSync;
@@ -24,9 +24,10 @@ TieredOptions TieredOptionsFrom(const StoreConfig& config, int store_pool) {
   o.queue_max_writes = static_cast<size_t>(config.queue_max_writes);
   o.batch_max_rows = static_cast<size_t>(config.batch_max_rows);
   o.ttl_persist_slack = config.ttl_persist_slack;
-  // The store pool: one loader, one sweeper, the rest are writers (at least one).
+  // The store pool: one loader, one sweeper, and up to the rest as writers (at least one).
   o.readers = 1;
   o.writers = std::max(1, store_pool - 2);
+  if (store_writers > 0) o.writers = std::min(o.writers, store_writers);
   return o;
 }
 
@@ -35,7 +36,7 @@ Result<std::unique_ptr<SessionStore>> OpenSessionStore(const StoreOpenRequest& r
   if (request.config.kind == "memory") {
     return NewMemoryStore(MemoryOptionsFrom(request.config), clock);
   }
-  TieredOptions options = TieredOptionsFrom(request.config, request.store_pool);
+  TieredOptions options = TieredOptionsFrom(request.config, request.store_pool, request.store_writers);
   auto durable = NewPostgresDurable(request.conninfo, request.description, options.writers,
                                     options.readers);
   auto store = NewTieredStore(options, clock, std::move(durable));

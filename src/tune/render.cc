@@ -108,6 +108,7 @@ nlohmann::ordered_json PoolsJson(const Pools& p) {
   j["aux_pool"] = p.aux_pool;
   j["demand"] = p.demand;
   j["store_pool"] = p.store_pool;
+  j["store_writers"] = p.store_writers;
   j["max_connections"] = p.max_connections;
   j["reserved"] = p.reserved;
   return j;

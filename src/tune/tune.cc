@@ -151,6 +151,9 @@ void AddPools(SettingsBuilder& b, const Pools& p, int cores, bool dev) {
            prefix + "clamp(app_pool " + std::to_string(p.app_pool) + " / 4, 2, 8)");
   b.AddOwn("store_pool", p.store_pool,
            "aux_pool " + std::to_string(p.aux_pool) + " + analytics 2 + telemetry 2");
+  b.AddOwn("store_writers", p.store_writers,
+           "clamp(" + std::to_string(cores) + " cores / 2, 1, store_pool - 2): fewer writers "
+           "make larger group commits (docs/performance.md)");
 }
 
 }  // namespace
@@ -185,6 +188,7 @@ Pools PoolsFor(int cores) {
   p.aux_pool = std::clamp(p.app_pool / 4, 2, 8);
   p.demand = p.app_pool + 3 * p.aux_pool;
   p.store_pool = p.aux_pool + 4;
+  p.store_writers = std::clamp(cores / 2, 1, p.store_pool - 2);
   p.reserved = kSuperuserReservedConnections;
   p.max_connections = 2 * p.demand + p.reserved + kConnectionHeadroom;
   return p;

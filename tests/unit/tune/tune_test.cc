@@ -104,10 +104,25 @@ TEST(TuneGoldenTest, DerivationsSayHow) {
 
 TEST(TuneGoldenTest, PoolsAreSkydbsOwnNotPostgres) {
   Settings s = Tune(Host(1975 * kMiB, 2), Profile::kEmbedded, {});
-  for (std::string own : {"app_pool", "aux_pool", "store_pool"}) {
+  for (std::string own : {"app_pool", "aux_pool", "store_pool", "store_writers"}) {
     EXPECT_FALSE(Get(s, own).postgres) << own;
   }
   EXPECT_TRUE(Get(s, "shared_buffers").postgres);
+}
+
+// One group-commit writer per two cores (larger batches beat more connections on small hosts:
+// docs/performance.md), always at least one and never more than the store pool leaves.
+TEST(TunePoolsTest, StoreWritersFollowCoresWithinTheStorePool) {
+  EXPECT_EQ(PoolsFor(1).store_writers, 1);
+  EXPECT_EQ(PoolsFor(2).store_writers, 1);
+  EXPECT_EQ(PoolsFor(4).store_writers, 2);
+  EXPECT_EQ(PoolsFor(8).store_writers, 4);
+  for (int cores = 1; cores <= 256; ++cores) {
+    Pools p = PoolsFor(cores);
+    EXPECT_GE(p.store_writers, 1) << cores;
+    EXPECT_LE(p.store_writers, p.store_pool - 2) << cores;
+  }
+  EXPECT_EQ(Get(Tune(Host(1975 * kMiB, 2), Profile::kEmbedded, {}), "store_writers").value, "1");
 }
 
 // ---- the connection property ----
