@@ -83,10 +83,8 @@ void Ledger::WriterLoop(int writer) {
       continue;
     }
     ++failed_;
-    if (!reply.ok()) {
-      client.reset();
-      std::this_thread::sleep_for(options_.reconnect_every);
-    }
+    if (!reply.ok()) client.reset();
+    std::this_thread::sleep_for(options_.reconnect_every);  // no retry storm against a full queue
   }
 }
 

@@ -63,9 +63,33 @@ RespClient::~RespClient() {
 }
 
 Result<RespReply> RespClient::Command(const std::vector<std::string>& args) {
+  SKYDB_ASSIGN_OR_RETURN(auto replies, Pipeline({args}));
+  return std::move(replies.front());
+}
+
+Result<std::vector<RespReply>> RespClient::Pipeline(
+    const std::vector<std::vector<std::string>>& commands) {
+  SKYDB_RETURN_IF_ERROR(Send(commands));
+  std::vector<RespReply> replies;
+  for (size_t i = 0; i < commands.size(); ++i) {
+    auto reply = ReadReply(0);
+    if (!reply.ok()) {
+      if (fd_ >= 0) ::close(fd_);
+      fd_ = -1;
+      return std::move(reply).error();
+    }
+    replies.push_back(std::move(reply).value());
+  }
+  return replies;
+}
+
+Status RespClient::Send(const std::vector<std::vector<std::string>>& commands) {
   if (fd_ < 0) return Error::Unavailable("connection closed");
-  std::string out = "*" + std::to_string(args.size()) + "\r\n";
-  for (const auto& a : args) out += "$" + std::to_string(a.size()) + "\r\n" + a + "\r\n";
+  std::string out;
+  for (const auto& args : commands) {
+    out += "*" + std::to_string(args.size()) + "\r\n";
+    for (const auto& a : args) out += "$" + std::to_string(a.size()) + "\r\n" + a + "\r\n";
+  }
   size_t sent = 0;
   while (sent < out.size()) {
     ssize_t n = ::send(fd_, out.data() + sent, out.size() - sent, MSG_NOSIGNAL);
@@ -78,12 +102,7 @@ Result<RespReply> RespClient::Command(const std::vector<std::string>& args) {
     }
     sent += static_cast<size_t>(n);
   }
-  auto reply = ReadReply(0);
-  if (!reply.ok() && fd_ >= 0) {
-    ::close(fd_);
-    fd_ = -1;
-  }
-  return reply;
+  return Ok();
 }
 
 Status RespClient::Fill() {

@@ -33,9 +33,12 @@ class RespClient {
   // Sends `args` as one command and reads its reply. An Error means the connection failed
   // (closed, timed out, malformed reply); the client is unusable afterwards.
   Result<RespReply> Command(const std::vector<std::string>& args);
+  // Sends every command at once (pipelined), then reads their replies in order.
+  Result<std::vector<RespReply>> Pipeline(const std::vector<std::vector<std::string>>& commands);
 
  private:
   explicit RespClient(int fd) : fd_(fd) {}
+  Status Send(const std::vector<std::vector<std::string>>& commands);
   Status Fill();
   Result<std::string> ReadLine();
   Result<RespReply> ReadReply(int depth);
