@@ -10,6 +10,8 @@
 // or SIGINT shuts it down. GET and SET only: other commands answer an error saying so.
 #include <libpq-fe.h>
 #include <signal.h>
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
 
 #include <atomic>
 #include <condition_variable>
@@ -21,9 +23,6 @@
 #include <string>
 #include <thread>
 #include <vector>
-
-#include <spdlog/sinks/stdout_color_sinks.h>
-#include <spdlog/spdlog.h>
 
 #include "skydb/resp.h"
 #include "skydb/store.h"
@@ -48,7 +47,8 @@ int64_t NowMs() {
 }
 
 Error Unsupported(const char* what) {
-  return Error::InvalidArgument(std::string(what) + " is not supported by the naive bench store "
+  return Error::InvalidArgument(std::string(what) +
+                                " is not supported by the naive bench store "
                                 "(GET and SET only)");
 }
 
@@ -81,8 +81,8 @@ class NaiveStore final : public skydb::SessionStore {
       } else if (PQntuples(r) == 0) {
         done(std::optional<std::string>());
       } else {
-        done(std::optional<std::string>(std::string(PQgetvalue(r, 0, 0),
-                                                    static_cast<size_t>(PQgetlength(r, 0, 0)))));
+        done(std::optional<std::string>(
+            std::string(PQgetvalue(r, 0, 0), static_cast<size_t>(PQgetlength(r, 0, 0)))));
       }
       PQclear(r);
     });
@@ -98,7 +98,8 @@ class NaiveStore final : public skydb::SessionStore {
     Submit([this, req = std::move(request), done = std::move(done)](PGconn* c) {
       std::string expires;
       if (req.expiry.kind == skydb::Expiry::Kind::kAt) expires = std::to_string(req.expiry.at);
-      if (req.expiry.kind == skydb::Expiry::Kind::kDefault) expires = std::to_string(NowMs() + 1800000);
+      if (req.expiry.kind == skydb::Expiry::Kind::kDefault)
+        expires = std::to_string(NowMs() + 1800000);
       const char* values[] = {req.key.data(), req.value.data(),
                               expires.empty() ? nullptr : expires.c_str()};
       int lengths[] = {static_cast<int>(req.key.size()), static_cast<int>(req.value.size()), 0};
@@ -199,10 +200,14 @@ int main(int argc, char** argv) {
   int pool = 6;
   for (int i = 1; i + 1 < argc; i += 2) {
     std::string flag = argv[i];
-    if (flag == "--socket") socket = argv[i + 1];
-    else if (flag == "--conninfo") conninfo = argv[i + 1];
-    else if (flag == "--pool") pool = std::atoi(argv[i + 1]);
-    else socket.clear(), i = argc;
+    if (flag == "--socket")
+      socket = argv[i + 1];
+    else if (flag == "--conninfo")
+      conninfo = argv[i + 1];
+    else if (flag == "--pool")
+      pool = std::atoi(argv[i + 1]);
+    else
+      socket.clear(), i = argc;
   }
   if (socket.empty() || conninfo.empty() || pool < 1) {
     std::fprintf(stderr, "usage: naive_store_server --socket PATH --conninfo STR [--pool 6]\n");
@@ -222,8 +227,8 @@ int main(int argc, char** argv) {
   }
   skydb::RespServerOptions options;
   options.unix_path = socket;
-  options.store_description = "naive: one INSERT ... ON CONFLICT per write, " +
-                              std::to_string(pool) + "-connection pool";
+  options.store_description =
+      "naive: one INSERT ... ON CONFLICT per write, " + std::to_string(pool) + "-connection pool";
   auto server = skydb::NewRespServer(options, **store, *clock);
   if (!server.ok()) {
     std::fprintf(stderr, "naive_store_server: %s\n", server.error().message.c_str());

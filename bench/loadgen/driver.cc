@@ -36,12 +36,12 @@ double CpuSeconds() {
 }
 
 enum class Phase {
-  kPinging,    // PING sent, waiting for +PONG (establishment)
-  kIdle,       // waiting for its next start (think time or schedule)
-  kAwaitGet,   // GET sent
-  kAwaitSet,   // SET sent
-  kDone,       // no more interactions for this connection
-  kDead,       // closed after a failure
+  kPinging,   // PING sent, waiting for +PONG (establishment)
+  kIdle,      // waiting for its next start (think time or schedule)
+  kAwaitGet,  // GET sent
+  kAwaitSet,  // SET sent
+  kDone,      // no more interactions for this connection
+  kDead,      // closed after a failure
 };
 
 struct Conn {
@@ -59,7 +59,7 @@ struct Conn {
   TimePoint start;    // the interaction's start (intended, in open loop)
   TimePoint op_sent;  // when the current command was sent
   bool in_window = false;
-  TimePoint due;      // open loop: next intended start
+  TimePoint due;  // open loop: next intended start
   Reply reply;
 };
 
@@ -97,8 +97,8 @@ class Driver {
   DriverResult r_;
   int epfd_ = -1;
   std::vector<Conn> conns_;
-  std::vector<uint32_t> acked_;         // per session: counter of the last acknowledged write
-  std::vector<uint8_t> uncertain_;      // per session: the last write failed (either value ok)
+  std::vector<uint32_t> acked_;     // per session: counter of the last acknowledged write
+  std::vector<uint8_t> uncertain_;  // per session: the last write failed (either value ok)
   std::priority_queue<Timer, std::vector<Timer>, std::greater<>> timers_;
   TimePoint launch_, t0_, t1_;
   bool open_loop_ = false;
@@ -208,7 +208,8 @@ void Driver::OnReadable(size_t i) {
     }
     if (n < 0 && errno == EINTR) continue;
     if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return;
-    Kill(i, n == 0 ? "the server closed a connection" : std::string("recv: ") + std::strerror(errno));
+    Kill(i,
+         n == 0 ? "the server closed a connection" : std::string("recv: ") + std::strerror(errno));
     return;
   }
 }
@@ -423,9 +424,9 @@ void Driver::Load() {
   }
   bool started = false, ended = false;
   double cpu0 = o_.populate ? CpuSeconds() : 0;
-  TimePoint drain_end = o_.populate ? TimePoint::max()
-                                    : t1_ + duration_cast<Clock::duration>(
-                                                duration<double>(o_.drain_seconds));
+  TimePoint drain_end =
+      o_.populate ? TimePoint::max()
+                  : t1_ + duration_cast<Clock::duration>(duration<double>(o_.drain_seconds));
   TimePoint finished_at = launch_;
   while (true) {
     TimePoint now = Clock::now();
@@ -443,8 +444,7 @@ void Driver::Load() {
       if (conns_[t.conn].phase == Phase::kIdle) StartInteraction(t.conn, open_loop_ ? t.due : now);
     }
     bool busy = std::any_of(conns_.begin(), conns_.end(), [](const Conn& c) {
-      return c.phase == Phase::kIdle || c.phase == Phase::kAwaitGet ||
-             c.phase == Phase::kAwaitSet;
+      return c.phase == Phase::kIdle || c.phase == Phase::kAwaitGet || c.phase == Phase::kAwaitSet;
     });
     if (!busy || now >= drain_end) {
       finished_at = now;

@@ -17,7 +17,7 @@ namespace skydb::loadgen {
 struct DriverOptions {
   std::string socket_path;
   int connections = 64;
-  long sessions = 64;        // >= connections; connection c owns sessions c, c+C, c+2C, ...
+  long sessions = 64;         // >= connections; connection c owns sessions c, c+C, c+2C, ...
   size_t value_bytes = 2080;  // >= 16 (the first 16 bytes carry the write's counter)
   int ttl_seconds = 1800;
   std::string key_prefix = "lg:";
@@ -46,10 +46,10 @@ struct DriverResult {
   uint64_t writes_acked = 0;  // SET +OK, interactions started in the window
   uint64_t read_hits = 0;     // GETs in the window that found a value
   double window_seconds = 0;
-  double cpu_seconds = 0;     // this process over the window
-  Histogram interaction;      // start (intended in open loop) → SET reply
-  Histogram get;              // GET sent → reply
-  Histogram set;              // SET sent → reply
+  double cpu_seconds = 0;  // this process over the window
+  Histogram interaction;   // start (intended in open loop) → SET reply
+  Histogram get;           // GET sent → reply
+  Histogram set;           // SET sent → reply
 };
 
 // Called at the start and at the end of the measured window (for server CPU readings) and at

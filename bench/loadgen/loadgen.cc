@@ -79,9 +79,9 @@ class ServerProbe : public skydb::loadgen::WindowHooks {
 
 ordered_json Latency(const skydb::loadgen::Histogram& h) {
   auto us = [&h](double q) { return static_cast<double>(h.Quantile(q)) / 1000.0; };
-  return {{"count", h.count()}, {"p50_us", us(0.50)}, {"p95_us", us(0.95)},
-          {"p99_us", us(0.99)}, {"p999_us", us(0.999)},
-          {"max_us", static_cast<double>(h.max()) / 1000.0}};
+  return {{"count", h.count()},   {"p50_us", us(0.50)},
+          {"p95_us", us(0.95)},   {"p99_us", us(0.99)},
+          {"p999_us", us(0.999)}, {"max_us", static_cast<double>(h.max()) / 1000.0}};
 }
 
 ordered_json Conditions(const Flags& f, const std::map<std::string, std::string>& info,
@@ -119,7 +119,9 @@ ordered_json Conditions(const Flags& f, const std::map<std::string, std::string>
       {"ttl_seconds", f.load.ttl_seconds},
       {"sessions", f.load.sessions},
       {"connections", f.load.connections},
-      {"loop", f.load.populate ? "populate" : f.load.rate > 0 ? "open" : "closed"},
+      {"loop", f.load.populate   ? "populate"
+               : f.load.rate > 0 ? "open"
+                                 : "closed"},
       {"target_rate", f.load.rate},
       {"think_ms", f.load.think_ms},
       {"warmup_s", f.load.warmup_seconds},
@@ -136,8 +138,8 @@ int Run(const Flags& f) {
   RaiseFileLimit();
   std::string load_start = ReadLoad();
   std::map<std::string, std::string> info_before;
-  std::string control_error = skydb::loadgen::ReadServerInfo(f.load.socket_path, f.expect.store,
-                                                              &info_before);
+  std::string control_error =
+      skydb::loadgen::ReadServerInfo(f.load.socket_path, f.expect.store, &info_before);
   std::optional<std::string> mismatch =
       control_error.empty() ? skydb::loadgen::CheckStore(f.expect, info_before)
                             : std::optional<std::string>("cannot read INFO: " + control_error);
@@ -203,7 +205,8 @@ int Run(const Flags& f) {
           r.writes_acked > 0 ? probe.cpu_seconds() / static_cast<double>(r.writes_acked) * 1e6 : 0;
       ordered_json mem = ordered_json::array();
       for (const auto& m : probe.middle()) {
-        mem.push_back({{"pid", m.pid}, {"root_rss_kib", m.root_rss_kib},
+        mem.push_back({{"pid", m.pid},
+                       {"root_rss_kib", m.root_rss_kib},
                        {"root_pss_kib", m.root_pss_kib},
                        {"descendants", m.descendants},
                        {"descendants_pss_kib", m.descendants_pss_kib}});
@@ -236,8 +239,10 @@ int main(int argc, char** argv) {
   app.add_option("--expect-durability", f.expect.durability,
                  "tiered: sync|async; memory: none; naive: sync; redis: always|everysec|no|off")
       ->required();
-  app.add_option("--connections", f.load.connections, "concurrent connections (sessions "
-                 "established)")->check(CLI::Range(1, 1000000));
+  app.add_option("--connections", f.load.connections,
+                 "concurrent connections (sessions "
+                 "established)")
+      ->check(CLI::Range(1, 1000000));
   app.add_option("--sessions", f.load.sessions, "sessions (keys); default = connections");
   app.add_option("--value-bytes", f.load.value_bytes, "bytes per SET value")
       ->check(CLI::Range(16, 512 << 20));
@@ -247,8 +252,10 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(0.0, 3600.0));
   app.add_option("--duration", f.load.duration_seconds, "measured seconds")
       ->check(CLI::Range(0.1, 86400.0));
-  app.add_option("--drain", f.load.drain_seconds, "seconds in-window interactions may finish "
-                 "after the window")->check(CLI::Range(0.0, 600.0));
+  app.add_option("--drain", f.load.drain_seconds,
+                 "seconds in-window interactions may finish "
+                 "after the window")
+      ->check(CLI::Range(0.0, 600.0));
   app.add_option("--think-ms", f.load.think_ms, "closed loop: pause between interactions")
       ->check(CLI::Range(0.0, 3600000.0));
   app.add_option("--rate", f.load.rate, "open loop: interactions/s in total (0: closed loop)")
@@ -258,7 +265,8 @@ int main(int argc, char** argv) {
   app.add_option("--max-error-ratio", f.limits.max_error_ratio, "errors/interactions gate")
       ->check(CLI::Range(0.0, 1.0));
   app.add_option("--max-cpu-fraction", f.limits.max_cpu_fraction,
-                 "generator CPU gate, a fraction of one core")->check(CLI::Range(0.0, 1.0));
+                 "generator CPU gate, a fraction of one core")
+      ->check(CLI::Range(0.0, 1.0));
   app.add_option("--server-pid", f.server_pids, "server process (tree) for CPU and memory");
   app.add_option("--commit", f.commit, "source commit, for the conditions");
   app.add_option("--label", f.labels, "key=value copied into the conditions (repeatable)");
@@ -279,8 +287,8 @@ int main(int argc, char** argv) {
     return 2;
   }
   if (app.count("--key-prefix") == 0) {
-    f.load.key_prefix = "lg:" + std::to_string(getpid()) + ":" +
-                        std::to_string(std::time(nullptr)) + ":";
+    f.load.key_prefix =
+        "lg:" + std::to_string(getpid()) + ":" + std::to_string(std::time(nullptr)) + ":";
   }
   return Run(f);
 }

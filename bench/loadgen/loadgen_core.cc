@@ -160,8 +160,8 @@ std::optional<std::string> ValidateExpectation(const StoreExpectation& want) {
   if (std::find(ok.begin(), ok.end(), want.durability) == ok.end()) {
     std::string list;
     for (const auto& d : ok) list += (list.empty() ? "" : ", ") + d;
-    return "--expect-durability for store " + want.store + " must be one of " + list +
-           ", not '" + want.durability + "'";
+    return "--expect-durability for store " + want.store + " must be one of " + list + ", not '" +
+           want.durability + "'";
   }
   return std::nullopt;
 }
@@ -197,8 +197,8 @@ std::optional<std::string> CheckStore(const StoreExpectation& want,
     return "INFO reports store_kind " + field("store_kind") + ", the run asked for " + want.store;
   }
   if (field("store_durability") != want.durability) {
-    return "INFO reports store_durability " + field("store_durability") +
-           ", the run asked for " + want.durability;
+    return "INFO reports store_durability " + field("store_durability") + ", the run asked for " +
+           want.durability;
   }
   return std::nullopt;
 }
@@ -216,9 +216,9 @@ std::vector<std::string> InvalidReasons(const RunFacts& facts, const Limits& lim
                   facts.sessions_established, facts.sessions_wanted);
     reasons.emplace_back(buf);
   }
-  double ratio = facts.attempts > 0 ? static_cast<double>(facts.errors) /
-                                          static_cast<double>(facts.attempts)
-                                    : (facts.errors > 0 ? 1.0 : 0.0);
+  double ratio = facts.attempts > 0
+                     ? static_cast<double>(facts.errors) / static_cast<double>(facts.attempts)
+                     : (facts.errors > 0 ? 1.0 : 0.0);
   if (ratio > limits.max_error_ratio) {
     std::snprintf(buf, sizeof buf, "%llu errors in %llu interactions (%.4f > limit %.4f)",
                   static_cast<unsigned long long>(facts.errors),

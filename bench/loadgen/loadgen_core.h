@@ -76,11 +76,11 @@ std::optional<std::string> ValidateExpectation(const StoreExpectation& want);
 
 // Facts of a finished run that decide whether it may be reported.
 struct RunFacts {
-  int sessions_wanted = 0;        // connections the run asked for
-  int sessions_established = 0;   // connections that answered PING before the load started
-  uint64_t attempts = 0;          // interactions started (warm-up included)
-  uint64_t errors = 0;            // error replies, wrong or stale replies, dropped connections
-  uint64_t writes_acked = 0;      // SETs answered +OK in the measured window
+  int sessions_wanted = 0;           // connections the run asked for
+  int sessions_established = 0;      // connections that answered PING before the load started
+  uint64_t attempts = 0;             // interactions started (warm-up included)
+  uint64_t errors = 0;               // error replies, wrong or stale replies, dropped connections
+  uint64_t writes_acked = 0;         // SETs answered +OK in the measured window
   double generator_cpu_seconds = 0;  // this process, user + system, over the measured window
   double wall_seconds = 0;           // the measured window
   double cpu_capacity_cores = 1;     // what the generator can use: min(its threads, cores)

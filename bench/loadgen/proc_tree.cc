@@ -72,7 +72,8 @@ uint64_t KibField(const std::string& path, const std::string& field) {
 int CoresAvailable() {
   cpu_set_t set;
   CPU_ZERO(&set);
-  if (sched_getaffinity(0, sizeof set, &set) != 0) return static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN));
+  if (sched_getaffinity(0, sizeof set, &set) != 0)
+    return static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN));
   return CPU_COUNT(&set);
 }
 

@@ -83,13 +83,16 @@ class LoadgenSmoke(unittest.TestCase):
                         f"no reason mentions {fragment!r}: {out['invalid_reasons']}")
 
     def test_a_healthy_closed_loop_run_is_valid_with_its_conditions(self):
-        rc, out, err = loadgen(self.daemon.socket, "--value-bytes", "2080", "--label", "arm=smoke")
+        # 1 ms think time keeps the generator far from its CPU gate even under ASan
+        rc, out, err = loadgen(self.daemon.socket, "--value-bytes", "2080", "--think-ms", "1",
+                               "--label", "arm=smoke")
         self.assertEqual(rc, 0, (out, err))
         self.assertTrue(out["valid"], out["invalid_reasons"])
         res, cond = out["result"], out["conditions"]
         self.assertGreater(res["interactions"], 0)
         self.assertEqual(res["interactions"], res["interaction"]["count"])
         self.assertGreater(res["writes_per_s"], 0)
+        self.assertLess(res["interactions_per_s"], 4 * 1000)  # 4 connections, ≥ 1 ms apart
         # every interaction after a session's first write reads that write back
         self.assertGreater(res["read_hits"], 0)
         lat = res["interaction"]

@@ -10,7 +10,7 @@
 namespace skydb::loadgen {
 namespace {
 
-TEST(ParseReply, ReadsEveryShape) {
+TEST(LoadgenParseReply, ReadsEveryShape) {
   Reply r;
   EXPECT_EQ(ParseReply("+OK\r\n", &r), 5);
   EXPECT_EQ(r.type, Reply::Type::kSimple);
@@ -31,7 +31,7 @@ TEST(ParseReply, ReadsEveryShape) {
   EXPECT_EQ(r.elements[1].integer, 1);
 }
 
-TEST(ParseReply, AsksForMoreAtEveryCutOfAWholeReply) {
+TEST(LoadgenParseReply, AsksForMoreAtEveryCutOfAWholeReply) {
   const std::string whole = "*2\r\n$3\r\nabc\r\n+OK\r\n";
   Reply r;
   for (size_t cut = 0; cut < whole.size(); ++cut) {
@@ -40,7 +40,7 @@ TEST(ParseReply, AsksForMoreAtEveryCutOfAWholeReply) {
   EXPECT_EQ(ParseReply(whole, &r), static_cast<long>(whole.size()));
 }
 
-TEST(ParseReply, RejectsWhatIsNotResp) {
+TEST(LoadgenParseReply, RejectsWhatIsNotResp) {
   Reply r;
   EXPECT_EQ(ParseReply("hello\r\n", &r), -1);
   EXPECT_EQ(ParseReply("$x\r\n", &r), -1);
@@ -49,22 +49,23 @@ TEST(ParseReply, RejectsWhatIsNotResp) {
   EXPECT_EQ(ParseReply(":\r\n", &r), -1);
 }
 
-TEST(AppendCommand, EncodesAnArrayOfBulkStrings) {
+TEST(LoadgenAppendCommand, EncodesAnArrayOfBulkStrings) {
   std::string out;
   AppendCommand(&out, {"SET", "k", "v\r\n", "EX", "1800"});
   EXPECT_EQ(out, "*5\r\n$3\r\nSET\r\n$1\r\nk\r\n$3\r\nv\r\n\r\n$2\r\nEX\r\n$4\r\n1800\r\n");
 }
 
-TEST(ParseInfo, ReadsFieldsAndSkipsHeaders) {
-  auto f = ParseInfo("# Server\r\nredis_version:7.0.0\r\n\r\n# Persistence\r\nstore_kind:tiered\r\n"
-                     "store_description:private cluster at /d:x\r\n");
+TEST(LoadgenParseInfo, ReadsFieldsAndSkipsHeaders) {
+  auto f = ParseInfo(
+      "# Server\r\nredis_version:7.0.0\r\n\r\n# Persistence\r\nstore_kind:tiered\r\n"
+      "store_description:private cluster at /d:x\r\n");
   EXPECT_EQ(f["redis_version"], "7.0.0");
   EXPECT_EQ(f["store_kind"], "tiered");
   EXPECT_EQ(f["store_description"], "private cluster at /d:x");
   EXPECT_EQ(f.count("# Server"), 0u);
 }
 
-TEST(Histogram, IsExactForSmallValuesAndWithinTwoPercentAboveThem) {
+TEST(LoadgenHistogram, IsExactForSmallValuesAndWithinTwoPercentAboveThem) {
   Histogram h;
   for (uint64_t v = 1; v <= 100; ++v) h.Record(v);
   EXPECT_EQ(h.Quantile(0.5), 50u);
@@ -86,7 +87,7 @@ TEST(Histogram, IsExactForSmallValuesAndWithinTwoPercentAboveThem) {
   EXPECT_LE(big.Quantile(1.0), big.max());
 }
 
-TEST(Histogram, MergesAndReportsZeroWhenEmpty) {
+TEST(LoadgenHistogram, MergesAndReportsZeroWhenEmpty) {
   Histogram a, b;
   EXPECT_EQ(a.Quantile(0.99), 0u);
   a.Record(10);
@@ -98,11 +99,13 @@ TEST(Histogram, MergesAndReportsZeroWhenEmpty) {
 }
 
 std::map<std::string, std::string> SkydbInfo(const std::string& kind, const std::string& dur) {
-  return {{"redis_version", "7.0.0"}, {"skydb_version", "0.1.0"}, {"store_kind", kind},
+  return {{"redis_version", "7.0.0"},
+          {"skydb_version", "0.1.0"},
+          {"store_kind", kind},
           {"store_durability", dur}};
 }
 
-TEST(CheckStore, AcceptsOnlyTheStoreAndDurabilityAskedFor) {
+TEST(LoadgenCheckStore, AcceptsOnlyTheStoreAndDurabilityAskedFor) {
   EXPECT_EQ(CheckStore({"tiered", "sync"}, SkydbInfo("tiered", "sync")), std::nullopt);
   EXPECT_EQ(CheckStore({"memory", "none"}, SkydbInfo("memory", "none")), std::nullopt);
   auto wrong_kind = CheckStore({"tiered", "sync"}, SkydbInfo("memory", "none"));
@@ -114,10 +117,9 @@ TEST(CheckStore, AcceptsOnlyTheStoreAndDurabilityAskedFor) {
   EXPECT_TRUE(CheckStore({"tiered", "sync"}, {{"redis_version", "7.0.15"}}));
 }
 
-TEST(CheckStore, ARedisArmMustBeRealRedisWithThePersistenceAskedFor) {
-  std::map<std::string, std::string> redis = {{"redis_version", "7.0.15"},
-                                              {"config:appendonly", "yes"},
-                                              {"config:appendfsync", "always"}};
+TEST(LoadgenCheckStore, ARedisArmMustBeRealRedisWithThePersistenceAskedFor) {
+  std::map<std::string, std::string> redis = {
+      {"redis_version", "7.0.15"}, {"config:appendonly", "yes"}, {"config:appendfsync", "always"}};
   EXPECT_EQ(CheckStore({"redis", "always"}, redis), std::nullopt);
   auto everysec = CheckStore({"redis", "everysec"}, redis);
   ASSERT_TRUE(everysec);
@@ -131,7 +133,7 @@ TEST(CheckStore, ARedisArmMustBeRealRedisWithThePersistenceAskedFor) {
   EXPECT_NE(skydb->find("skydb"), std::string::npos);
 }
 
-TEST(ValidateExpectation, RejectsCombinationsThatCannotBeChecked) {
+TEST(LoadgenValidateExpectation, RejectsCombinationsThatCannotBeChecked) {
   EXPECT_EQ(ValidateExpectation({"tiered", "async"}), std::nullopt);
   EXPECT_EQ(ValidateExpectation({"redis", "everysec"}), std::nullopt);
   EXPECT_TRUE(ValidateExpectation({"postgres", "sync"}));
@@ -152,7 +154,7 @@ RunFacts GoodRun() {
   return f;
 }
 
-TEST(InvalidReasons, AGoodRunIsValid) {
+TEST(LoadgenInvalidReasons, AGoodRunIsValid) {
   EXPECT_TRUE(InvalidReasons(GoodRun(), Limits{}).empty());
   EXPECT_DOUBLE_EQ(CpuFraction(GoodRun()), 0.2);
 }
@@ -163,7 +165,7 @@ struct GateCase {
   const char* reason_contains;
 };
 
-TEST(InvalidReasons, EachGateFiresAloneAndSaysWhy) {
+TEST(LoadgenInvalidReasons, EachGateFiresAloneAndSaysWhy) {
   const GateCase cases[] = {
       {"sessions", [](RunFacts& f) { f.sessions_established = 7; }, "only 7 of 8 sessions"},
       {"errors", [](RunFacts& f) { f.errors = 11; }, "11 errors in 10000"},
@@ -177,14 +179,14 @@ TEST(InvalidReasons, EachGateFiresAloneAndSaysWhy) {
     c.spoil(f);
     auto reasons = InvalidReasons(f, Limits{});
     ASSERT_EQ(reasons.size(), 1u) << c.name;
-    EXPECT_NE(reasons[0].find(c.reason_contains), std::string::npos) << c.name << ": "
-                                                                      << reasons[0];
+    EXPECT_NE(reasons[0].find(c.reason_contains), std::string::npos)
+        << c.name << ": " << reasons[0];
   }
 }
 
-TEST(InvalidReasons, LimitsAreInclusiveAndConfigurable) {
+TEST(LoadgenInvalidReasons, LimitsAreInclusiveAndConfigurable) {
   RunFacts f = GoodRun();
-  f.errors = 10;  // exactly 0.1%
+  f.errors = 10;                // exactly 0.1%
   f.generator_cpu_seconds = 7;  // exactly 70%
   EXPECT_TRUE(InvalidReasons(f, Limits{}).empty());
   EXPECT_EQ(InvalidReasons(f, Limits{0.0, 0.5}).size(), 2u);
