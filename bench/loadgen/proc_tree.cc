@@ -78,6 +78,7 @@ int CoresAvailable() {
 }
 
 double TreeCpuSeconds(int root) {
+  if (root <= 0) return 0;
   auto all = ReadAll();
   double total = all.contains(root) ? all[root].cpu_seconds : 0;
   for (int pid : Descendants(all, root)) total += all[pid].cpu_seconds;
@@ -87,6 +88,7 @@ double TreeCpuSeconds(int root) {
 TreeMemory ReadTreeMemory(int root) {
   TreeMemory m;
   m.pid = root;
+  if (root <= 0) return m;
   std::string base = "/proc/" + std::to_string(root);
   m.root_rss_kib = KibField(base + "/status", "VmRSS");
   m.root_pss_kib = KibField(base + "/smaps_rollup", "Pss");

@@ -10,7 +10,7 @@ namespace skydb::loadgen {
 // Cores this process may run on (its affinity mask).
 int CoresAvailable();
 
-// User + system CPU seconds of `root` and every live descendant.
+// User + system CPU seconds of `root` and every live descendant; 0 when root <= 0.
 double TreeCpuSeconds(int root);
 
 struct TreeMemory {
