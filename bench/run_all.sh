@@ -75,6 +75,8 @@ estimate=$(awk -v n="$ndisks" -v r="$repeats" -v a="${#arms[@]}" -v s="$slot" \
 echo "run_all.sh: ${#arms[@]} arms × $repeats repeats × disks ($disks), ~$slot s a slot;" \
      "expect about $estimate minutes" >&2
 
+pgver=$(/usr/lib/postgresql/15/bin/postgres --version)
+redisver=$(redis-server --version | cut -d' ' -f1-3)
 stamp=$(date -u +%Y%m%dT%H%M%SZ)
 mkdir -p bench/results
 name="all-$stamp"
@@ -181,7 +183,8 @@ run_load() {  # $1 arm, $2 disk, $3 repeat, $4 loop (closed|half), $5 extra load
   line=$("$loadgen" --socket "$sock" --expect-store "${expect[0]}" \
            --expect-durability "${expect[1]}" --connections "$connections" --warmup "$warmup" \
            --duration "$seconds" --commit "$commit" "${pid_args[@]}" --label "arm=$1" \
-           --label "disk=$2" --label "repeat=$3" --label "phase=$4" $5 || true)
+           --label "disk=$2" --label "repeat=$3" --label "phase=$4" --label "postgres=$pgver" \
+           --label "redis=$redisver" $5 || true)
   [ -n "$line" ] || line='{"valid":false,"invalid_reasons":["skydb_loadgen printed nothing"],"result":null}'
   record "\"phase\":\"load\",\"arm\":\"$1\",\"disk\":\"$2\",\"repeat\":$3,\"loop\":\"$4\"" "$line"
   echo "$line"
