@@ -1,6 +1,7 @@
-/* A disk model for benchmarks: delays every fsync/fdatasync/sync_file_range-with-wait by
- * SLOWFSYNC_US microseconds (default 1000) before doing the real call. LD_PRELOAD it into the
- * benchmark's PostgreSQL only, to see what a cloud volume's ~1 ms flush does to durable writes. */
+/* A disk model for benchmarks: delays every fsync and fdatasync by SLOWFSYNC_US microseconds
+ * (default 1000) before doing the real call (sync_file_range and O_DSYNC writes are not
+ * delayed). LD_PRELOAD it into the benchmark's PostgreSQL and redis-server only, to see what a
+ * cloud volume's ~1 ms flush does to durable writes. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <stdlib.h>

@@ -29,6 +29,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "proc_tree.h"
 #include "skydb/durable.h"
 #include "skydb/store.h"
 #include "skydb/tune.h"
@@ -80,33 +81,6 @@ bool ParseArgs(int argc, char** argv, Args& a) {
     a.sessions_per_writer = static_cast<int>(std::max(1L, a.sessions_total / std::max(1, a.writers)));
   }
   return !a.conninfo.empty() && (a.mode == "skydb" || a.mode == "naive" || a.mode == "raw");
-}
-
-// CPU seconds (user+system) of `root` and its children (PostgreSQL's backends and auxiliary
-// processes are all children of the postmaster), from /proc/PID/stat. Exited backends are
-// not counted, so the benchmark reads it while its connections are still open.
-double TreeCpuSeconds(int root) {
-  if (root <= 0) return 0;
-  double ticks = static_cast<double>(sysconf(_SC_CLK_TCK));
-  double total = 0;
-  for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
-    std::string name = entry.path().filename().string();
-    if (name.empty() || !std::isdigit(static_cast<unsigned char>(name[0]))) continue;
-    std::ifstream f(entry.path() / "stat");
-    std::string line;
-    if (!std::getline(f, line)) continue;
-    auto close = line.rfind(')');
-    if (close == std::string::npos || close + 2 > line.size()) continue;
-    std::istringstream rest(line.substr(close + 2));
-    std::vector<std::string> fields;
-    for (std::string field; rest >> field;) fields.push_back(field);
-    if (fields.size() < 13) continue;
-    int pid = std::stoi(name), ppid = std::stoi(fields[1]);
-    if (pid == root || ppid == root) {
-      total += (std::stod(fields[11]) + std::stod(fields[12])) / ticks;
-    }
-  }
-  return total;
 }
 
 double SelfCpuSeconds() {
@@ -385,7 +359,7 @@ int main(int argc, char** argv) {
     for (int i = 0; i < a.raw_connections; ++i) threads.emplace_back(RawWriter, raw[static_cast<size_t>(i)], std::cref(a), i, std::ref(rec));
   }
   std::this_thread::sleep_for(std::chrono::duration<double>(a.warmup));
-  double self0 = SelfCpuSeconds(), pg0 = TreeCpuSeconds(a.postmaster_pid);
+  double self0 = SelfCpuSeconds(), pg0 = skydb::loadgen::TreeCpuSeconds(a.postmaster_pid);
   auto t0 = Clock::now();
   rec.measuring = true;
   if (a.total_writes > 0) {
@@ -395,7 +369,7 @@ int main(int argc, char** argv) {
   }
   rec.measuring = false;
   double elapsed = std::chrono::duration<double>(Clock::now() - t0).count();
-  double self1 = SelfCpuSeconds(), pg1 = TreeCpuSeconds(a.postmaster_pid);
+  double self1 = SelfCpuSeconds(), pg1 = skydb::loadgen::TreeCpuSeconds(a.postmaster_pid);
   rec.stop = true;
   for (auto& t : threads) t.join();
   if (chains) chains->Join();

@@ -1,0 +1,294 @@
+// skydb_loadgen: the Sky.Live load model against any RESP server on a unix socket (skydb,
+// redis-server, the naive bench store). N sessions over C connections; each interaction is GET
+// then SET key value EX 1800. Closed loop (think time) or open loop (a target rate, latency
+// from the intended start). Prints one JSON object: the run's conditions, whether it is valid
+// and why not, and — only when valid — throughput and latency. Exit 0 valid, 1 invalid,
+// 2 usage error. Not a test; bench/run_all.sh drives it and tests/integration/bench smoke-tests it.
+#include <sys/resource.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <chrono>
+#include <cstdio>
+#include <ctime>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "control.h"
+#include "driver.h"
+#include "loadgen_core.h"
+#include "proc_tree.h"
+
+namespace {
+
+using nlohmann::ordered_json;
+using skydb::loadgen::DriverOptions;
+using skydb::loadgen::DriverResult;
+
+struct Flags {
+  DriverOptions load;
+  skydb::loadgen::StoreExpectation expect;
+  skydb::loadgen::Limits limits;
+  std::vector<int> server_pids;
+  std::string commit = "unknown";
+  std::vector<std::string> labels;  // key=value, copied into the conditions
+};
+
+std::string ReadLoad() {
+  std::ifstream f("/proc/loadavg");
+  std::string a, b, c;
+  f >> a >> b >> c;
+  return a + " " + b + " " + c;
+}
+
+void RaiseFileLimit() {
+  rlimit lim{};
+  if (getrlimit(RLIMIT_NOFILE, &lim) == 0 && lim.rlim_cur < lim.rlim_max) {
+    lim.rlim_cur = lim.rlim_max;
+    setrlimit(RLIMIT_NOFILE, &lim);
+  }
+}
+
+// Reads the server's tree at the window's boundaries from the driver's boundary thread.
+class ServerProbe : public skydb::loadgen::WindowHooks {
+ public:
+  explicit ServerProbe(std::vector<int> pids) : pids_(std::move(pids)) {}
+  void OnWindowStart() override { cpu0_ = Cpu(); }
+  void OnWindowMiddle() override {
+    for (int pid : pids_) middle_.push_back(skydb::loadgen::ReadTreeMemory(pid));
+  }
+  void OnWindowEnd() override { cpu1_ = Cpu(); }
+  double cpu_seconds() const { return cpu1_ - cpu0_; }
+  const std::vector<skydb::loadgen::TreeMemory>& middle() const { return middle_; }
+
+ private:
+  double Cpu() const {
+    double total = 0;
+    for (int pid : pids_) total += skydb::loadgen::TreeCpuSeconds(pid);
+    return total;
+  }
+  std::vector<int> pids_;
+  double cpu0_ = 0, cpu1_ = 0;
+  std::vector<skydb::loadgen::TreeMemory> middle_;
+};
+
+ordered_json Latency(const skydb::loadgen::Histogram& h) {
+  auto us = [&h](double q) { return static_cast<double>(h.Quantile(q)) / 1000.0; };
+  return {{"count", h.count()},   {"p50_us", us(0.50)},
+          {"p95_us", us(0.95)},   {"p99_us", us(0.99)},
+          {"p999_us", us(0.999)}, {"max_us", static_cast<double>(h.max()) / 1000.0}};
+}
+
+ordered_json Conditions(const Flags& f, const std::map<std::string, std::string>& info,
+                        const std::string& load_start) {
+  utsname u{};
+  uname(&u);
+  char host[256] = {0};
+  gethostname(host, sizeof host - 1);
+  auto field = [&info](const char* name) {
+    auto it = info.find(name);
+    return it == info.end() ? std::string() : it->second;
+  };
+  std::time_t now = std::time(nullptr);
+  char when[32];
+  std::strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
+  ordered_json c = {
+      {"commit", f.commit},
+      {"finished_utc", when},
+      {"host", host},
+      {"kernel", u.release},
+      {"cores_online", sysconf(_SC_NPROCESSORS_ONLN)},
+      {"cores_available", skydb::loadgen::CoresAvailable()},
+      {"load_start", load_start},
+      {"load_end", ReadLoad()},
+      {"server_redis_version", field("redis_version")},
+      {"server_skydb_version", field("skydb_version")},
+      {"store_kind", field("store_kind")},
+      {"store_durability", field("store_durability")},
+      {"store_description", field("store_description")},
+      {"redis_appendonly", field("config:appendonly")},
+      {"redis_appendfsync", field("config:appendfsync")},
+      {"expected_store", f.expect.store},
+      {"expected_durability", f.expect.durability},
+      {"value_bytes", f.load.value_bytes},
+      {"ttl_seconds", f.load.ttl_seconds},
+      {"sessions", f.load.sessions},
+      {"connections", f.load.connections},
+      {"loop", f.load.populate   ? "populate"
+               : f.load.rate > 0 ? "open"
+                                 : "closed"},
+      {"target_rate", f.load.rate},
+      {"think_ms", f.load.think_ms},
+      {"warmup_s", f.load.warmup_seconds},
+      {"duration_s", f.load.duration_seconds},
+  };
+  for (const auto& label : f.labels) {
+    auto eq = label.find('=');
+    c["label_" + label.substr(0, eq)] = eq == std::string::npos ? "" : label.substr(eq + 1);
+  }
+  return c;
+}
+
+int Run(const Flags& f) {
+  RaiseFileLimit();
+  std::string load_start = ReadLoad();
+  std::map<std::string, std::string> info_before;
+  std::string control_error =
+      skydb::loadgen::ReadServerInfo(f.load.socket_path, f.expect.store, &info_before);
+  std::optional<std::string> mismatch =
+      control_error.empty() ? skydb::loadgen::CheckStore(f.expect, info_before)
+                            : std::optional<std::string>("cannot read INFO: " + control_error);
+
+  ServerProbe probe(f.server_pids);
+  DriverResult r = skydb::loadgen::RunLoad(f.load, probe);
+  std::map<std::string, std::string> info_after;
+  skydb::loadgen::ReadServerInfo(f.load.socket_path, f.expect.store, &info_after);
+
+  skydb::loadgen::RunFacts facts;
+  facts.sessions_wanted = f.load.connections;
+  facts.sessions_established = r.established;
+  facts.attempts = r.attempts;
+  facts.errors = r.errors;
+  facts.writes_acked = r.writes_acked;
+  facts.generator_cpu_seconds = r.cpu_seconds;
+  facts.wall_seconds = r.window_seconds;
+  facts.cpu_capacity_cores = std::min(1.0, static_cast<double>(skydb::loadgen::CoresAvailable()));
+  facts.store_mismatch = mismatch;
+  auto reasons = skydb::loadgen::InvalidReasons(facts, f.limits);
+
+  ordered_json out;
+  out["valid"] = reasons.empty();
+  out["invalid_reasons"] = reasons;
+  out["conditions"] = Conditions(f, info_before, load_start);
+  out["checks"] = {
+      {"sessions_established", r.established},
+      {"attempts", r.attempts},
+      {"errors", r.errors},
+      {"error_replies", r.error_replies},
+      {"bad_replies", r.bad_replies},
+      {"stale_reads", r.stale_reads},
+      {"dropped_connections", r.dropped},
+      {"unfinished", r.unfinished},
+      {"max_error_ratio", f.limits.max_error_ratio},
+      {"generator_cpu_fraction", skydb::loadgen::CpuFraction(facts)},
+      {"generator_cpu_capacity_cores", facts.cpu_capacity_cores},
+      {"max_cpu_fraction", f.limits.max_cpu_fraction},
+      {"writes_acked", r.writes_acked},
+      {"store_check", mismatch ? *mismatch : "ok"},
+      {"first_failure", r.first_failure},
+  };
+  if (reasons.empty()) {
+    double secs = r.window_seconds;
+    ordered_json res = {
+        {"window_s", secs},
+        {"interactions", r.interactions},
+        {"interactions_per_s", secs > 0 ? static_cast<double>(r.interactions) / secs : 0},
+        {"writes_per_s", secs > 0 ? static_cast<double>(r.writes_acked) / secs : 0},
+        {"read_hits", r.read_hits},
+        {"missed_intended_starts", r.missed},
+        {"interaction", Latency(r.interaction)},
+        {"get", Latency(r.get)},
+        {"set", Latency(r.set)},
+    };
+    if (f.load.rate > 0 && !f.load.populate) {
+      double achieved = secs > 0 ? static_cast<double>(r.interactions) / secs : 0;
+      res["saturated"] = r.missed > 0 || achieved < 0.95 * f.load.rate;
+    }
+    if (!f.server_pids.empty() && !f.load.populate) {
+      res["server_cpu_s"] = probe.cpu_seconds();
+      res["server_cpu_us_per_write"] =
+          r.writes_acked > 0 ? probe.cpu_seconds() / static_cast<double>(r.writes_acked) * 1e6 : 0;
+      ordered_json mem = ordered_json::array();
+      for (const auto& m : probe.middle()) {
+        mem.push_back({{"pid", m.pid},
+                       {"root_rss_kib", m.root_rss_kib},
+                       {"root_pss_kib", m.root_pss_kib},
+                       {"descendants", m.descendants},
+                       {"descendants_pss_kib", m.descendants_pss_kib}});
+      }
+      res["server_memory_mid_window"] = mem;
+    }
+    auto counter = [&](const char* name) -> ordered_json {
+      auto a = info_after.find(name), b = info_before.find(name);
+      if (a == info_after.end() || b == info_before.end()) return nullptr;
+      return std::stoll(a->second) - std::stoll(b->second);
+    };
+    res["server_counters_delta"] = {{"store_writes", counter("store_writes")},
+                                    {"store_commits", counter("store_commits")},
+                                    {"store_committed_rows", counter("store_committed_rows")}};
+    out["result"] = res;
+  } else {
+    out["result"] = nullptr;
+  }
+  std::cout << out.dump() << std::endl;
+  return reasons.empty() ? 0 : 1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Flags f;
+  CLI::App app{"skydb_loadgen: the Sky.Live load model over RESP (one JSON result on stdout)"};
+  app.add_option("--socket", f.load.socket_path, "server's unix socket")->required();
+  app.add_option("--expect-store", f.expect.store, "tiered | memory | naive | redis")->required();
+  app.add_option("--expect-durability", f.expect.durability,
+                 "tiered: sync|async; memory: none; naive: sync; redis: always|everysec|no|off")
+      ->required();
+  app.add_option("--connections", f.load.connections,
+                 "concurrent connections (sessions "
+                 "established)")
+      ->check(CLI::Range(1, 1000000));
+  app.add_option("--sessions", f.load.sessions, "sessions (keys); default = connections");
+  app.add_option("--value-bytes", f.load.value_bytes, "bytes per SET value")
+      ->check(CLI::Range(16, 512 << 20));
+  app.add_option("--ttl", f.load.ttl_seconds, "SET ... EX seconds")->check(CLI::Range(1, 1 << 30));
+  app.add_option("--key-prefix", f.load.key_prefix, "key prefix (default: unique per run)");
+  app.add_option("--warmup", f.load.warmup_seconds, "seconds excluded before the window")
+      ->check(CLI::Range(0.0, 3600.0));
+  app.add_option("--duration", f.load.duration_seconds, "measured seconds")
+      ->check(CLI::Range(0.1, 86400.0));
+  app.add_option("--drain", f.load.drain_seconds,
+                 "seconds in-window interactions may finish "
+                 "after the window")
+      ->check(CLI::Range(0.0, 600.0));
+  app.add_option("--think-ms", f.load.think_ms, "closed loop: pause between interactions")
+      ->check(CLI::Range(0.0, 3600000.0));
+  app.add_option("--rate", f.load.rate, "open loop: interactions/s in total (0: closed loop)")
+      ->check(CLI::Range(0.0, 1e9));
+  app.add_flag("--populate", f.load.populate, "one interaction per session, then stop");
+  app.add_option("--establish-timeout", f.load.establish_seconds, "seconds for every PING");
+  app.add_option("--max-error-ratio", f.limits.max_error_ratio, "errors/interactions gate")
+      ->check(CLI::Range(0.0, 1.0));
+  app.add_option("--max-cpu-fraction", f.limits.max_cpu_fraction,
+                 "generator CPU gate, a fraction of one core")
+      ->check(CLI::Range(0.0, 1.0));
+  app.add_option("--server-pid", f.server_pids, "server process (tree) for CPU and memory");
+  app.add_option("--commit", f.commit, "source commit, for the conditions");
+  app.add_option("--label", f.labels, "key=value copied into the conditions (repeatable)");
+  app.add_option("--seed", f.load.seed, "random seed");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? 0 : 2;  // --help is 0; every usage error is 2
+  }
+  if (auto bad = skydb::loadgen::ValidateExpectation(f.expect)) {
+    std::fprintf(stderr, "skydb_loadgen: %s\n", bad->c_str());
+    return 2;
+  }
+  if (app.count("--sessions") == 0) f.load.sessions = f.load.connections;
+  if (f.load.sessions < f.load.connections) {
+    std::fprintf(stderr, "skydb_loadgen: --sessions (%ld) must be at least --connections (%d)\n",
+                 f.load.sessions, f.load.connections);
+    return 2;
+  }
+  if (app.count("--key-prefix") == 0) {
+    f.load.key_prefix =
+        "lg:" + std::to_string(getpid()) + ":" + std::to_string(std::time(nullptr)) + ":";
+  }
+  return Run(f);
+}

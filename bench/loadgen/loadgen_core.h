@@ -1,0 +1,101 @@
+// The load generator's pure parts: RESP reply parsing, command encoding, the INFO text format,
+// a latency histogram, the store check and the validity gates. No I/O here, so every rule that
+// decides whether a run is reported can be unit-tested without a server.
+//
+// Thread-safety: values only; nothing is shared.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace skydb::loadgen {
+
+// One RESP2 reply.
+struct Reply {
+  enum class Type { kSimple, kError, kInteger, kBulk, kNil, kArray };
+  Type type = Type::kNil;
+  std::string text;  // simple string, error message or bulk payload
+  int64_t integer = 0;
+  std::vector<Reply> elements;  // kArray
+};
+
+// Parses one reply from the front of `in`. Returns the bytes it used (> 0) when a whole reply is
+// there, 0 when more bytes are needed, -1 when the bytes are not RESP2.
+long ParseReply(std::string_view in, Reply* out);
+
+// Appends a RESP2 command (an array of bulk strings) to `out`.
+void AppendCommand(std::string* out, const std::vector<std::string_view>& args);
+
+// INFO's "field:value" lines (section headers and blank lines skipped).
+std::map<std::string, std::string> ParseInfo(std::string_view text);
+
+// Latency histogram in nanoseconds: exact below 128 ns, then 64 sub-buckets per power of two
+// (at most 1.6% relative error). The maximum is kept exactly.
+class Histogram {
+ public:
+  void Record(uint64_t ns);
+  void Merge(const Histogram& other);
+  uint64_t count() const { return count_; }
+  uint64_t max() const { return max_; }
+  // The value at quantile q (0 < q <= 1): the midpoint of the bucket holding the ceil(q·n)-th
+  // smallest sample, never above the maximum. 0 when empty.
+  uint64_t Quantile(double q) const;
+
+ private:
+  static constexpr int kSubBits = 6;
+  static constexpr size_t kBuckets = 128 + (64 - 7) * (1 << kSubBits);
+  static size_t BucketOf(uint64_t ns);
+  static uint64_t BucketMid(size_t bucket);
+  std::array<uint64_t, kBuckets> counts_{};
+  uint64_t count_ = 0;
+  uint64_t max_ = 0;
+};
+
+// What the run asked the server to be. `store`: tiered | memory | naive (skydb's INFO
+// store_kind, or the naive bench store's) or redis (a real redis-server). `durability`: for
+// skydb sync | async | none; for redis always | everysec | no (the appendfsync policy, with
+// appendonly on) or off (appendonly off).
+struct StoreExpectation {
+  std::string store;
+  std::string durability;
+};
+
+// Checks the server's INFO fields (and, for redis, CONFIG GET appendonly/appendfsync answers
+// merged into `info` as "config:appendonly" / "config:appendfsync") against the expectation.
+// Returns the reason it does not match, or nothing when it does.
+std::optional<std::string> CheckStore(const StoreExpectation& want,
+                                      const std::map<std::string, std::string>& info);
+
+// Whether a combination of --store/--durability can be checked at all (a usage error if not).
+std::optional<std::string> ValidateExpectation(const StoreExpectation& want);
+
+// Facts of a finished run that decide whether it may be reported.
+struct RunFacts {
+  int sessions_wanted = 0;           // connections the run asked for
+  int sessions_established = 0;      // connections that answered PING before the load started
+  uint64_t attempts = 0;             // interactions started (warm-up included)
+  uint64_t errors = 0;               // error replies, wrong or stale replies, dropped connections
+  uint64_t writes_acked = 0;         // SETs answered +OK in the measured window
+  double generator_cpu_seconds = 0;  // this process, user + system, over the measured window
+  double wall_seconds = 0;           // the measured window
+  double cpu_capacity_cores = 1;     // what the generator can use: min(its threads, cores)
+  std::optional<std::string> store_mismatch;  // from CheckStore
+};
+
+struct Limits {
+  double max_error_ratio = 0.001;  // errors / attempts above this: invalid
+  double max_cpu_fraction = 0.70;  // generator CPU / (wall × capacity) above this: invalid
+};
+
+// Every reason the run is invalid, in a fixed order; empty when it is valid.
+std::vector<std::string> InvalidReasons(const RunFacts& facts, const Limits& limits);
+
+// The generator's CPU as a fraction of what it has.
+double CpuFraction(const RunFacts& facts);
+
+}  // namespace skydb::loadgen

@@ -1,0 +1,248 @@
+#!/usr/bin/env bash
+# Every benchmark arm of issue 8 in one run, with its conditions (docs/performance.md):
+#   load      skydb tiered sync | tiered async | memory-only | redis-server appendfsync always |
+#             redis-server appendfsync everysec | naive PostgreSQL store (one INSERT ... ON
+#             CONFLICT per write, own transaction, 6-connection pool, on a skydb-tuned cluster),
+#             driven by skydb_loadgen (GET then SET EX 1800 of 2,080 bytes per interaction):
+#             a closed-loop saturation run, then an open-loop run at half of it;
+#             counterbalanced (arms forward, reversed, forward), 3 repeats; on this machine's
+#             disk and under a 1 ms fsync model (bench/slowfsync.c preloaded into PostgreSQL
+#             and redis-server).
+#   memory    skydb RSS at 1k/10k/100k live sessions (marginal slope), idle RSS, PostgreSQL
+#             tree PSS idle (and under load, from the load runs), disk bytes per session.
+#   startup   bench/supervisor_startup.py: cold start, warm start and kill -9 → ready, median of 5.
+# Raw lines: bench/results/all-<timestamp>.jsonl; the table: all-<timestamp>.txt (all-FORCED-*
+# when forced above the load threshold).
+# Refuses to start or to summarise above load average 0.5 × cores unless --force (then every
+# line is flagged and the table says it is not a result). Run as root (PostgreSQL runs as
+# SKYDB_TEST_USER, default skydbtest).
+#
+# Usage: bench/run_all.sh [--seconds 10] [--warmup 2] [--connections 64] [--repeats 3]
+#                         [--disks "native slow"] [--skip-memory] [--skip-startup] [--force]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+seconds=10
+warmup=2
+connections=64
+repeats=3
+disks="native slow"
+skip_memory=0
+skip_startup=0
+force=0
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --seconds) seconds="$2"; shift 2 ;;
+    --warmup) warmup="$2"; shift 2 ;;
+    --connections) connections="$2"; shift 2 ;;
+    --repeats) repeats="$2"; shift 2 ;;
+    --disks) disks="$2"; shift 2 ;;
+    --skip-memory) skip_memory=1; shift ;;
+    --skip-startup) skip_startup=1; shift ;;
+    --force) force=1; shift ;;
+    *) echo "run_all.sh: unknown argument $1 (see the usage line at the top)" >&2; exit 2 ;;
+  esac
+done
+
+build=${BENCH_BUILD_DIR:-build}
+for f in src/skydb bench/loadgen/skydb_loadgen bench/naive_store_server bench/libslowfsync.so; do
+  if [ ! -e "$build/$f" ]; then
+    echo "run_all.sh: $build/$f is missing; build it first:" >&2
+    echo "  cmake --build $build -j2 --target skydb skydb_loadgen naive_store_server slowfsync" >&2
+    exit 2
+  fi
+done
+build=$(cd "$build" && pwd)
+skydb="$build/src/skydb"
+loadgen="$build/bench/loadgen/skydb_loadgen"
+naive="$build/bench/naive_store_server"
+slowfsync="$build/bench/libslowfsync.so"
+user=${SKYDB_TEST_USER:-skydbtest}
+cores=$(nproc)
+threshold=$(awk -v c="$cores" 'BEGIN{print c * 0.5}')
+above() { awk -v l="$(cut -d' ' -f1 /proc/loadavg)" -v t="$threshold" 'BEGIN{exit !(l > t)}'; }
+if above && [ "$force" -eq 0 ]; then
+  echo "refusing: load average $(cut -d' ' -f1 /proc/loadavg) on $cores cores is above" \
+       "$threshold; the figures would be meaningless (wait for a quiet machine, or pass" \
+       "--force and the output is flagged as not a result)" >&2
+  exit 3
+fi
+arms=(tiered-sync tiered-async memory redis-always redis-everysec naive)
+ndisks=$(wc -w <<<"$disks")
+slot=$(awk -v s="$seconds" -v w="$warmup" 'BEGIN{print 2 * (s + w) + 4}')
+estimate=$(awk -v n="$ndisks" -v r="$repeats" -v a="${#arms[@]}" -v s="$slot" \
+  -v m="$skip_memory" -v u="$skip_startup" 'BEGIN{printf "%.0f", (n*r*a*s + (m?0:90) + (u?0:120)) / 60}')
+echo "run_all.sh: ${#arms[@]} arms × $repeats repeats × disks ($disks), ~$slot s a slot;" \
+     "expect about $estimate minutes" >&2
+
+pgver=$(/usr/lib/postgresql/15/bin/postgres --version)
+redisver=$(redis-server --version | cut -d' ' -f1-3)
+stamp=$(date -u +%Y%m%dT%H%M%SZ)
+mkdir -p bench/results
+name="all-$stamp"
+[ "$force" -eq 1 ] && above && name="all-FORCED-$stamp"  # never to be read as a result
+out="bench/results/$name.jsonl"
+table="bench/results/$name.txt"
+commit="$(git rev-parse --short HEAD)$(git diff --quiet HEAD -- src bench || echo -dirty)"
+work=$(mktemp -d /tmp/skydb-all-XXXXXX)
+chmod 0755 "$work"
+server_pids=()
+
+stop_servers() {
+  local p
+  for p in "${server_pids[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
+  for p in "${server_pids[@]}"; do
+    for _ in $(seq 300); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
+    kill -0 "$p" 2>/dev/null && kill -KILL "$p" 2>/dev/null || true
+  done
+  server_pids=()
+}
+cleanup() { stop_servers; rm -rf "$work"; }
+trap cleanup EXIT
+
+wait_ping() {  # $1 socket, $2 pid: PONG within 120 s, or the server's log and exit
+  for _ in $(seq 1200); do
+    [ "$(redis-cli -s "$1" PING 2>/dev/null)" = PONG ] && return 0
+    kill -0 "$2" 2>/dev/null || break
+    sleep 0.1
+  done
+  echo "run_all.sh: the server on $1 did not answer PING; its log:" >&2
+  tail -20 "$work"/*.log >&2 || true
+  exit 1
+}
+
+# skydb serve --embed on DIR (created at first use), under the disk model. Sets `sock`.
+start_skydb_embed() {  # $1 dir, $2 durability, $3 preload
+  mkdir -p "$1"
+  env LD_PRELOAD="$3" SLOWFSYNC_US=1000 SKYDB_CONFIG="" "$skydb" --set "store.durability=$2" \
+    serve --embed --data-dir "$1" --user "$user" >>"$1.log" 2>&1 &
+  server_pids+=($!)
+  sock="$1/run/skydb.sock"
+  wait_ping "$sock" $!
+}
+
+# Starts arm $1 under disk model $2; sets `sock` and `pids` (the server trees to measure).
+start_arm() {
+  local arm=$1 disk=$2 preload="" d="$work/$2/$1"
+  [ "$disk" = slow ] && preload="$slowfsync"
+  case "$arm" in
+    tiered-sync) start_skydb_embed "$d" sync "$preload" ;;
+    tiered-async) start_skydb_embed "$d" async "$preload" ;;
+    memory)
+      mkdir -p "$d"
+      SKYDB_CONFIG="" "$skydb" serve --store memory --data-dir "$d" >>"$d.log" 2>&1 &
+      server_pids+=($!)
+      sock="$d/run/skydb.sock"
+      wait_ping "$sock" $! ;;
+    redis-always|redis-everysec)
+      rm -rf "$d"; mkdir -p "$d"  # a fresh append-only file for every run
+      env LD_PRELOAD="$preload" SLOWFSYNC_US=1000 redis-server --unixsocket "$d/redis.sock" \
+        --port 0 --save '' --appendonly yes --appendfsync "${arm#redis-}" --dir "$d" \
+        >>"$d.log" 2>&1 &
+      server_pids+=($!)
+      sock="$d/redis.sock"
+      wait_ping "$sock" $! ;;
+    naive)
+      # skydb supplies the cluster (same tuning and schema as the tiered arms) and stays idle;
+      # the naive store writes to that cluster's sky_sessions over its own pool.
+      start_skydb_embed "$d" sync "$preload"
+      local conninfo
+      conninfo=$(python3 -c 'import json,sys; s=json.load(open(sys.argv[1]))
+print("host=%s port=%s user=%s dbname=%s" % (s["socket_dir"], s["port"], s["superuser"], s["database"]))' \
+        "$d/run/skydb.status.json")
+      "$naive" --socket "$d/naive.sock" --conninfo "$conninfo" --pool 6 >>"$d.naive.log" 2>&1 &
+      server_pids+=($!)
+      sock="$d/naive.sock"
+      wait_ping "$sock" $! ;;
+  esac
+  pids=("${server_pids[@]}")
+}
+
+expect_of() {  # arm → loadgen's --expect-store/--expect-durability
+  case "$1" in
+    tiered-sync) echo "tiered sync" ;;
+    tiered-async) echo "tiered async" ;;
+    memory) echo "memory none" ;;
+    redis-always) echo "redis always" ;;
+    redis-everysec) echo "redis everysec" ;;
+    naive) echo "naive sync" ;;
+  esac
+}
+
+record() {  # $1 phase JSON fields (without braces), $2 loadgen JSON → one line of $out
+  local forced=false
+  [ "$force" -eq 1 ] && above && forced=true
+  echo "{$1,\"forced_above_load\":$forced,\"run\":$2}" >>"$out"
+}
+
+run_load() {  # $1 arm, $2 disk, $3 repeat, $4 loop (closed|half), $5 extra loadgen args
+  local expect pid_args=() p line
+  read -r -a expect <<<"$(expect_of "$1")"
+  for p in "${pids[@]}"; do pid_args+=(--server-pid "$p"); done
+  # shellcheck disable=SC2086
+  line=$("$loadgen" --socket "$sock" --expect-store "${expect[0]}" \
+           --expect-durability "${expect[1]}" --connections "$connections" --warmup "$warmup" \
+           --duration "$seconds" --commit "$commit" "${pid_args[@]}" --label "arm=$1" \
+           --label "disk=$2" --label "repeat=$3" --label "phase=$4" --label "postgres=$pgver" \
+           --label "redis=$redisver" $5 || true)
+  [ -n "$line" ] || line='{"valid":false,"invalid_reasons":["skydb_loadgen printed nothing"],"result":null}'
+  record "\"phase\":\"load\",\"arm\":\"$1\",\"disk\":\"$2\",\"repeat\":$3,\"loop\":\"$4\"" "$line"
+  echo "$line"
+}
+
+python3 - "$commit" "$cores" "$force" "$seconds" "$warmup" "$connections" "$repeats" "$disks" \
+  >"$out" <<'PY'
+import json, os, platform, subprocess, sys
+commit, cores, force, seconds, warmup, conns, repeats, disks = sys.argv[1:]
+run = lambda *a: subprocess.run(a, capture_output=True, text=True).stdout.strip()
+cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), "")
+mem = next(int(l.split()[1]) // 1024 for l in open("/proc/meminfo") if l.startswith("MemTotal"))
+print(json.dumps({"phase": "conditions", "commit": commit, "host": platform.node(),
+  "kernel": platform.release(), "cpu": cpu, "cores": int(cores), "ram_mib": mem,
+  "load_start": open("/proc/loadavg").read().split()[:3], "forced": force == "1",
+  "postgres": run("/usr/lib/postgresql/15/bin/postgres", "--version"),
+  "redis": run("redis-server", "--version"), "compiler_build": os.environ.get("BENCH_BUILD_DIR", "build"),
+  "seconds": float(seconds), "warmup": float(warmup), "connections": int(conns),
+  "repeats": int(repeats), "disks": disks.split(), "value_bytes": 2080, "fsync_model_us": 1000}))
+PY
+
+for disk in $disks; do
+  for repeat in $(seq "$repeats"); do
+    order=("${arms[@]}")
+    if [ $((repeat % 2)) -eq 0 ]; then
+      order=(); for ((i = ${#arms[@]} - 1; i >= 0; i--)); do order+=("${arms[$i]}"); done
+    fi
+    for arm in "${order[@]}"; do
+      echo "== $disk · repeat $repeat · $arm" >&2
+      start_arm "$arm" "$disk"
+      closed=$(run_load "$arm" "$disk" "$repeat" closed "")
+      rate=$(python3 -c 'import json,sys; r=json.loads(sys.argv[1]).get("result") or {}
+print(int(r.get("interactions_per_s", 0) / 2))' "$closed")
+      if [ "$rate" -gt 0 ]; then
+        run_load "$arm" "$disk" "$repeat" half "--rate $rate" >/dev/null
+      fi
+      stop_servers
+    done
+  done
+done
+
+if [ "$skip_memory" -eq 0 ]; then
+  echo "== memory (native disk, tiered sync)" >&2
+  bash bench/memory_bench.sh --skydb "$skydb" --loadgen "$loadgen" --work "$work/memory" \
+    --commit "$commit" >>"$out"
+fi
+if [ "$skip_startup" -eq 0 ]; then
+  echo "== startup and recovery (supervisor_startup.py, median of 5)" >&2
+  startup=$(python3 bench/supervisor_startup.py --skydb "$skydb" --runs 5 | tr -d '\n')
+  echo "{\"phase\":\"startup\",\"run\":$startup}" >>"$out"
+fi
+
+load_end=$(cut -d' ' -f1 /proc/loadavg)
+echo "{\"phase\":\"end\",\"load_end\":\"$(cut -d' ' -f1-3 /proc/loadavg)\"}" >>"$out"
+if above && [ "$force" -eq 0 ]; then
+  echo "refusing to summarise: load average rose to $load_end (above $threshold) during the" \
+       "run; raw lines are in $out, flagged by their load readings" >&2
+  exit 3
+fi
+python3 bench/summarise_all.py "$out" | tee "$table"
+echo "results: $out  table: $table" >&2

@@ -1,0 +1,119 @@
+#!/usr/bin/env python3
+"""Prints the table of one bench/run_all.sh run from its .jsonl: conditions first, then per disk
+model the medians and ranges over the valid repeats of every arm, the ratios to the naive store
+and to redis-server, then memory and startup. Invalid runs are listed with their reasons and
+never enter a median. Usage: summarise_all.py bench/results/all-<timestamp>.jsonl"""
+import json
+import statistics
+import sys
+
+ARMS = ["tiered-sync", "tiered-async", "memory", "redis-always", "redis-everysec", "naive"]
+# The anchor each arm is compared with on the "vs redis" column: durable with durable.
+REDIS_OF = {"tiered-sync": "redis-always", "naive": "redis-always", "redis-always": "redis-always",
+            "tiered-async": "redis-everysec", "redis-everysec": "redis-everysec",
+            "memory": "redis-everysec"}
+
+
+def med_range(values, fmt="{:,.0f}"):
+    if not values:
+        return "—"
+    m = statistics.median(values)
+    if len(values) == 1:
+        return fmt.format(m) + " (n=1)"
+    return f"{fmt.format(m)} ({fmt.format(min(values))}–{fmt.format(max(values))}, n={len(values)})"
+
+
+def ratio(a, b):
+    return f"{a / b:.2f}×" if a and b else "—"
+
+
+def main(path):
+    rows = [json.loads(line) for line in open(path) if line.strip()]
+    cond = next((r for r in rows if r.get("phase") == "conditions"), {})
+    end = next((r for r in rows if r.get("phase") == "end"), {})
+    loads = [r for r in rows if r.get("phase") == "load"]
+    forced = cond.get("forced") or any(r.get("forced_above_load") for r in loads)
+    if forced:
+        print("!! FORCED RUN ABOVE THE LOAD THRESHOLD: these figures are NOT results !!\n")
+    print("conditions:", json.dumps({k: v for k, v in cond.items() if k != "phase"}))
+    print("load at the end:", end.get("load_end", "?"))
+
+    invalid = [r for r in loads if not r["run"].get("valid")]
+    for disk in cond.get("disks", ["native", "slow"]):
+        closed = {a: [] for a in ARMS}
+        half = {a: [] for a in ARMS}
+        for r in loads:
+            if r["disk"] != disk or not r["run"].get("valid"):
+                continue
+            (closed if r["loop"] == "closed" else half)[r["arm"]].append(r["run"]["result"])
+        if not any(closed.values()):
+            continue
+        label = "this machine's disk" if disk == "native" else "1 ms fsync model (LD_PRELOAD)"
+        print(f"\n== {disk}: {label} ==")
+        print(f"{'arm':15} {'saturated interactions/s':34} {'vs naive':>8} {'vs redis':>8} "
+              f"{'GET p50 µs':>10} {'p99 µs at half load':>26} {'server CPU µs/write':>19}")
+        med = {a: statistics.median([x["interactions_per_s"] for x in v]) if v else None
+               for a, v in closed.items()}
+        for arm in ARMS:
+            runs = closed[arm]
+            if not runs:
+                print(f"{arm:15} (no valid run)")
+                continue
+            ips = [x["interactions_per_s"] for x in runs]
+            get50 = statistics.median(x["get"]["p50_us"] for x in runs)
+            p99 = [x["interaction"]["p99_us"] for x in half[arm] if not x.get("saturated")]
+            cpu = [x["server_cpu_us_per_write"] for x in runs if "server_cpu_us_per_write" in x]
+            print(f"{arm:15} {med_range(ips):34} {ratio(med[arm], med['naive']):>8} "
+                  f"{ratio(med[arm], med[REDIS_OF[arm]]):>8} {get50:10.0f} "
+                  f"{med_range(p99):>26} {med_range(cpu, '{:.1f}'):>19}")
+        sync = closed["tiered-sync"]
+        pss = [m["descendants_pss_kib"] / 1024 for x in sync
+               for m in x.get("server_memory_mid_window", []) if m["descendants"] > 0]
+        if pss:
+            print(f"PostgreSQL tree PSS under load (tiered-sync, mid-window): {med_range(pss, '{:.1f}')} MiB")
+        batch = [x["server_counters_delta"]["store_committed_rows"] /
+                 x["server_counters_delta"]["store_commits"] for x in sync
+                 if (x.get("server_counters_delta") or {}).get("store_commits")]
+        if batch:
+            print(f"tiered-sync rows per commit (whole run): {med_range(batch, '{:.1f}')}")
+
+    mem = next((r for r in rows if r.get("phase") == "memory"), None)
+    if mem:
+        print("\n== memory (native disk, tiered sync) ==")
+        if not mem.get("valid"):
+            print("INVALID:", mem.get("invalid_reasons"))
+        idle = mem["idle"]
+        print(f"idle: skydb RSS {idle['skydb_rss_kib'] / 1024:.1f} MiB, PostgreSQL tree PSS "
+              f"{idle['postgres_tree_pss_kib'] / 1024:.1f} MiB ({idle['postgres_processes']} processes)")
+        for p in mem["points"]:
+            print(f"{p['sessions']:>7} sessions: skydb RSS {p['skydb_rss_kib'] / 1024:8.1f} MiB, "
+                  f"used_memory {p['used_memory'] / 2**20:8.1f} MiB")
+        s = mem["rss_slope_bytes_per_session"]
+        vb = mem["value_bytes"]
+        print(f"RSS marginal slope: {s['1k_to_10k']} B/session (1k→10k), {s['10k_to_100k']} "
+              f"B/session (10k→100k), least squares {s['least_squares']} B/session "
+              f"= {s['least_squares'] / vb:.2f}× the {vb}-byte value" if s["least_squares"] else "")
+        d = mem["disk"]
+        print(f"disk: sky_sessions {d['sky_sessions_total_bytes'] / 2**20:.1f} MiB for {d['rows']} "
+              f"rows = {d['bytes_per_session']} B/session")
+
+    st = next((r for r in rows if r.get("phase") == "startup"), None)
+    if st:
+        s = st["run"]
+        print("\n== startup and recovery (supervisor_startup.py) ==")
+        print(f"cold start {s['cold_start_s']} s; warm start median {s['warm_start_s']['median']} s "
+              f"{s['warm_start_s']['all']}; kill -9 → ready median {s['kill9_to_ready_s']['median']} s "
+              f"{s['kill9_to_ready_s']['all']}; idle PostgreSQL PSS "
+              f"{s['idle_postgres_tree']['pss_mib']} MiB; skydb RSS {s['skydb_rss_mib']} MiB")
+
+    if invalid:
+        print(f"\n{len(invalid)} invalid run(s), excluded from every median:")
+        for r in invalid:
+            print(f"  {r['disk']} {r['arm']} repeat {r['repeat']} {r['loop']}: "
+                  + "; ".join(r["run"].get("invalid_reasons", [])))
+    if forced:
+        print("\n!! FORCED RUN ABOVE THE LOAD THRESHOLD: these figures are NOT results !!")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1])

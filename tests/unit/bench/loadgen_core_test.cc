@@ -1,0 +1,199 @@
+// The load generator's pure rules: reply parsing, INFO, the histogram, the store check and
+// every validity gate, without a server.
+#include "loadgen_core.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+
+namespace skydb::loadgen {
+namespace {
+
+TEST(LoadgenParseReply, ReadsEveryShape) {
+  Reply r;
+  EXPECT_EQ(ParseReply("+OK\r\n", &r), 5);
+  EXPECT_EQ(r.type, Reply::Type::kSimple);
+  EXPECT_EQ(r.text, "OK");
+  EXPECT_EQ(ParseReply("-ERR no\r\n", &r), 9);
+  EXPECT_EQ(r.type, Reply::Type::kError);
+  EXPECT_EQ(r.text, "ERR no");
+  EXPECT_EQ(ParseReply(":-42\r\n", &r), 6);
+  EXPECT_EQ(r.integer, -42);
+  EXPECT_EQ(ParseReply("$-1\r\n", &r), 5);
+  EXPECT_EQ(r.type, Reply::Type::kNil);
+  EXPECT_EQ(ParseReply("$5\r\na\r\nbc\r\n", &r), 11);
+  EXPECT_EQ(r.type, Reply::Type::kBulk);
+  EXPECT_EQ(r.text, "a\r\nbc");
+  EXPECT_EQ(ParseReply("*2\r\n$1\r\nx\r\n:1\r\n+extra", &r), 15);
+  ASSERT_EQ(r.elements.size(), 2u);
+  EXPECT_EQ(r.elements[0].text, "x");
+  EXPECT_EQ(r.elements[1].integer, 1);
+}
+
+TEST(LoadgenParseReply, AsksForMoreAtEveryCutOfAWholeReply) {
+  const std::string whole = "*2\r\n$3\r\nabc\r\n+OK\r\n";
+  Reply r;
+  for (size_t cut = 0; cut < whole.size(); ++cut) {
+    EXPECT_EQ(ParseReply(whole.substr(0, cut), &r), 0) << "cut at " << cut;
+  }
+  EXPECT_EQ(ParseReply(whole, &r), static_cast<long>(whole.size()));
+}
+
+TEST(LoadgenParseReply, RejectsWhatIsNotResp) {
+  Reply r;
+  EXPECT_EQ(ParseReply("hello\r\n", &r), -1);
+  EXPECT_EQ(ParseReply("$x\r\n", &r), -1);
+  EXPECT_EQ(ParseReply("$-2\r\n", &r), -1);
+  EXPECT_EQ(ParseReply("$3\r\nabcd\r\n", &r), -1);  // payload longer than announced
+  EXPECT_EQ(ParseReply(":\r\n", &r), -1);
+}
+
+TEST(LoadgenAppendCommand, EncodesAnArrayOfBulkStrings) {
+  std::string out;
+  AppendCommand(&out, {"SET", "k", "v\r\n", "EX", "1800"});
+  EXPECT_EQ(out, "*5\r\n$3\r\nSET\r\n$1\r\nk\r\n$3\r\nv\r\n\r\n$2\r\nEX\r\n$4\r\n1800\r\n");
+}
+
+TEST(LoadgenParseInfo, ReadsFieldsAndSkipsHeaders) {
+  auto f = ParseInfo(
+      "# Server\r\nredis_version:7.0.0\r\n\r\n# Persistence\r\nstore_kind:tiered\r\n"
+      "store_description:private cluster at /d:x\r\n");
+  EXPECT_EQ(f["redis_version"], "7.0.0");
+  EXPECT_EQ(f["store_kind"], "tiered");
+  EXPECT_EQ(f["store_description"], "private cluster at /d:x");
+  EXPECT_EQ(f.count("# Server"), 0u);
+}
+
+TEST(LoadgenHistogram, IsExactForSmallValuesAndWithinTwoPercentAboveThem) {
+  Histogram h;
+  for (uint64_t v = 1; v <= 100; ++v) h.Record(v);
+  EXPECT_EQ(h.Quantile(0.5), 50u);
+  EXPECT_EQ(h.Quantile(0.99), 99u);
+  EXPECT_EQ(h.Quantile(1.0), 100u);
+  EXPECT_EQ(h.max(), 100u);
+
+  Histogram big;
+  std::mt19937_64 rng(7);
+  std::vector<uint64_t> values;
+  for (int i = 0; i < 10000; ++i) values.push_back(1000 + rng() % 50'000'000);
+  for (uint64_t v : values) big.Record(v);
+  std::sort(values.begin(), values.end());
+  for (double q : {0.5, 0.95, 0.99, 0.999}) {
+    auto exact = static_cast<double>(values[static_cast<size_t>(std::ceil(q * 10000)) - 1]);
+    EXPECT_NEAR(static_cast<double>(big.Quantile(q)), exact, exact * 0.016) << "q=" << q;
+  }
+  EXPECT_EQ(big.max(), values.back());
+  EXPECT_LE(big.Quantile(1.0), big.max());
+}
+
+TEST(LoadgenHistogram, MergesAndReportsZeroWhenEmpty) {
+  Histogram a, b;
+  EXPECT_EQ(a.Quantile(0.99), 0u);
+  a.Record(10);
+  b.Record(1'000'000);
+  a.Merge(b);
+  EXPECT_EQ(a.count(), 2u);
+  EXPECT_EQ(a.max(), 1'000'000u);
+  EXPECT_EQ(a.Quantile(0.5), 10u);
+}
+
+std::map<std::string, std::string> SkydbInfo(const std::string& kind, const std::string& dur) {
+  return {{"redis_version", "7.0.0"},
+          {"skydb_version", "0.1.0"},
+          {"store_kind", kind},
+          {"store_durability", dur}};
+}
+
+TEST(LoadgenCheckStore, AcceptsOnlyTheStoreAndDurabilityAskedFor) {
+  EXPECT_EQ(CheckStore({"tiered", "sync"}, SkydbInfo("tiered", "sync")), std::nullopt);
+  EXPECT_EQ(CheckStore({"memory", "none"}, SkydbInfo("memory", "none")), std::nullopt);
+  auto wrong_kind = CheckStore({"tiered", "sync"}, SkydbInfo("memory", "none"));
+  ASSERT_TRUE(wrong_kind);
+  EXPECT_NE(wrong_kind->find("store_kind memory"), std::string::npos);
+  auto wrong_durability = CheckStore({"tiered", "sync"}, SkydbInfo("tiered", "async"));
+  ASSERT_TRUE(wrong_durability);
+  EXPECT_NE(wrong_durability->find("store_durability async"), std::string::npos);
+  EXPECT_TRUE(CheckStore({"tiered", "sync"}, {{"redis_version", "7.0.15"}}));
+}
+
+TEST(LoadgenCheckStore, ARedisArmMustBeRealRedisWithThePersistenceAskedFor) {
+  std::map<std::string, std::string> redis = {
+      {"redis_version", "7.0.15"}, {"config:appendonly", "yes"}, {"config:appendfsync", "always"}};
+  EXPECT_EQ(CheckStore({"redis", "always"}, redis), std::nullopt);
+  auto everysec = CheckStore({"redis", "everysec"}, redis);
+  ASSERT_TRUE(everysec);
+  EXPECT_NE(everysec->find("appendfsync always"), std::string::npos);
+  EXPECT_TRUE(CheckStore({"redis", "off"}, redis));
+  redis["config:appendonly"] = "no";
+  EXPECT_EQ(CheckStore({"redis", "off"}, redis), std::nullopt);
+  EXPECT_TRUE(CheckStore({"redis", "always"}, redis));
+  auto skydb = CheckStore({"redis", "off"}, SkydbInfo("memory", "none"));
+  ASSERT_TRUE(skydb);  // skydb answers redis_version too; skydb_version gives it away
+  EXPECT_NE(skydb->find("skydb"), std::string::npos);
+}
+
+TEST(LoadgenValidateExpectation, RejectsCombinationsThatCannotBeChecked) {
+  EXPECT_EQ(ValidateExpectation({"tiered", "async"}), std::nullopt);
+  EXPECT_EQ(ValidateExpectation({"redis", "everysec"}), std::nullopt);
+  EXPECT_TRUE(ValidateExpectation({"postgres", "sync"}));
+  EXPECT_TRUE(ValidateExpectation({"memory", "sync"}));
+  EXPECT_TRUE(ValidateExpectation({"tiered", ""}));
+}
+
+RunFacts GoodRun() {
+  RunFacts f;
+  f.sessions_wanted = 8;
+  f.sessions_established = 8;
+  f.attempts = 10000;
+  f.errors = 0;
+  f.writes_acked = 9000;
+  f.generator_cpu_seconds = 2;
+  f.wall_seconds = 10;
+  f.cpu_capacity_cores = 1;
+  return f;
+}
+
+TEST(LoadgenInvalidReasons, AGoodRunIsValid) {
+  EXPECT_TRUE(InvalidReasons(GoodRun(), Limits{}).empty());
+  EXPECT_DOUBLE_EQ(CpuFraction(GoodRun()), 0.2);
+}
+
+struct GateCase {
+  const char* name;
+  void (*spoil)(RunFacts&);
+  const char* reason_contains;
+};
+
+TEST(LoadgenInvalidReasons, EachGateFiresAloneAndSaysWhy) {
+  const GateCase cases[] = {
+      {"sessions", [](RunFacts& f) { f.sessions_established = 7; }, "only 7 of 8 sessions"},
+      {"errors", [](RunFacts& f) { f.errors = 11; }, "11 errors in 10000"},
+      {"cpu", [](RunFacts& f) { f.generator_cpu_seconds = 7.1; }, "71% of its 1.00 core"},
+      {"writes", [](RunFacts& f) { f.writes_acked = 0; }, "no write was acknowledged"},
+      {"store", [](RunFacts& f) { f.store_mismatch = "INFO reports store_kind memory"; },
+       "store check: INFO reports store_kind memory"},
+  };
+  for (const auto& c : cases) {
+    RunFacts f = GoodRun();
+    c.spoil(f);
+    auto reasons = InvalidReasons(f, Limits{});
+    ASSERT_EQ(reasons.size(), 1u) << c.name;
+    EXPECT_NE(reasons[0].find(c.reason_contains), std::string::npos)
+        << c.name << ": " << reasons[0];
+  }
+}
+
+TEST(LoadgenInvalidReasons, LimitsAreInclusiveAndConfigurable) {
+  RunFacts f = GoodRun();
+  f.errors = 10;                // exactly 0.1%
+  f.generator_cpu_seconds = 7;  // exactly 70%
+  EXPECT_TRUE(InvalidReasons(f, Limits{}).empty());
+  EXPECT_EQ(InvalidReasons(f, Limits{0.0, 0.5}).size(), 2u);
+  RunFacts none;
+  none.errors = 1;  // errors with no interaction at all
+  EXPECT_FALSE(InvalidReasons(none, Limits{}).empty());
+}
+
+}  // namespace
+}  // namespace skydb::loadgen
