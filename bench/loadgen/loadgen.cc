@@ -58,12 +58,19 @@ void RaiseFileLimit() {
 class ServerProbe : public skydb::loadgen::WindowHooks {
  public:
   explicit ServerProbe(std::vector<int> pids) : pids_(std::move(pids)) {}
-  void OnWindowStart() override { cpu0_ = Cpu(); }
+  void OnWindowStart() override {
+    cpu0_ = Cpu();
+    busy0_ = skydb::loadgen::MachineBusySeconds();
+  }
   void OnWindowMiddle() override {
     for (int pid : pids_) middle_.push_back(skydb::loadgen::ReadTreeMemory(pid));
   }
-  void OnWindowEnd() override { cpu1_ = Cpu(); }
+  void OnWindowEnd() override {
+    cpu1_ = Cpu();
+    busy1_ = skydb::loadgen::MachineBusySeconds();
+  }
   double cpu_seconds() const { return cpu1_ - cpu0_; }
+  double machine_busy_seconds() const { return busy1_ - busy0_; }
   const std::vector<skydb::loadgen::TreeMemory>& middle() const { return middle_; }
 
  private:
@@ -74,6 +81,7 @@ class ServerProbe : public skydb::loadgen::WindowHooks {
   }
   std::vector<int> pids_;
   double cpu0_ = 0, cpu1_ = 0;
+  double busy0_ = 0, busy1_ = 0;
   std::vector<skydb::loadgen::TreeMemory> middle_;
 };
 
@@ -159,6 +167,10 @@ int Run(const Flags& f) {
   facts.wall_seconds = r.window_seconds;
   facts.cpu_capacity_cores = std::min(1.0, static_cast<double>(skydb::loadgen::CoresAvailable()));
   facts.store_mismatch = mismatch;
+  if (!f.server_pids.empty()) {
+    facts.foreign_cpu_seconds =
+        std::max(0.0, probe.machine_busy_seconds() - probe.cpu_seconds() - r.cpu_seconds);
+  }
   auto reasons = skydb::loadgen::InvalidReasons(facts, f.limits);
 
   ordered_json out;
@@ -178,6 +190,11 @@ int Run(const Flags& f) {
       {"generator_cpu_fraction", skydb::loadgen::CpuFraction(facts)},
       {"generator_cpu_capacity_cores", facts.cpu_capacity_cores},
       {"max_cpu_fraction", f.limits.max_cpu_fraction},
+      {"foreign_cpu_cores",
+       facts.foreign_cpu_seconds && r.window_seconds > 0
+           ? ordered_json(*facts.foreign_cpu_seconds / r.window_seconds)
+           : ordered_json(nullptr)},
+      {"max_foreign_cores", f.limits.max_foreign_cores},
       {"writes_acked", r.writes_acked},
       {"store_check", mismatch ? *mismatch : "ok"},
       {"first_failure", r.first_failure},
@@ -267,6 +284,9 @@ int main(int argc, char** argv) {
   app.add_option("--max-cpu-fraction", f.limits.max_cpu_fraction,
                  "generator CPU gate, a fraction of one core")
       ->check(CLI::Range(0.0, 1.0));
+  app.add_option("--max-foreign-cores", f.limits.max_foreign_cores,
+                 "gate on other processes' CPU during the window, in cores (needs --server-pid)")
+      ->check(CLI::Range(0.0, 64.0));
   app.add_option("--server-pid", f.server_pids, "server process (tree) for CPU and memory");
   app.add_option("--commit", f.commit, "source commit, for the conditions");
   app.add_option("--label", f.labels, "key=value copied into the conditions (repeatable)");

@@ -233,6 +233,14 @@ std::vector<std::string> InvalidReasons(const RunFacts& facts, const Limits& lim
                   cpu * 100, facts.cpu_capacity_cores, limits.max_cpu_fraction * 100);
     reasons.emplace_back(buf);
   }
+  if (facts.foreign_cpu_seconds && facts.wall_seconds > 0 &&
+      *facts.foreign_cpu_seconds / facts.wall_seconds > limits.max_foreign_cores) {
+    std::snprintf(buf, sizeof buf,
+                  "other processes used %.2f cores during the window (limit %.2f): the machine "
+                  "was not quiet",
+                  *facts.foreign_cpu_seconds / facts.wall_seconds, limits.max_foreign_cores);
+    reasons.emplace_back(buf);
+  }
   if (facts.writes_acked == 0) reasons.emplace_back("no write was acknowledged");
   if (facts.store_mismatch) reasons.push_back("store check: " + *facts.store_mismatch);
   return reasons;

@@ -85,11 +85,15 @@ struct RunFacts {
   double wall_seconds = 0;           // the measured window
   double cpu_capacity_cores = 1;     // what the generator can use: min(its threads, cores)
   std::optional<std::string> store_mismatch;  // from CheckStore
+  // CPU the machine spent on neither the generator nor the server's process tree during the
+  // window (nullopt when the server's processes are unknown).
+  std::optional<double> foreign_cpu_seconds;
 };
 
 struct Limits {
   double max_error_ratio = 0.001;  // errors / attempts above this: invalid
   double max_cpu_fraction = 0.70;  // generator CPU / (wall × capacity) above this: invalid
+  double max_foreign_cores = 0.25;  // other processes' CPU / wall above this: invalid
 };
 
 // Every reason the run is invalid, in a fixed order; empty when it is valid.

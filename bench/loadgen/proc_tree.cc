@@ -34,10 +34,13 @@ std::map<int, ProcStat> ReadAll() {
     if (close == std::string::npos || close + 2 > line.size()) continue;
     std::istringstream rest(line.substr(close + 2));
     std::vector<std::string> fields;
-    for (std::string field; rest >> field && fields.size() < 13;) fields.push_back(field);
-    if (fields.size() < 13) continue;
+    for (std::string field; rest >> field && fields.size() < 15;) fields.push_back(field);
+    if (fields.size() < 15) continue;
+    // utime + stime, plus cutime + cstime: the CPU of children that exited and were reaped
+    // (PostgreSQL's autovacuum workers and short-lived backends), which no live entry shows.
     all[std::stoi(name)] = {std::stoi(fields[1]),
-                            (std::stod(fields[11]) + std::stod(fields[12])) / ticks};
+                            (std::stod(fields[11]) + std::stod(fields[12]) +
+                             std::stod(fields[13]) + std::stod(fields[14])) / ticks};
   }
   return all;
 }
@@ -68,6 +71,14 @@ uint64_t KibField(const std::string& path, const std::string& field) {
 }
 
 }  // namespace
+
+double MachineBusySeconds() {
+  std::ifstream f("/proc/stat");
+  std::string cpu;
+  double user = 0, nice = 0, system = 0;
+  if (!(f >> cpu >> user >> nice >> system) || cpu != "cpu") return 0;
+  return (user + nice + system) / static_cast<double>(sysconf(_SC_CLK_TCK));
+}
 
 int CoresAvailable() {
   cpu_set_t set;

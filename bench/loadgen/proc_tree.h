@@ -10,8 +10,12 @@ namespace skydb::loadgen {
 // Cores this process may run on (its affinity mask).
 int CoresAvailable();
 
-// User + system CPU seconds of `root` and every live descendant; 0 when root <= 0.
+// User + system CPU seconds of `root` and every live descendant, including children they
+// have reaped; 0 when root <= 0.
 double TreeCpuSeconds(int root);
+
+// User + nice + system CPU seconds of the whole machine since boot (/proc/stat).
+double MachineBusySeconds();
 
 struct TreeMemory {
   int pid = 0;

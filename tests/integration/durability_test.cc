@@ -2,6 +2,8 @@
 // writes over RESP, with kill -9 of skydb, kill -9 of the postmaster, an async crash and a
 // frozen PostgreSQL. Run as root; the cluster runs as SKYDB_TEST_USER. Every wait is bounded.
 #include <signal.h>
+#include <sys/mount.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <gtest/gtest.h>
@@ -302,6 +304,92 @@ TEST_F(DurabilityTest, FaultCyclesLoseNothingAcknowledged) {
     std::cout << "[measured]   " << name << ": writes acknowledged again within "
               << worst.count() << " ms of the fault's end (worst cycle)\n";
   }
+  StopCleanly(*d);
+}
+
+// A small filesystem for DIR, mounted for one test and unmounted after it.
+class SmallFilesystem {
+ public:
+  SmallFilesystem(const std::string& path, const std::string& size) : path_(path) {
+    ::mkdir(path.c_str(), 0755);
+    mounted_ = ::mount("tmpfs", path.c_str(), "tmpfs", 0, ("size=" + size + ",mode=0755").c_str()) == 0;
+  }
+  ~SmallFilesystem() {
+    if (mounted_) ::umount2(path_.c_str(), MNT_DETACH);
+  }
+  bool mounted() const { return mounted_; }
+  // Fills the filesystem with `file` until the kernel refuses; returns the bytes written.
+  long Fill(const std::string& file) const {
+    std::ofstream out(file, std::ios::binary);
+    std::string chunk(1 << 16, 'f');
+    long written = 0;
+    while (out.write(chunk.data(), static_cast<std::streamsize>(chunk.size()))) {
+      out.flush();
+      if (!out) break;
+      written += static_cast<long>(chunk.size());
+    }
+    return written;
+  }
+  unsigned long FreeBytes() const {
+    struct statvfs st {};
+    if (::statvfs(path_.c_str(), &st) != 0) return 0;
+    return st.f_bavail * st.f_frsize;
+  }
+
+ private:
+  std::string path_;
+  bool mounted_ = false;
+};
+
+// Disk full (issue 9): DIR on a 768 MiB tmpfs, filled until PostgreSQL cannot extend its WAL or
+// tables; while full, writes fail (never acknowledged) and skydb keeps running; once space is
+// freed, writes are acknowledged again and nothing acknowledged was lost.
+TEST_F(DurabilityTest, DiskFullThenFreedLosesNothingAcknowledged) {
+  SmallFilesystem fs(root_.Dir("fs"), "768m");
+  if (!fs.mounted()) GTEST_SKIP() << "cannot mount a tmpfs here";
+  dir_ = root_.Dir("fs") + "/d";
+  socket_ = StoreSocket(dir_);
+  auto d = ServeReady({"store.write_timeout=2s"});
+  LedgerOptions options = Options();
+  options.value_bytes = 2048;  // fills WAL segments quickly
+  Ledger ledger(options);
+  ledger.Start();
+  ASSERT_TRUE(ledger.WaitForAcks(200, seconds(30))) << d->Log();
+
+  std::string filler = root_.Dir("fs") + "/filler";
+  long filled = fs.Fill(filler);
+  long acked_when_full = ledger.acked();
+  // Writes go on until PostgreSQL needs space it cannot get; wait until they stop.
+  auto full_deadline = SteadyClock::now() + seconds(60);
+  long last = -1;
+  while (SteadyClock::now() < full_deadline) {
+    std::this_thread::sleep_for(seconds(3));
+    long now = ledger.acked();
+    if (now == last) break;
+    last = now;
+  }
+  bool writes_stopped = ledger.acked() == last;
+  std::this_thread::sleep_for(seconds(5));
+  auto still_running = d->WaitExit(milliseconds(1));
+  EXPECT_FALSE(still_running.has_value()) << "skydb exited while the disk was full\n" << d->Log();
+  ::unlink(filler.c_str());
+  auto freed_at = SteadyClock::now();
+  auto back = ledger.WaitForAcks(50, seconds(90));
+  ASSERT_TRUE(back) << "writes not acknowledged within 90 s of freeing space\n" << d->Log();
+  auto recovery = std::chrono::duration_cast<milliseconds>(SteadyClock::now() - freed_at);
+  ledger.Stop();
+  auto problems = ledger.Verify(socket_);
+  EXPECT_TRUE(problems.empty()) << Lines(problems);
+  std::string log = d->Log();
+  size_t at = log.find("No space left on device");
+  if (at != std::string::npos) {
+    size_t from = log.rfind('\n', at);
+    std::cout << "[seen] " << log.substr(from + 1, log.find('\n', at) - from - 1) << "\n";
+  }
+  std::cout << "[measured] disk full: filler " << filled / (1024 * 1024) << " MiB; "
+            << (ledger.acked() - acked_when_full) << " writes acknowledged after the fill; writes "
+            << (writes_stopped ? "stopped" : "never stopped (PostgreSQL did not run out)")
+            << "; acknowledged again " << recovery.count() << " ms after space was freed\n";
   StopCleanly(*d);
 }
 

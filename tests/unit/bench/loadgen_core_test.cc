@@ -171,6 +171,8 @@ TEST(LoadgenInvalidReasons, EachGateFiresAloneAndSaysWhy) {
       {"errors", [](RunFacts& f) { f.errors = 11; }, "11 errors in 10000"},
       {"cpu", [](RunFacts& f) { f.generator_cpu_seconds = 7.1; }, "71% of its 1.00 core"},
       {"writes", [](RunFacts& f) { f.writes_acked = 0; }, "no write was acknowledged"},
+      {"foreign", [](RunFacts& f) { f.foreign_cpu_seconds = 2.6; },
+       "other processes used 0.26 cores"},
       {"store", [](RunFacts& f) { f.store_mismatch = "INFO reports store_kind memory"; },
        "store check: INFO reports store_kind memory"},
   };
@@ -188,8 +190,9 @@ TEST(LoadgenInvalidReasons, LimitsAreInclusiveAndConfigurable) {
   RunFacts f = GoodRun();
   f.errors = 10;                // exactly 0.1%
   f.generator_cpu_seconds = 7;  // exactly 70%
+  f.foreign_cpu_seconds = 2.5;  // exactly 0.25 cores
   EXPECT_TRUE(InvalidReasons(f, Limits{}).empty());
-  EXPECT_EQ(InvalidReasons(f, Limits{0.0, 0.5}).size(), 2u);
+  EXPECT_EQ(InvalidReasons(f, Limits{0.0, 0.5, 0.1}).size(), 3u);
   RunFacts none;
   none.errors = 1;  // errors with no interaction at all
   EXPECT_FALSE(InvalidReasons(none, Limits{}).empty());
