@@ -64,6 +64,21 @@ class DurabilityTest : public ::testing::Test {
     return pid;
   }
 
+  // The running postmaster's pid, once the daemon reports ready and postmaster.pid names a live
+  // process: right after a postmaster kill, writes can still be acknowledged by its orphaned
+  // backends while postmaster.pid names the dead one. 0 if not within 60 s.
+  pid_t LivePostmasterPid(const DaemonProcess& d) const {
+    auto deadline = SteadyClock::now() + seconds(60);
+    while (SteadyClock::now() < deadline) {
+      pid_t pid = PostmasterPid();
+      if (pid > 0 && ::kill(pid, 0) == 0 && WaitReady(dir_, milliseconds(100), 0, d.pid())) {
+        return pid;
+      }
+      std::this_thread::sleep_for(milliseconds(50));
+    }
+    return 0;
+  }
+
   LedgerOptions Options() const {
     LedgerOptions o;
     o.socket = socket_;
@@ -234,8 +249,9 @@ TEST_F(DurabilityTest, FaultCyclesLoseNothingAcknowledged) {
   for (int cycle = 0; cycle < cycles; ++cycle) {
     Fault fault = kFaults[static_cast<size_t>(cycle) % std::size(kFaults)];
     std::this_thread::sleep_for(milliseconds(std::uniform_int_distribution<int>(100, 1500)(rng)));
+    pid_t postmaster = LivePostmasterPid(*d);
+    ASSERT_GT(postmaster, 0) << "cycle " << cycle << ": no live postmaster\n" << d->Log();
     auto injected = SteadyClock::now();
-    pid_t postmaster = PostmasterPid();
     switch (fault) {
       case Fault::kKillSkydb:
         ASSERT_TRUE(d->Signal(SIGKILL).ok());
