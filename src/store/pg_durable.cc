@@ -6,6 +6,7 @@
 #include <libpq-fe.h>
 #include <spdlog/spdlog.h>
 
+#include <atomic>
 #include <cstring>
 #include <memory>
 #include <mutex>
@@ -132,12 +133,19 @@ class Slot {
     conn_.reset(PQconnectdb(conninfo_.c_str()));
     if (PQstatus(conn_.get()) != CONNECTION_OK) {
       std::string why = Trimmed(PQerrorMessage(conn_.get()));
-      conn_.reset();
+      Reset();
       return Error::Unavailable("cannot connect to PostgreSQL (" + name_ + "): " + why);
     }
+    open_ = true;
     return conn_.get();
   }
-  void Reset() { conn_.reset(); }
+  void Reset() {
+    conn_.reset();
+    open_ = false;
+  }
+  // For metrics, from any thread.
+  bool open() const { return open_.load(std::memory_order_relaxed); }
+  bool busy() const { return busy_.load(std::memory_order_relaxed); }
 
   // Runs a parameterised statement; binary parameters, binary results.
   Result<ResultPtr> Exec(const char* sql, const std::vector<std::string>& params,
@@ -151,8 +159,10 @@ class Slot {
       formats.push_back(1);
     }
     std::vector<Oid> oids(types.begin(), types.end());
+    busy_ = true;
     ResultPtr res(PQexecParams(conn, sql, static_cast<int>(params.size()), oids.data(),
                                values.data(), lengths.data(), formats.data(), 1));
+    busy_ = false;
     ExecStatusType status = PQresultStatus(res.get());
     if (status != PGRES_TUPLES_OK && status != PGRES_COMMAND_OK) {
       std::string why = Trimmed(res ? PQresultErrorMessage(res.get()) : PQerrorMessage(conn));
@@ -168,6 +178,8 @@ class Slot {
   std::string conninfo_;
   std::string name_;
   ConnPtr conn_;
+  std::atomic<bool> open_{false};
+  std::atomic<bool> busy_{false};
 };
 
 std::string Int64Param(int64_t v) {
@@ -190,6 +202,19 @@ class PgDurable final : public DurableBackend {
   }
 
   std::string Describe() const override { return description_; }
+
+  DurablePoolStats PoolStats() const override {
+    DurablePoolStats s;
+    auto count = [&s](const Slot& slot) {
+      ++s.size;
+      s.open += slot.open() ? 1 : 0;
+      s.busy += slot.busy() ? 1 : 0;
+    };
+    for (const auto& w : writers_) count(*w);
+    for (const auto& r : readers_) count(*r);
+    count(sweeper_);
+    return s;
+  }
 
   Status CommitBatch(int partition, const std::vector<DurableWrite>& writes) override {
     BinaryArray up_ids(kByteaOid), up_data(kByteaOid), up_exp(kInt8Oid);
