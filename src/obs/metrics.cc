@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <set>
 
 namespace skydb {
@@ -16,16 +17,18 @@ const char* TypeName(MetricType type) {
   return "untyped";
 }
 
-// Integers print exactly ("42", not "4.2e+01"); other values round-trip.
+// Integers print exactly ("42", not "4.2e+01"); other values in the shortest of 15 or 17
+// significant digits that reads back as the same double ("0.1", not "0.10000000000000001").
 std::string FormatValue(double v) {
   if (std::isnan(v)) return "NaN";
   if (std::isinf(v)) return v > 0 ? "+Inf" : "-Inf";
   char buf[32];
   if (v == std::floor(v) && std::fabs(v) < 9007199254740992.0) {
     std::snprintf(buf, sizeof buf, "%.0f", v);
-  } else {
-    std::snprintf(buf, sizeof buf, "%.17g", v);
+    return buf;
   }
+  std::snprintf(buf, sizeof buf, "%.15g", v);
+  if (std::strtod(buf, nullptr) != v) std::snprintf(buf, sizeof buf, "%.17g", v);
   return buf;
 }
 
