@@ -76,6 +76,7 @@ class ServiceNotifier {
   bool ready_ = false;
   bool stopping_ = false;
   std::string last_status_;
+  std::string ready_status_;  // what Ready() said; shown again once serving resumes
   Clock::TimePoint last_extend_{};
   Clock::TimePoint last_watchdog_{};
   bool extended_once_ = false;

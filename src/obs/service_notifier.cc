@@ -40,6 +40,7 @@ void ServiceNotifier::Tick(const ServiceObservation& o) {
   std::lock_guard<std::mutex> lock(mu_);
   auto now = clock_.Now();
   std::string status = StatusFor(o);
+  if (ready_ && status == "serving sessions") status = ready_status_;  // the richer text
   if (status != last_status_) {
     last_status_ = status;
     SendLocked("STATUS=" + status);
@@ -65,6 +66,7 @@ void ServiceNotifier::Ready(const std::string& status) {
   std::lock_guard<std::mutex> lock(mu_);
   if (stopping_) return;
   ready_ = true;
+  ready_status_ = status;
   last_status_ = status;
   SendLocked("READY=1\nSTATUS=" + status);
 }
@@ -87,7 +89,7 @@ void ServiceNotifier::Stopping() {
   std::lock_guard<std::mutex> lock(mu_);
   if (stopping_) return;
   stopping_ = true;
-  last_status_ = "stopping: closing the listener, flushing the store, stopping PostgreSQL";
+  last_status_ = "stopping: closing the listener and flushing the store";
   SendLocked("STOPPING=1\nSTATUS=" + last_status_);
 }
 

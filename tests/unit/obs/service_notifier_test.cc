@@ -73,6 +73,10 @@ TEST_F(ServiceNotifierTest, ReadyCarriesStatusAndIsSentOnce) {
   EXPECT_EQ(notifier_.sent.back(), "READY=1\nSTATUS=serving sessions: tiered");
   n.Tick(Cluster(SupervisorState::kReady, true, true));
   EXPECT_EQ(notifier_.Count("READY=1"), 1);
+  EXPECT_EQ(notifier_.Count("STATUS="), 1) << "serving keeps Ready's own status text";
+  n.Tick(Cluster(SupervisorState::kBackoff, true, false));
+  n.Tick(Cluster(SupervisorState::kReady, true, true));
+  EXPECT_EQ(notifier_.sent.back(), "STATUS=serving sessions: tiered");
 }
 
 TEST_F(ServiceNotifierTest, NoWatchdogMessagesWhenSystemdDidNotAskForThem) {
