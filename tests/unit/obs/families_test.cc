@@ -2,7 +2,10 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <fstream>
+#include <regex>
 #include <set>
+#include <sstream>
 
 #include "skydb/obs.h"
 
@@ -178,6 +181,56 @@ TEST(StatusJsonTest, AbsentPartsAreNull) {
   EXPECT_TRUE(j["sessions"].is_null());
   EXPECT_TRUE(j["memory"]["postgres_pss_bytes"].is_null());
   EXPECT_EQ(j["ready"], false);
+}
+
+}  // namespace
+}  // namespace skydb
+
+namespace skydb {
+namespace {
+
+std::string ReadSource(const std::string& relative) {
+  std::ifstream in(std::string(SKYDB_SOURCE_DIR) + "/" + relative);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// docs/operations.md promises every metric is explained there.
+TEST(OperationsDocTest, ExplainsEveryFamily) {
+  std::string doc = ReadSource("docs/operations.md");
+  ASSERT_FALSE(doc.empty());
+  for (const auto& family : DaemonFamilies(FullState())) {
+    EXPECT_NE(doc.find("`" + family.name), std::string::npos)
+        << family.name << " is not explained in docs/operations.md";
+  }
+}
+
+// Every metric the Grafana dashboard queries is one skydb exports.
+TEST(GrafanaDashboardTest, QueriesOnlyExportedFamilies) {
+  auto dashboard = nlohmann::json::parse(ReadSource("packaging/grafana-dashboard.json"));
+  std::set<std::string> exported;
+  for (const auto& family : DaemonFamilies(FullState())) exported.insert(family.name);
+  std::regex metric("\\bsky(db)?_[a-z_]+");
+  int queries = 0;
+  for (const auto& panel : dashboard["panels"]) {
+    for (const auto& target : panel["targets"]) {
+      std::string expr = target["expr"];
+      ++queries;
+      for (std::sregex_iterator it(expr.begin(), expr.end(), metric), end; it != end; ++it) {
+        std::string name = it->str();
+        for (const char* suffix : {"_bucket", "_sum", "_count"}) {
+          std::string s(suffix);
+          if (name.size() > s.size() && name.compare(name.size() - s.size(), s.size(), s) == 0 &&
+              exported.count(name.substr(0, name.size() - s.size())) > 0) {
+            name = name.substr(0, name.size() - s.size());
+          }
+        }
+        EXPECT_EQ(exported.count(name), 1u) << panel["title"] << ": " << name;
+      }
+    }
+  }
+  EXPECT_GT(queries, 10);
 }
 
 }  // namespace
