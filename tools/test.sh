@@ -19,3 +19,4 @@ cmake --build build-fuzz --target resp_parser_fuzz -j"$(nproc)"
 bash tools/build.sh asan
 cd build-asan
 ctest --output-on-failure --timeout 600 -j2
+bash ../tools/package-test.sh  # builds, installs (dpkg -i), checks and purges the .deb

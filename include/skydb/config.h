@@ -92,6 +92,14 @@ struct RespConfig {
   bool operator==(const RespConfig&) const = default;
 };
 
+struct HttpConfig {
+  std::string bind = "127.0.0.1";  // http.bind: address of /metrics, /healthz, /readyz, /status
+  int64_t port = 9733;             // http.port: 0 = no HTTP endpoints
+  bool allow_remote = false;       // http.allow_remote: permit a non-loopback http.bind
+
+  bool operator==(const HttpConfig&) const = default;
+};
+
 struct Config {
   std::string data_dir = "/var/lib/skydb";  // data_dir (flag --data-dir)
   std::string run_as_user;                  // run_as_user (flag --user): cluster owner when root
@@ -104,6 +112,7 @@ struct Config {
   SupervisorConfig supervisor;
   StoreConfig store;
   RespConfig resp;
+  HttpConfig http;
 
   bool operator==(const Config&) const = default;
 };

@@ -35,9 +35,17 @@ struct DurableValue {
   UnixMillis expires_at = 0;
 };
 
+// The backend's connections, for metrics.
+struct DurablePoolStats {
+  uint64_t size = 0;  // connections it may hold
+  uint64_t open = 0;  // connected now
+  uint64_t busy = 0;  // running a statement now
+};
+
 class DurableBackend {
  public:
   virtual ~DurableBackend() = default;
+  virtual DurablePoolStats PoolStats() const { return {}; }
   virtual std::string Describe() const = 0;  // for logs and INFO: "postgres (socket ...)"
   // Applies every write in one transaction, in order (a key appears at most once).
   virtual Status CommitBatch(int partition, const std::vector<DurableWrite>& writes) = 0;

@@ -20,6 +20,8 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "skydb/env.h"
 #include "skydb/result.h"
@@ -63,6 +65,9 @@ struct RespServerStats {
   uint64_t rejected_connections = 0;  // max clients reached
   uint64_t total_commands = 0;
   uint64_t protocol_errors = 0;
+  // Commands run, by lower-case name, only those run at least once; "unknown" counts names
+  // the server does not support.
+  std::vector<std::pair<std::string, uint64_t>> commands;
 };
 
 class RespServer {

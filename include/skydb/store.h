@@ -23,6 +23,7 @@
 
 #include "skydb/config.h"
 #include "skydb/env.h"
+#include "skydb/histogram.h"
 #include "skydb/result.h"
 
 namespace skydb {
@@ -97,6 +98,14 @@ struct StoreStats {
   uint64_t evictions_idle = 0;
   uint64_t evictions_memory = 0;
   uint64_t expirations = 0;
+  HistogramSnapshot commit_batch_rows;  // distinct keys per committed batch
+  HistogramSnapshot commit_seconds;     // time of each successful batch COMMIT
+  // PostgreSQL connections the store holds (writers, readers, sweeper): configured, open,
+  // running a statement now; loads of evicted values waiting for a reader.
+  uint64_t pool_size = 0;
+  uint64_t pool_open = 0;
+  uint64_t pool_busy = 0;
+  uint64_t pool_waiters = 0;
 };
 
 template <typename T>

@@ -3,6 +3,10 @@
 #include <spdlog/pattern_formatter.h>
 #include <spdlog/sinks/stdout_sinks.h>
 
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <charconv>
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
@@ -60,6 +64,18 @@ class JsonMessageFlag final : public spdlog::custom_flag_formatter {
 
 }  // namespace
 
+bool JournalStreamMatches(std::string_view value, uint64_t dev, uint64_t ino) {
+  size_t colon = value.find(':');
+  if (colon == std::string_view::npos) return false;
+  uint64_t want_dev = 0, want_ino = 0;
+  auto parse = [](std::string_view digits, uint64_t& out) {
+    auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), out);
+    return ec == std::errc() && end == digits.data() + digits.size() && !digits.empty();
+  };
+  return parse(value.substr(0, colon), want_dev) && parse(value.substr(colon + 1), want_ino) &&
+         want_dev == dev && want_ino == ino;
+}
+
 Status InitLogging(const std::string& level, const std::string& format) {
   auto parsed = spdlog::level::from_str(level);
   if (parsed == spdlog::level::off && level != "off") {
@@ -69,7 +85,10 @@ Status InitLogging(const std::string& level, const std::string& format) {
   std::string chosen = format;
   if (chosen == "auto") {
     const char* journal = std::getenv("JOURNAL_STREAM");
-    chosen = (journal != nullptr && *journal != '\0') ? "journal" : "text";
+    struct stat err {};
+    bool to_journal = journal != nullptr && ::fstat(STDERR_FILENO, &err) == 0 &&
+                      JournalStreamMatches(journal, err.st_dev, err.st_ino);
+    chosen = to_journal ? "journal" : "text";
   }
   auto formatter = std::make_unique<spdlog::pattern_formatter>();
   formatter->add_flag<SyslogPriorityFlag>('*');

@@ -326,6 +326,16 @@ std::vector<ConfigKey> BuildTable() {
           .Describe("clients idle this long are disconnected"),
       Int("resp.threads", SKYDB_FIELD(resp.threads), 1, 64)
           .Describe("event-loop threads serving clients"),
+      String("http.bind", SKYDB_FIELD(http.bind))
+          .Rule(NotEmpty)
+          .Accepts("an IPv4 or IPv6 address")
+          .Describe("address of the HTTP endpoints (/metrics, /healthz, /readyz, /status); "
+                    "loopback unless allow_remote"),
+      Int("http.port", SKYDB_FIELD(http.port), 1, 65535)
+          .ZeroMeans("no HTTP endpoints")
+          .Describe("TCP port of the HTTP endpoints; give each instance on a host its own"),
+      Bool("http.allow_remote", SKYDB_FIELD(http.allow_remote))
+          .Describe("allow a non-loopback http.bind; the endpoints have no authentication"),
   };
 }
 

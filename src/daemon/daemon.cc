@@ -12,6 +12,7 @@
 #include <mutex>
 #include <thread>
 
+#include "daemon/observing.h"
 #include "daemon/serving.h"
 #include "skydb/discovery.h"
 #include "skydb/durable.h"
@@ -121,8 +122,10 @@ class Daemon {
   std::unique_ptr<ChildLauncher> launcher_ = NewRealChildLauncher();
   std::unique_ptr<HostOps> host_ = NewRealHostOps();
   std::unique_ptr<PgProbe> probe_ = NewRealPgProbe();
+  std::unique_ptr<Notifier> notifier_ = NewSystemdNotifier();
   std::unique_ptr<Supervisor> supervisor_;
   std::unique_ptr<Serving> serving_;
+  std::unique_ptr<Observing> observing_;
   std::atomic<bool> serving_failed_{false};
   std::mutex config_mu_;  // guards options_.config across SIGHUPs
 };
@@ -164,17 +167,30 @@ int Daemon::Run() {
       spdlog::info("{}; {}", Banner(*plan, config.data_dir, supervisor_->SocketDir(), snap,
                                     options_.profile),
                    serving_->Describe());
+      observing_->StartPostgresPolling(supervisor_->ConnInfo());
+      // The listener accepts connections now: only now may systemd call the service started.
+      observing_->service().Ready("serving sessions: " + serving_->Describe());
     } else {
       spdlog::info("PostgreSQL is ready again after restart {}", snap.restarts);
     }
     first_ready = false;
   };
   supervisor_ = NewSupervisor(std::move(sup), std::move(env));
+  ObservedParts parts{ProfileName(options_.profile), supervisor_.get(), probe_.get(),
+                      serving_.get(), plan->settings};
+  observing_ = std::make_unique<Observing>(config, std::move(parts), *notifier_, *clock_);
+  Status observing = observing_->Start();
+  if (!observing.ok()) {
+    spdlog::error("skydb cannot start: {}", observing.error().message);
+    return 1;
+  }
   std::thread signals([this] { SignalLoop(); });
   Status status = supervisor_->Run();
+  observing_->service().Stopping();  // no-op after SIGTERM
   ::pthread_kill(signals.native_handle(), kQuitSignal);
   signals.join();
   serving_->Stop(std::chrono::seconds(1), std::chrono::seconds(5));  // no-op after SIGTERM
+  observing_->Stop();
   if (serving_failed_) return 1;
   if (!status.ok()) {
     spdlog::error("skydb failed: {}", status.error().message);
@@ -197,6 +213,7 @@ void Daemon::SignalLoop() {
     spdlog::info("received {}: closing the listener, flushing the store, then stopping "
                  "PostgreSQL (fast shutdown)",
                  sig == SIGTERM ? "SIGTERM" : "SIGINT");
+    observing_->service().Stopping();
     serving_->Stop(std::chrono::seconds(5), options_.config.supervisor.stop_timeout);
     supervisor_->RequestStop();
   }
@@ -204,6 +221,12 @@ void Daemon::SignalLoop() {
 
 void Daemon::Reload() {
   if (!options_.reload_config) return;
+  observing_->service().Reloading();
+  // READY=1 again however the reload ends: the daemon keeps serving either way.
+  struct Reloaded {
+    ServiceNotifier& service;
+    ~Reloaded() { service.Reloaded(); }
+  } reloaded{observing_->service()};
   auto fresh = options_.reload_config();
   if (!fresh.ok()) {
     spdlog::error("SIGHUP: configuration not reloaded: {}", fresh.error().message);

@@ -8,6 +8,7 @@
 #include <cerrno>
 
 #include "daemon/daemon.h"
+#include "daemon/observing.h"
 #include "daemon/serving.h"
 
 namespace skydb::daemon {
@@ -38,7 +39,15 @@ int RunMemoryOnly(const DaemonOptions& options) {
     return 1;
   }
   auto clock = NewRealClock();
+  auto notifier = NewSystemdNotifier();
   Serving serving(config, *clock, false);
+  Observing observing(config, {"memory", nullptr, nullptr, &serving, std::nullopt}, *notifier,
+                      *clock);
+  Status started = observing.Start();
+  if (!started.ok()) {
+    spdlog::error("skydb cannot start: {}", started.error().message);
+    return 1;
+  }
   Status opened = serving.Open("", "memory", Pools{});
   if (!opened.ok()) {
     spdlog::error("skydb cannot start: {}", opened.error().message);
@@ -46,6 +55,7 @@ int RunMemoryOnly(const DaemonOptions& options) {
   }
   spdlog::warn("skydb ready: MEMORY-ONLY store (store.kind = memory): nothing written survives "
                "a restart; {}", serving.Describe());
+  observing.service().Ready("serving sessions from a MEMORY-ONLY store: " + serving.Describe());
   sigset_t set;
   sigemptyset(&set);
   for (int sig : {SIGTERM, SIGINT, SIGHUP}) sigaddset(&set, sig);
@@ -53,13 +63,17 @@ int RunMemoryOnly(const DaemonOptions& options) {
     int sig = 0;
     if (::sigwait(&set, &sig) != 0) continue;
     if (sig == SIGHUP) {
+      observing.service().Reloading();
       spdlog::info("SIGHUP: a memory-only daemon has nothing to reload");
+      observing.service().Reloaded();
       continue;
     }
     break;
   }
   spdlog::info("stopping: closing the listener");
+  observing.service().Stopping();
   serving.Stop(std::chrono::seconds(5), std::chrono::seconds(5));
+  observing.Stop();
   spdlog::info("skydb stopped cleanly");
   return 0;
 }

@@ -64,12 +64,21 @@ Status Serving::Open(const std::string& conninfo, const std::string& description
                 (options.tcp_enabled ? " and " + options.tcp_host + ":" +
                                            std::to_string(server_->tcp_port())
                                      : "");
+  std::lock_guard<std::mutex> stats_lock(stats_mu_);
+  open_store_ = store_.get();
+  open_server_ = server_.get();
+  open_description_ = options.store_description;
   return Ok();
 }
 
 void Serving::Stop(std::chrono::milliseconds drain, std::chrono::milliseconds flush) {
   std::lock_guard<std::mutex> lock(mu_);
   stopped_ = true;
+  {
+    std::lock_guard<std::mutex> stats_lock(stats_mu_);
+    open_store_ = nullptr;
+    open_server_ = nullptr;
+  }
   if (server_) {
     server_->Shutdown(drain);
     server_.reset();
@@ -79,6 +88,23 @@ void Serving::Stop(std::chrono::milliseconds drain, std::chrono::milliseconds fl
     if (!closed.ok()) spdlog::error("store: {}", closed.error().message);
     store_.reset();
   }
+}
+
+std::optional<StoreStats> Serving::StoreStatsNow() const {
+  std::lock_guard<std::mutex> lock(stats_mu_);
+  if (open_store_ == nullptr) return std::nullopt;
+  return open_store_->Stats();
+}
+
+std::optional<RespServerStats> Serving::RespStatsNow() const {
+  std::lock_guard<std::mutex> lock(stats_mu_);
+  if (open_server_ == nullptr) return std::nullopt;
+  return open_server_->Stats();
+}
+
+std::string Serving::StoreDescription() const {
+  std::lock_guard<std::mutex> lock(stats_mu_);
+  return open_description_;
 }
 
 std::string Serving::Describe() const {

@@ -12,6 +12,7 @@
 #include <chrono>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 
 #include "skydb/config.h"
@@ -37,6 +38,11 @@ class Serving {
   // "tiered (sync) on <description>, listening on <socket>", for the banner.
   std::string Describe() const;
 
+  // For metrics and /status; nullopt while not open. Never waits for an Open in progress.
+  std::optional<StoreStats> StoreStatsNow() const;
+  std::optional<RespServerStats> RespStatsNow() const;
+  std::string StoreDescription() const;
+
  private:
   Config config_;
   Clock& clock_;
@@ -47,6 +53,11 @@ class Serving {
   std::string store_text_;
   std::string description_suffix_;
   bool stopped_ = false;
+  // What the stats accessors read: published at the end of Open, cleared at the start of Stop.
+  mutable std::mutex stats_mu_;
+  SessionStore* open_store_ = nullptr;  // guarded by stats_mu_
+  RespServer* open_server_ = nullptr;   // guarded by stats_mu_
+  std::string open_description_;        // guarded by stats_mu_
 };
 
 }  // namespace skydb::daemon

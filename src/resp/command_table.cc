@@ -109,6 +109,9 @@ void CommandExecutor::Execute(ClientState& client, std::vector<std::string> args
                               ReplyFn reply) {
   std::string name = ToLower(args[0]);
   const CommandSpec* spec = FindCommand(name);
+  size_t slot = spec == nullptr ? ServerCounters::kUnknownCommandSlot
+                                : static_cast<size_t>(spec - kCommands.data());
+  counters_.by_command[slot].fetch_add(1, std::memory_order_relaxed);
   if (spec == nullptr) return reply(ErrorReply(UnknownCommand(args)));
   if (!ArityOk(*spec, args.size())) return reply(ErrorReply(WrongArity(spec->name)));
   if (spec->needs_auth && !client.authenticated && !config_.requirepass.empty()) {

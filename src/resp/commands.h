@@ -8,6 +8,7 @@
 // Failure: every failure becomes an error reply; nothing throws.
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <cstdint>
 #include <functional>
@@ -36,6 +37,11 @@ struct ServerCounters {
   std::atomic<uint64_t> rejected_connections{0};
   std::atomic<uint64_t> total_commands{0};
   std::atomic<uint64_t> protocol_errors{0};
+  // Commands run, by index in AllCommands(); slot kUnknownCommandSlot counts unsupported names.
+  // Mutable: the executor, which holds the counters const, counts what it runs.
+  static constexpr size_t kCommandSlots = 64;
+  static constexpr size_t kUnknownCommandSlot = kCommandSlots - 1;
+  mutable std::array<std::atomic<uint64_t>, kCommandSlots> by_command{};
 };
 
 struct ExecutorConfig {

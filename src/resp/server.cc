@@ -4,6 +4,7 @@
 
 #include <mutex>
 
+#include "resp/command_table.h"
 #include "resp/server_internal.h"
 #include "skydb/log.h"
 
@@ -118,8 +119,17 @@ void RespServerImpl::Shutdown(std::chrono::milliseconds drain) {
 
 RespServerStats RespServerImpl::Stats() const {
   const auto& c = shared_.counters;
-  return {c.connected_clients.load(), c.total_connections.load(), c.rejected_connections.load(),
-          c.total_commands.load(), c.protocol_errors.load()};
+  RespServerStats stats{c.connected_clients.load(), c.total_connections.load(),
+                        c.rejected_connections.load(), c.total_commands.load(),
+                        c.protocol_errors.load(), {}};
+  const auto& specs = AllCommands();
+  for (size_t i = 0; i < specs.size(); ++i) {
+    uint64_t n = c.by_command[i].load(std::memory_order_relaxed);
+    if (n > 0) stats.commands.emplace_back(specs[i].name, n);
+  }
+  uint64_t unknown = c.by_command[ServerCounters::kUnknownCommandSlot].load();
+  if (unknown > 0) stats.commands.emplace_back("unknown", unknown);
+  return stats;
 }
 
 }  // namespace

@@ -518,6 +518,16 @@ StoreStats Engine::Stats() const {
   s.evictions_idle = evict_idle_.load();
   s.evictions_memory = evict_memory_.load();
   s.expirations = expirations_.load();
+  s.commit_batch_rows = batch_rows_hist_.Snapshot();
+  s.commit_seconds = commit_seconds_hist_.Snapshot();
+  if (durable()) {
+    DurablePoolStats pool = durable_->PoolStats();
+    s.pool_size = pool.size;
+    s.pool_open = pool.open;
+    s.pool_busy = pool.busy;
+    std::lock_guard<std::mutex> lock(load_mu_);
+    s.pool_waiters = loads_.size();
+  }
   return s;
 }
 

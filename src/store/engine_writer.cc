@@ -90,6 +90,8 @@ void Engine::CommitWithRetry(int index, std::vector<PendingWrite>& batch) {
     if (committed.ok()) {
       last_commit_ns_ = std::chrono::duration_cast<std::chrono::nanoseconds>(
                             clock_.Now() - started).count();
+      commit_seconds_hist_.Observe(static_cast<double>(last_commit_ns_.load()) / 1e9);
+      batch_rows_hist_.Observe(static_cast<double>(rows.size()));
       ++commits_;
       committed_rows_ += rows.size();
       MarkClean(rows, seqs);

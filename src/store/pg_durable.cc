@@ -6,6 +6,7 @@
 #include <libpq-fe.h>
 #include <spdlog/spdlog.h>
 
+#include <atomic>
 #include <cstring>
 #include <memory>
 #include <mutex>
@@ -146,15 +147,20 @@ class Slot {
     conn_.reset(PQconnectdb(conninfo_.c_str()));
     if (PQstatus(conn_.get()) != CONNECTION_OK) {
       std::string why = Trimmed(PQerrorMessage(conn_.get()));
-      conn_.reset();
+      Reset();
       return Error::Unavailable("cannot connect to PostgreSQL (" + name_ + "): " + why);
     }
+    open_ = true;
     return conn_.get();
   }
   void Reset() {
     conn_.reset();
     prepared_.clear();
+    open_ = false;
   }
+  // For metrics, from any thread.
+  bool open() const { return open_.load(std::memory_order_relaxed); }
+  bool busy() const { return busy_.load(std::memory_order_relaxed); }
 
   // Runs a parameterised statement; binary parameters, binary results. With `prepared_as`,
   // the statement is prepared once per connection under that name (no parse and plan per
@@ -175,11 +181,13 @@ class Slot {
       lengths.push_back(static_cast<int>(p.size()));
       formats.push_back(1);
     }
+    busy_ = true;
     ResultPtr res(prepared_as != nullptr
                       ? PQexecPrepared(conn, prepared_as, static_cast<int>(params.size()),
                                        values.data(), lengths.data(), formats.data(), 1)
                       : PQexecParams(conn, sql, static_cast<int>(params.size()), oids.data(),
                                      values.data(), lengths.data(), formats.data(), 1));
+    busy_ = false;
     ExecStatusType status = PQresultStatus(res.get());
     if (status != PGRES_TUPLES_OK && status != PGRES_COMMAND_OK) return Failure(conn, res.get());
     return res;
@@ -198,6 +206,8 @@ class Slot {
   std::string name_;
   ConnPtr conn_;
   std::set<std::string> prepared_;  // statement names prepared on conn_
+  std::atomic<bool> open_{false};
+  std::atomic<bool> busy_{false};
 };
 
 std::string Int64Param(int64_t v) {
@@ -220,6 +230,19 @@ class PgDurable final : public DurableBackend {
   }
 
   std::string Describe() const override { return description_; }
+
+  DurablePoolStats PoolStats() const override {
+    DurablePoolStats s;
+    auto count = [&s](const Slot& slot) {
+      ++s.size;
+      s.open += slot.open() ? 1 : 0;
+      s.busy += slot.busy() ? 1 : 0;
+    };
+    for (const auto& w : writers_) count(*w);
+    for (const auto& r : readers_) count(*r);
+    count(sweeper_);
+    return s;
+  }
 
   Status CommitBatch(int partition, const std::vector<DurableWrite>& writes) override {
     BinaryArray up_ids(kByteaOid), up_data(kByteaOid), up_exp(kInt8Oid);

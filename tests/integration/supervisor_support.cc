@@ -34,8 +34,10 @@ TestRoot::~TestRoot() {
 }
 
 DaemonProcess::DaemonProcess(const std::vector<std::string>& args,
-                             const std::map<std::string, std::optional<std::string>>& env) {
+                             const std::map<std::string, std::optional<std::string>>& env,
+                             const std::vector<std::string>& wrapper) {
   ChildSpec spec;
+  spec.argv = wrapper;
   spec.argv.push_back(SKYDB_BINARY);
   spec.argv.insert(spec.argv.end(), args.begin(), args.end());
   spec.env = env;

@@ -39,8 +39,11 @@ class DaemonProcess {
  public:
   // Starts SKYDB_BINARY with `args`; `env` adds to (or with nullopt removes from) the
   // environment. SKYDB_CONFIG is cleared so the machine's config file does not leak in.
+  // `wrapper` runs first and execs the daemon (same pid), e.g. {"/usr/bin/env",
+  // "NOTIFY_SOCKET=..."} for a variable the child launcher strips from every child.
   DaemonProcess(const std::vector<std::string>& args,
-                const std::map<std::string, std::optional<std::string>>& env = {});
+                const std::map<std::string, std::optional<std::string>>& env = {},
+                const std::vector<std::string>& wrapper = {});
   ~DaemonProcess();  // SIGTERM, bounded wait, then SIGKILL of the daemon (its pid only)
 
   pid_t pid() const { return child_ ? child_->pid() : 0; }

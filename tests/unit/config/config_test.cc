@@ -68,7 +68,8 @@ TEST(ConfigTableTest, HoldsExactlyTheConfigFields) {
                 "store.max_memory", "store.max_value_bytes", "store.queue_max_writes",
                 "store.batch_max_rows", "store.allow_memory_fallback", "resp.socket",
                 "resp.socket_group", "resp.tcp_port", "resp.bind", "resp.allow_remote",
-                "resp.requirepass", "resp.max_clients", "resp.idle_timeout", "resp.threads"}));
+                "resp.requirepass", "resp.max_clients", "resp.idle_timeout", "resp.threads",
+                "http.bind", "http.port", "http.allow_remote"}));
 }
 
 TEST(ConfigTableTest, EveryRowIsComplete) {

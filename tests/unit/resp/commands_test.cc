@@ -5,6 +5,7 @@
 #include <future>
 #include <initializer_list>
 
+#include "resp/command_table.h"
 #include "resp/commands.h"
 #include "skydb/store.h"
 #include "support/fakes.h"
@@ -256,6 +257,24 @@ TEST_F(CommandsTest, StoreErrorsBecomeErrReplies) {
 
 // The documented difference from Redis: with the store's default TTL (sessions), a plain SET
 // expires; KEEPTTL and PERSIST still behave as in Redis.
+TEST_F(CommandsTest, CommandsAreCountedByNameForMetrics) {
+  ASSERT_LT(AllCommands().size(), ServerCounters::kUnknownCommandSlot)
+      << "every command needs its own counter slot";
+  Run({"SET", "k", "v"});
+  Run({"set", "k", "w"});
+  Run({"GET", "k"});
+  Run({"NOSUCH"});
+  Run({"GET"});  // wrong arity still counts as a GET
+  auto count = [this](const char* name) {
+    const CommandSpec* spec = FindCommand(name);
+    return counters_.by_command[static_cast<size_t>(spec - AllCommands().data())].load();
+  };
+  EXPECT_EQ(count("set"), 2u);
+  EXPECT_EQ(count("get"), 2u);
+  EXPECT_EQ(count("del"), 0u);
+  EXPECT_EQ(counters_.by_command[ServerCounters::kUnknownCommandSlot].load(), 1u);
+}
+
 TEST(DefaultTtl, PlainSetGetsTheStoreDefault) {
   testing::FakeClock clock;
   auto store = NewMemoryStore(MemoryTierOptions{}, clock);  // default_ttl 30 min

@@ -1,0 +1,86 @@
+// systemd's service protocol (sd_notify): readiness, status, start-up extension, watchdog,
+// reload and stop, decided by ServiceNotifier and sent through a Notifier.
+//
+//   READY=1            once, when PostgreSQL is ready, the store open and the sockets listen
+//   STATUS=...         on every change of what the daemon is doing
+//   EXTEND_TIMEOUT_USEC while initdb or start-up/crash recovery runs (before READY)
+//   WATCHDOG=1         every WatchdogSec/2, only while PostgreSQL answers (and before READY,
+//                      while start-up makes progress, so a long recovery is not killed)
+//   RELOADING=1 + MONOTONIC_USEC, then READY=1, around SIGHUP
+//   STOPPING=1         when a stop begins
+//
+// Thread-safety: ServiceNotifier's methods may be called from any thread (one mutex).
+// Ownership: ServiceNotifier borrows the Notifier and the Clock; both must outlive it.
+// Failure: sending is best effort (systemd may be gone); failures are logged once.
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+
+#include "skydb/env.h"
+#include "skydb/supervisor.h"
+
+namespace skydb {
+
+class Notifier {
+ public:
+  virtual ~Notifier() = default;
+  // One sd_notify message: newline-separated VAR=value assignments.
+  virtual void Send(const std::string& message) = 0;
+  // WatchdogSec as systemd passed it (WATCHDOG_USEC for this pid); nullopt when off.
+  virtual std::optional<std::chrono::microseconds> WatchdogTimeout() const = 0;
+  // CLOCK_MONOTONIC now, in microseconds (for MONOTONIC_USEC).
+  virtual uint64_t MonotonicUsec() const = 0;
+};
+
+// libsystemd's sd_notify and sd_watchdog_enabled; sends nothing when NOTIFY_SOCKET is unset.
+std::unique_ptr<Notifier> NewSystemdNotifier();
+
+// What the daemon is doing, sampled by its health thread.
+struct ServiceObservation {
+  std::optional<SupervisorState> cluster;  // nullopt: no private cluster (memory, external)
+  bool store_open = false;
+  bool postgres_answers = false;  // the last PQping succeeded (true when there is no cluster)
+};
+
+class ServiceNotifier {
+ public:
+  // `extend_step`: how much more start-up time each EXTEND_TIMEOUT_USEC asks for; it is sent
+  // every extend_step/3 while start-up runs.
+  ServiceNotifier(Notifier& notifier, Clock& clock,
+                  std::chrono::milliseconds extend_step = std::chrono::seconds(90));
+
+  // Sends STATUS on change, EXTEND_TIMEOUT_USEC and WATCHDOG=1 when due.
+  void Tick(const ServiceObservation& observation);
+  // READY=1 with a STATUS line; the caller has just seen the sockets listening.
+  void Ready(const std::string& status);
+  void Reloading();
+  void Reloaded();
+  void Stopping();
+
+  // The STATUS text for an observation (pure).
+  static std::string StatusFor(const ServiceObservation& o);
+
+ private:
+  void SendLocked(const std::string& message);
+  bool Due(Clock::TimePoint& last, Clock::Duration every, Clock::TimePoint now);
+
+  Notifier& notifier_;
+  Clock& clock_;
+  std::chrono::milliseconds extend_step_;
+  std::optional<std::chrono::microseconds> watchdog_;
+  std::mutex mu_;
+  bool ready_ = false;
+  bool stopping_ = false;
+  std::string last_status_;
+  std::string ready_status_;  // what Ready() said; shown again once serving resumes
+  Clock::TimePoint last_extend_{};
+  Clock::TimePoint last_watchdog_{};
+  bool extended_once_ = false;
+  bool watchdog_once_ = false;
+};
+
+}  // namespace skydb

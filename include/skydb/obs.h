@@ -1,0 +1,142 @@
+// Observability: what an operator sees of a running daemon.
+//
+//   HTTP (loopback by default): GET /metrics (Prometheus text), /healthz (the process answers),
+//   /readyz (200 once PostgreSQL is ready and the store open, 503 with the reason otherwise),
+//   /status (JSON: cluster, store, pool, sessions, memory, settings).
+//
+// The daemon gathers an ObservedState at scrape time (cheap: stats structs and the poller's
+// last result, never a blocking query); DaemonFamilies and StatusJson turn it into text and
+// are pure, so their output is unit-tested. PostgreSQL's own figures come from
+// PostgresPoller, which queries on its own thread with connect and statement timeouts.
+//
+// Thread-safety: HttpEndpoints calls its handlers from its worker threads, concurrently.
+// PostgresPoller::Latest is safe from any thread. Pure functions are pure.
+// Failure: NewHttpEndpoints names the address and port it could not bind and what to change.
+#pragma once
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "skydb/env.h"
+#include "skydb/metrics.h"
+#include "skydb/resp.h"
+#include "skydb/result.h"
+#include "skydb/store.h"
+#include "skydb/supervisor.h"
+#include "skydb/tune.h"
+
+namespace skydb {
+
+// ---- HTTP -----------------------------------------------------------------------------------
+
+struct HttpOptions {
+  std::string bind = "127.0.0.1";
+  int port = 9464;            // 0: no HTTP listener
+  bool allow_remote = false;  // a non-loopback bind is refused without it
+  bool any_port = false;      // tests: an ephemeral port instead of `port`; port() tells which
+};
+
+// Checks the options without touching the OS; the message names the config key to change.
+Status ValidateHttpOptions(const HttpOptions& options);
+
+struct Readiness {
+  bool ready = false;
+  std::string reason;  // why not ready ("PostgreSQL is starting"), or "ready"
+};
+
+struct HttpHandlers {
+  std::function<std::string()> metrics;      // Prometheus text
+  std::function<Readiness()> readiness;
+  std::function<std::string()> status_json;
+};
+
+class HttpEndpoints {
+ public:
+  virtual ~HttpEndpoints() = default;  // shuts down if still running
+  virtual int port() const = 0;        // the bound port
+  virtual void Shutdown() = 0;         // stops accepting, joins the threads; idempotent
+};
+
+// Binds and starts serving: when it returns, requests are answered.
+Result<std::unique_ptr<HttpEndpoints>> NewHttpEndpoints(const HttpOptions& options,
+                                                        HttpHandlers handlers);
+
+// ---- what is observed -----------------------------------------------------------------------
+
+// PostgreSQL's figures from its own catalog, as of the poller's last successful query.
+struct PostgresStats {
+  std::map<std::string, int64_t> backends_by_state;  // client backends, pg_stat_activity.state
+  std::map<std::string, uint64_t> database_bytes;    // pg_database_size per database
+  std::chrono::system_clock::time_point taken_at;
+};
+
+struct MemoryFigures {
+  uint64_t skydb_rss_bytes = 0;
+  std::optional<uint64_t> postgres_pss_bytes;  // the postmaster and its descendants
+  int postgres_processes = 0;
+};
+
+struct ObservedState {
+  std::string version;
+  std::string mode;  // "embedded", "dev", "memory"
+  Readiness readiness;
+  std::optional<SupervisorSnapshot> cluster;  // absent without a private cluster
+  bool postgres_answers = false;              // the health check's last PQping
+  std::optional<PostgresStats> postgres;      // absent until the first poll succeeds
+  uint64_t postgres_poll_failures = 0;
+  std::optional<StoreStats> store;            // absent until the store is open
+  std::string store_description;
+  std::optional<RespServerStats> resp;
+  std::optional<Settings> settings;
+  MemoryFigures memory;
+};
+
+// Every family /metrics shows; docs/operations.md explains each.
+std::vector<MetricFamily> DaemonFamilies(const ObservedState& state);
+// /status: {"version","mode","ready","cluster","store","pool","sessions","memory","settings",
+// "resp","postgres"}; absent parts are null.
+std::string StatusJson(const ObservedState& state);
+
+// ---- memory ---------------------------------------------------------------------------------
+
+// "Pss:" (or "Rss:") of a /proc/PID/smaps_rollup text, in bytes; nullopt when absent.
+std::optional<uint64_t> SmapsRollupField(const std::string& text, const std::string& field);
+// The parent pid from a /proc/PID/stat text; nullopt when it does not parse.
+std::optional<pid_t> ParentPidFromStat(const std::string& text);
+// PSS summed over `root` and every descendant (found through /proc/*/stat), read through
+// `fs` rooted at "/". Processes that vanish mid-walk are skipped. NotFound when `root` has no
+// readable smaps_rollup.
+struct TreeMemory {
+  uint64_t pss_bytes = 0;
+  int processes = 0;
+};
+Result<TreeMemory> ReadProcessTreePss(const FileSystem& fs, pid_t root);
+// This process's resident set from /proc/self/smaps_rollup; 0 when unreadable.
+uint64_t ReadSelfRss(const FileSystem& fs);
+
+// ---- PostgreSQL poller ----------------------------------------------------------------------
+
+// Queries pg_stat_activity and pg_database_size every `interval` on its own thread, with a
+// connect timeout and a statement timeout, so a hung server delays only the poller.
+class PostgresPoller {
+ public:
+  virtual ~PostgresPoller() = default;  // stops and joins
+  virtual std::optional<PostgresStats> Latest() const = 0;
+  virtual uint64_t failures() const = 0;  // polls that failed since start
+};
+struct PollerOptions {
+  std::string conninfo;
+  std::chrono::milliseconds interval{5000};
+  int connect_timeout_seconds = 2;  // libpq's minimum is 2
+  std::chrono::milliseconds statement_timeout{2000};
+};
+std::unique_ptr<PostgresPoller> StartPostgresPoller(const PollerOptions& options);
+
+}  // namespace skydb

@@ -1,0 +1,135 @@
+#include "daemon/observing.h"
+
+#include <spdlog/spdlog.h>
+
+#ifndef SKYDB_VERSION_TEXT
+#define SKYDB_VERSION_TEXT "0.0.0"
+#endif
+
+namespace skydb::daemon {
+namespace {
+
+constexpr auto kHealthTick = std::chrono::milliseconds(250);
+constexpr auto kPingEvery = std::chrono::seconds(1);
+
+}  // namespace
+
+HttpOptions HttpOptionsFrom(const Config& config) {
+  HttpOptions o;
+  o.bind = config.http.bind;
+  o.port = static_cast<int>(config.http.port);
+  o.allow_remote = config.http.allow_remote;
+  return o;
+}
+
+Observing::Observing(const Config& config, ObservedParts parts, Notifier& notifier,
+                     Clock& clock)
+    : config_(config), parts_(std::move(parts)), clock_(clock), service_(notifier, clock) {}
+
+Observing::~Observing() { Stop(); }
+
+Status Observing::Start() {
+  HttpOptions options = HttpOptionsFrom(config_);
+  if (options.port != 0) {
+    HttpHandlers handlers{[this] { return RenderPrometheusText(DaemonFamilies(Observe())); },
+                          [this] { return CurrentReadiness(); },
+                          [this] { return StatusJson(Observe()); }};
+    SKYDB_ASSIGN_OR_RETURN(http_, NewHttpEndpoints(options, std::move(handlers)));
+  } else {
+    spdlog::info("http: endpoints off (http.port = 0)");
+  }
+  health_ = std::thread([this] { HealthLoop(); });
+  return Ok();
+}
+
+void Observing::Stop() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (stop_) return;
+    stop_ = true;
+  }
+  cv_.notify_all();
+  if (health_.joinable()) health_.join();
+  if (http_) http_->Shutdown();
+  poller_view_ = nullptr;
+  poller_.reset();
+}
+
+void Observing::StartPostgresPolling(const std::string& conninfo) {
+  if (poller_) return;
+  PollerOptions options;
+  options.conninfo = conninfo;
+  poller_ = StartPostgresPoller(options);
+  poller_view_ = poller_.get();
+}
+
+Readiness Observing::CurrentReadiness() const {
+  if (parts_.supervisor != nullptr) {
+    SupervisorState state = parts_.supervisor->Snapshot().state;
+    if (state != SupervisorState::kReady) {
+      return {false, std::string("PostgreSQL is not ready (") + SupervisorStateName(state) + ")"};
+    }
+  }
+  if (!parts_.serving->StoreStatsNow()) return {false, "the session store is not open"};
+  return {true, "ready"};
+}
+
+ObservedState Observing::Observe() const {
+  ObservedState s;
+  s.version = SKYDB_VERSION_TEXT;
+  s.mode = parts_.mode;
+  s.readiness = CurrentReadiness();
+  s.store = parts_.serving->StoreStatsNow();
+  s.store_description = parts_.serving->StoreDescription();
+  s.resp = parts_.serving->RespStatsNow();
+  s.settings = parts_.settings;
+  s.memory.skydb_rss_bytes = ReadSelfRss(*fs_);
+  if (parts_.supervisor != nullptr) {
+    s.cluster = parts_.supervisor->Snapshot();
+    s.postgres_answers = postgres_answers_.load();
+    if (s.cluster->postgres_pid > 0) {
+      auto tree = ReadProcessTreePss(*fs_, s.cluster->postgres_pid);
+      if (tree.ok()) {
+        s.memory.postgres_pss_bytes = tree->pss_bytes;
+        s.memory.postgres_processes = tree->processes;
+      }
+    }
+  }
+  if (PostgresPoller* poller = poller_view_.load()) {
+    s.postgres = poller->Latest();
+    s.postgres_poll_failures = poller->failures();
+  }
+  return s;
+}
+
+// Every tick: sample the state and let the service notifier decide what systemd hears. The
+// ping (at most once a second) may block up to libpq's connect_timeout when PostgreSQL hangs;
+// then no WATCHDOG=1 is sent, which is the point.
+void Observing::HealthLoop() {
+  Clock::TimePoint last_ping{};
+  std::unique_lock<std::mutex> lock(mu_);
+  while (!stop_) {
+    lock.unlock();
+    ServiceObservation o;
+    o.store_open = parts_.serving->StoreStatsNow().has_value();
+    o.postgres_answers = true;
+    if (parts_.supervisor != nullptr) {
+      SupervisorSnapshot snap = parts_.supervisor->Snapshot();
+      o.cluster = snap.state;
+      auto now = clock_.Now();
+      if (snap.state != SupervisorState::kReady) {
+        postgres_answers_ = false;
+      } else if (last_ping == Clock::TimePoint{} || now - last_ping >= kPingEvery) {
+        last_ping = now;
+        postgres_answers_ = parts_.probe->PingServer(parts_.supervisor->ConnInfo() +
+                                                     " connect_timeout=2") == PgProbe::Ping::kOk;
+      }
+      o.postgres_answers = postgres_answers_.load();
+    }
+    service_.Tick(o);
+    lock.lock();
+    cv_.wait_for(lock, kHealthTick, [this] { return stop_; });
+  }
+}
+
+}  // namespace skydb::daemon

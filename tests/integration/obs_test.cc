@@ -1,0 +1,447 @@
+// Observability against the real daemon: HTTP endpoints over real PostgreSQL 15 (root, the
+// cluster run by SKYDB_TEST_USER), sd_notify into a real AF_UNIX datagram socket passed as
+// NOTIFY_SOCKET, the journal log format, and the start-up errors an operator can cause.
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+#include <httplib.h>
+#include <nlohmann/json.hpp>
+
+#include <fstream>
+#include <regex>
+#include <sstream>
+#include <thread>
+
+#include "cli_support.h"
+#include "skydb/env.h"
+#include "supervisor_support.h"
+
+namespace skydb::testing {
+namespace {
+
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+using Clock = std::chrono::steady_clock;
+
+// A loopback port nothing listens on right now (bound, read, released).
+int FreePort() {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
+  socklen_t len = sizeof addr;
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+  ::close(fd);
+  return ntohs(addr.sin_port);
+}
+
+struct HttpReply {
+  int status = 0;  // 0: no answer
+  std::string body;
+};
+
+HttpReply Get(int port, const std::string& path) {
+  httplib::Client client("127.0.0.1", port);
+  client.set_connection_timeout(2, 0);
+  client.set_read_timeout(5, 0);
+  auto res = client.Get(path.c_str());
+  if (!res) return {};
+  return {res->status, res->body};
+}
+
+// The value of the sample line starting with `series` ("name{labels}"), or -1.
+double Sample(const std::string& metrics, const std::string& series) {
+  std::istringstream in(metrics);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind(series + " ", 0) == 0) return std::stod(line.substr(series.size() + 1));
+  }
+  return -1;
+}
+
+// One RESP command over the unix socket; the reply's first line ("+OK", ":3").
+std::string Resp(const std::string& socket_path, const std::vector<std::string>& args) {
+  int fd = ::socket(AF_UNIX, SOCK_STREAM, 0);
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  std::snprintf(addr.sun_path, sizeof addr.sun_path, "%s", socket_path.c_str());
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
+    ::close(fd);
+    return "connect failed";
+  }
+  std::string request = "*" + std::to_string(args.size()) + "\r\n";
+  for (const auto& a : args) request += "$" + std::to_string(a.size()) + "\r\n" + a + "\r\n";
+  (void)!::write(fd, request.data(), request.size());
+  timeval tv{10, 0};
+  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  std::string reply;
+  char c;
+  while (::read(fd, &c, 1) == 1 && c != '\n') reply += c;
+  ::close(fd);
+  if (!reply.empty() && reply.back() == '\r') reply.pop_back();
+  return reply;
+}
+
+// systemd's side of sd_notify: a datagram socket that records every message and when it came.
+class NotifySocket {
+ public:
+  explicit NotifySocket(std::string path) : path_(std::move(path)) {
+    fd_ = ::socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    sockaddr_un addr{};
+    addr.sun_family = AF_UNIX;
+    std::snprintf(addr.sun_path, sizeof addr.sun_path, "%s", path_.c_str());
+    bound_ = ::bind(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0;
+    timeval tv{0, 100000};
+    ::setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    thread_ = std::thread([this] { Receive(); });
+  }
+  ~NotifySocket() {
+    stop_ = true;
+    thread_.join();
+    ::close(fd_);
+    ::unlink(path_.c_str());
+  }
+  bool bound() const { return bound_; }
+  const std::string& path() const { return path_; }
+
+  struct Message {
+    Clock::time_point at;
+    std::string text;
+  };
+  std::vector<Message> Messages() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return messages_;
+  }
+  // Index of the first message at or after `from` containing `text`, waiting up to `timeout`.
+  std::optional<size_t> WaitFor(const std::string& text, milliseconds timeout, size_t from = 0) {
+    auto deadline = Clock::now() + timeout;
+    while (true) {
+      auto all = Messages();
+      for (size_t i = from; i < all.size(); ++i) {
+        if (all[i].text.find(text) != std::string::npos) return i;
+      }
+      if (Clock::now() >= deadline) return std::nullopt;
+      std::this_thread::sleep_for(milliseconds(20));
+    }
+  }
+  int CountSince(const std::string& text, Clock::time_point since) const {
+    int n = 0;
+    for (const auto& m : Messages()) {
+      if (m.at >= since && m.text.find(text) != std::string::npos) ++n;
+    }
+    return n;
+  }
+  // Runs `on_message` on the receiving thread for each message as it arrives.
+  void OnMessage(std::function<void(const std::string&)> on_message) {
+    std::lock_guard<std::mutex> lock(mu_);
+    on_message_ = std::move(on_message);
+  }
+
+ private:
+  void Receive() {
+    char buf[4096];
+    while (!stop_) {
+      ssize_t n = ::recv(fd_, buf, sizeof buf, 0);
+      if (n <= 0) continue;
+      std::string text(buf, static_cast<size_t>(n));
+      std::function<void(const std::string&)> hook;
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        hook = on_message_;
+      }
+      if (hook) hook(text);
+      std::lock_guard<std::mutex> lock(mu_);
+      messages_.push_back({Clock::now(), std::move(text)});
+    }
+  }
+  std::string path_;
+  int fd_ = -1;
+  bool bound_ = false;
+  std::atomic<bool> stop_{false};
+  mutable std::mutex mu_;
+  std::vector<Message> messages_;
+  std::function<void(const std::string&)> on_message_;
+  std::thread thread_;
+};
+
+class ObsIntegrationTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (::geteuid() != 0) GTEST_SKIP() << "needs root (the cluster runs as " << TestUser() << ")";
+    if (!LookupUser(TestUser()).ok()) GTEST_SKIP() << "no user " << TestUser();
+    dir_ = root_.Dir("d");
+    port_ = FreePort();
+  }
+
+  std::unique_ptr<DaemonProcess> Serve(const std::vector<std::string>& wrapper = {}) {
+    std::vector<std::string> args = {"--set", "http.port=" + std::to_string(port_),
+                                      "serve", "--embed", "--data-dir", dir_, "--user",
+                                      TestUser()};
+    return std::make_unique<DaemonProcess>(args, std::map<std::string, std::optional<std::string>>{},
+                                           wrapper);
+  }
+
+  std::string Metrics() { return Get(port_, "/metrics").body; }
+
+  // Polls /metrics until `series` has a value satisfying `ok`.
+  bool WaitSample(const std::string& series, const std::function<bool(double)>& ok,
+                  seconds timeout) {
+    auto deadline = Clock::now() + timeout;
+    while (Clock::now() < deadline) {
+      if (ok(Sample(Metrics(), series))) return true;
+      std::this_thread::sleep_for(milliseconds(100));
+    }
+    return false;
+  }
+
+  void StopCleanly(DaemonProcess& d) {
+    ASSERT_TRUE(d.Signal(SIGTERM).ok());
+    auto status = d.WaitExit(seconds(20));
+    ASSERT_TRUE(status.has_value()) << "still running 20 s after SIGTERM\n" << d.Log();
+    EXPECT_EQ(status->exit_code, 0) << d.Log();
+  }
+
+  TestRoot root_;
+  std::string dir_;
+  int port_ = 0;
+};
+
+TEST_F(ObsIntegrationTest, ReadyzTurnsFrom503To200AndMetricsFollowTheStore) {
+  auto d = Serve();
+  // HTTP comes up before PostgreSQL (initdb takes seconds): the first answer is 503.
+  HttpReply first;
+  for (auto deadline = Clock::now() + seconds(20); first.status == 0 && Clock::now() < deadline;) {
+    first = Get(port_, "/readyz");
+    if (first.status == 0) std::this_thread::sleep_for(milliseconds(20));
+  }
+  EXPECT_EQ(first.status, 503) << first.body << d->Log();
+  EXPECT_NE(first.body.find("not"), std::string::npos) << first.body;
+  EXPECT_EQ(Get(port_, "/healthz").status, 200);
+  HttpReply ready;
+  for (auto deadline = Clock::now() + seconds(60); Clock::now() < deadline;) {
+    ready = Get(port_, "/readyz");
+    if (ready.status == 200) break;
+    std::this_thread::sleep_for(milliseconds(100));
+  }
+  ASSERT_EQ(ready.status, 200) << ready.body << d->Log();
+
+  std::string socket = dir_ + "/run/skydb.sock";
+  std::string before = Metrics();
+  EXPECT_EQ(Sample(before, "skydb_sessions_active{store=\"tiered\"}"), 0) << before;
+  EXPECT_EQ(Sample(before, "sky_live_sessions_active"), 0);
+  double commits = Sample(before, "skydb_store_commits_total");
+  ASSERT_GE(commits, 0) << before;
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_EQ(Resp(socket, {"SET", "s" + std::to_string(i), "v", "EX", "600"}), "+OK");
+  }
+  std::string during = Metrics();
+  EXPECT_EQ(Sample(during, "skydb_sessions_active{store=\"tiered\"}"), 3) << during;
+  EXPECT_EQ(Sample(during, "sky_live_sessions_active"), 3);
+  EXPECT_GT(Sample(during, "skydb_store_commits_total"), commits) << "sync SETs commit";
+  EXPECT_GE(Sample(during, "skydb_store_writes_total"), 3);
+  EXPECT_GE(Sample(during, "skydb_store_commit_duration_seconds_count"), 1);
+  EXPECT_EQ(Sample(during, "skydb_resp_commands_total{command=\"set\"}"), 3);
+  ASSERT_EQ(Resp(socket, {"DEL", "s0", "s1", "s2"}), ":3");
+  std::string after = Metrics();
+  EXPECT_EQ(Sample(after, "skydb_sessions_active{store=\"tiered\"}"), 0) << after;
+
+  // PostgreSQL's side: up, PSS of its tree, backends once the poller has run.
+  EXPECT_TRUE(WaitSample("skydb_postgres_backends{state=\"idle\"}",
+                         [](double v) { return v >= 1; }, seconds(15)))
+      << Metrics();
+  std::string full = Metrics();
+  EXPECT_EQ(Sample(full, "skydb_postgres_up"), 1);
+  EXPECT_GT(Sample(full, "skydb_postgres_pss_bytes"), 1 << 20) << full;
+  EXPECT_GT(Sample(full, "skydb_postgres_database_size_bytes{database=\"postgres\"}"), 0);
+  EXPECT_GT(Sample(full, "skydb_resident_memory_bytes"), 0);
+  EXPECT_GT(Sample(full, "skydb_setting{name=\"shared_buffers\",pinned=\"false\"}"), 0) << full;
+
+  // The exposition passes Prometheus's own checker.
+  std::string file = root_.Dir("metrics.txt");
+  std::ofstream(file) << full;
+  CommandSpec promtool;
+  promtool.argv = {"/bin/sh", "-c", "promtool check metrics < \"$0\"", file};
+  auto checked = NewRealProcessRunner()->Run(promtool);
+  ASSERT_TRUE(checked.ok());
+  EXPECT_EQ(checked->exit_code, 0) << "promtool (apt package prometheus, see "
+                                      "tools/install-deps.sh):\n"
+                                   << checked->out << checked->err;
+
+  auto status = nlohmann::json::parse(Get(port_, "/status").body);
+  EXPECT_EQ(status["ready"], true);
+  EXPECT_EQ(status["cluster"]["state"], "ready");
+  EXPECT_EQ(status["sessions"], 0);
+  EXPECT_EQ(status["store"]["kind"], "tiered");
+  EXPECT_FALSE(status["settings"].empty());
+  StopCleanly(*d);
+}
+
+// Sends SIGCONT to a stopped postmaster however the test ends.
+struct ContinueOnExit {
+  pid_t pid = 0;
+  ~ContinueOnExit() {
+    if (pid > 0) ::kill(pid, SIGCONT);
+  }
+};
+
+TEST_F(ObsIntegrationTest, SdNotifyReadyWatchdogReloadAndStop) {
+  NotifySocket notify(root_.Dir("notify.sock"));
+  ASSERT_TRUE(notify.bound());
+  std::string socket = dir_ + "/run/skydb.sock";
+  // At the moment READY=1 arrives, the store socket must already answer.
+  std::atomic<int> ready_seen{0};
+  std::string pong_at_ready;
+  notify.OnMessage([&](const std::string& text) {
+    if (text.find("READY=1") != std::string::npos && ready_seen++ == 0) {
+      pong_at_ready = Resp(socket, {"PING"});
+    }
+  });
+  // Through env(1): the child launcher strips NOTIFY_SOCKET from the processes it starts.
+  auto d = Serve({"/usr/bin/env", "NOTIFY_SOCKET=" + notify.path(), "WATCHDOG_USEC=1000000"});
+  auto ready = notify.WaitFor("READY=1", seconds(60));
+  ASSERT_TRUE(ready.has_value()) << d->Log();
+  EXPECT_EQ(pong_at_ready, "+PONG") << "READY=1 before the RESP socket accepted connections";
+  auto messages = notify.Messages();
+  bool extended = false, status_before = false;
+  for (size_t i = 0; i < *ready; ++i) {
+    extended |= messages[i].text.find("EXTEND_TIMEOUT_USEC=") != std::string::npos;
+    status_before |= messages[i].text.find("STATUS=preparing the data directory") == 0;
+  }
+  EXPECT_TRUE(extended) << "initdb ran without EXTEND_TIMEOUT_USEC";
+  EXPECT_TRUE(status_before) << "no STATUS line during start-up";
+  EXPECT_NE(messages[*ready].text.find("STATUS=serving sessions"), std::string::npos);
+
+  // WATCHDOG=1 every 0.5 s (WatchdogSec = 1 s) while PostgreSQL answers.
+  auto healthy_since = Clock::now();
+  std::this_thread::sleep_for(seconds(2));
+  EXPECT_GE(notify.CountSince("WATCHDOG=1", healthy_since), 3);
+
+  auto status = ReadStatus(dir_);
+  ASSERT_TRUE(status && status->postgres_pid > 0);
+  ContinueOnExit resume{status->postgres_pid};
+  ASSERT_EQ(::kill(status->postgres_pid, SIGSTOP), 0);
+  std::this_thread::sleep_for(milliseconds(1500));  // a ping already past the postmaster
+  auto stopped_since = Clock::now();
+  std::this_thread::sleep_for(seconds(3));
+  EXPECT_EQ(notify.CountSince("WATCHDOG=1", stopped_since), 0)
+      << "WATCHDOG=1 while the postmaster was stopped";
+  ASSERT_EQ(::kill(status->postgres_pid, SIGCONT), 0);
+  resume.pid = 0;
+  auto resumed = Clock::now();
+  auto next = notify.WaitFor("WATCHDOG=1", seconds(6), notify.Messages().size());
+  EXPECT_TRUE(next.has_value()) << "no WATCHDOG=1 within 6 s of SIGCONT";
+  if (next) {
+    RecordProperty("sigcont_to_watchdog_ms",
+                   std::to_string(std::chrono::duration_cast<milliseconds>(
+                                      notify.Messages()[*next].at - resumed)
+                                      .count()));
+  }
+
+  size_t mark = notify.Messages().size();
+  ASSERT_TRUE(d->Signal(SIGHUP).ok());
+  auto reloading = notify.WaitFor("RELOADING=1", seconds(10), mark);
+  ASSERT_TRUE(reloading.has_value()) << d->Log();
+  EXPECT_TRUE(std::regex_search(notify.Messages()[*reloading].text,
+                                std::regex("MONOTONIC_USEC=[0-9]+")));
+  EXPECT_TRUE(notify.WaitFor("READY=1", seconds(10), *reloading + 1).has_value());
+
+  mark = notify.Messages().size();
+  ASSERT_TRUE(d->Signal(SIGTERM).ok());
+  EXPECT_TRUE(notify.WaitFor("STOPPING=1", seconds(10), mark).has_value());
+  auto exited = d->WaitExit(seconds(20));
+  ASSERT_TRUE(exited.has_value()) << d->Log();
+  EXPECT_EQ(exited->exit_code, 0) << d->Log();
+}
+
+// ---- no PostgreSQL needed ---------------------------------------------------------------
+
+std::vector<std::string> MemoryServe(const std::string& dir, int port) {
+  return {"--set", "http.port=" + std::to_string(port), "serve", "--store", "memory",
+          "--data-dir", dir};
+}
+
+TEST(ObsStartupErrorTest, HttpPortInUseStopsTheStartNamingTheKey) {
+  TempDir tmp;
+  int holder = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(::bind(holder, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+  ASSERT_EQ(::listen(holder, 1), 0);
+  socklen_t len = sizeof addr;
+  ::getsockname(holder, reinterpret_cast<sockaddr*>(&addr), &len);
+  CliRun run = RunSkydb(MemoryServe(tmp.path() + "/d", ntohs(addr.sin_port)));
+  ::close(holder);
+  EXPECT_EQ(run.exit_code, 1) << run.err;
+  EXPECT_NE(run.err.find("cannot listen on 127.0.0.1:" + std::to_string(ntohs(addr.sin_port))),
+            std::string::npos)
+      << run.err;
+  EXPECT_NE(run.err.find("http.port"), std::string::npos) << run.err;
+}
+
+TEST(ObsStartupErrorTest, NonLoopbackBindNeedsAllowRemote) {
+  TempDir tmp;
+  auto args = MemoryServe(tmp.path() + "/d", FreePort());
+  args.insert(args.begin(), {"--set", "http.bind=0.0.0.0"});
+  CliRun run = RunSkydb(args);
+  EXPECT_EQ(run.exit_code, 1) << run.err;
+  EXPECT_NE(run.err.find("http.allow_remote"), std::string::npos) << run.err;
+}
+
+TEST(ObsMemoryModeTest, EndpointsWithoutPostgres) {
+  TempDir tmp;
+  int port = FreePort();
+  DaemonProcess d(MemoryServe(tmp.path() + "/d", port));
+  HttpReply ready;
+  for (auto deadline = Clock::now() + seconds(20); Clock::now() < deadline;) {
+    ready = Get(port, "/readyz");
+    if (ready.status == 200) break;
+    std::this_thread::sleep_for(milliseconds(50));
+  }
+  ASSERT_EQ(ready.status, 200) << d.Log();
+  std::string metrics = Get(port, "/metrics").body;
+  EXPECT_EQ(Sample(metrics, "skydb_sessions_active{store=\"memory\"}"), 0) << metrics;
+  EXPECT_EQ(metrics.find("skydb_postgres_"), std::string::npos) << metrics;
+  EXPECT_EQ(Get(port, "/nothing").status, 404);
+}
+
+// Under systemd, stderr is the journal stream JOURNAL_STREAM names: priority prefixes, no
+// timestamps. The same variable with stderr elsewhere keeps the text format.
+TEST(ObsJournalTest, TheRealBinaryLogsInJournalFormatWhenStderrIsTheJournalStream) {
+  TempDir tmp;
+  std::string bad_dir = tmp.path() + "/open";
+  ASSERT_EQ(::mkdir(bad_dir.c_str(), 0777), 0);
+  ASSERT_EQ(::chmod(bad_dir.c_str(), 0777), 0);  // refused: writable by others
+  std::string log = tmp.path() + "/stderr.log";
+  std::ofstream(log).close();
+  struct stat st {};
+  ASSERT_EQ(::stat(log.c_str(), &st), 0);
+  auto run = [&](const std::string& journal_stream) {
+    std::ofstream(log, std::ios::trunc).close();
+    CommandSpec spec;
+    spec.argv = {"/bin/sh", "-c", "exec \"$0\" serve --store memory --data-dir \"$1\" 2>>\"$2\"",
+                 SKYDB_BINARY, bad_dir, log};
+    spec.env = {{"JOURNAL_STREAM", journal_stream}, {"SKYDB_CONFIG", ""}};
+    auto out = NewRealProcessRunner()->Run(spec);
+    EXPECT_TRUE(out.ok());
+    std::ifstream in(log);
+    std::stringstream text;
+    text << in.rdbuf();
+    return text.str();
+  };
+  std::string journal = run(std::to_string(st.st_dev) + ":" + std::to_string(st.st_ino));
+  EXPECT_EQ(journal.rfind("<3>skydb cannot start: ", 0), 0u) << journal;
+  std::string elsewhere = run("1:1");
+  EXPECT_TRUE(std::regex_search(elsewhere, std::regex("^20[0-9]{2}-[0-9]{2}-[0-9]{2} [0-9:.]+ "
+                                                      "error +skydb cannot start: ")))
+      << elsewhere;
+}
+
+}  // namespace
+}  // namespace skydb::testing

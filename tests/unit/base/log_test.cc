@@ -1,0 +1,100 @@
+// JOURNAL_STREAM detection and the three log formats, written to a real file as stderr.
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+#include "skydb/log.h"
+
+namespace skydb {
+namespace {
+
+TEST(JournalStreamMatchesTest, OnlyTheExactDeviceAndInode) {
+  EXPECT_TRUE(JournalStreamMatches("8:12345", 8, 12345));
+  EXPECT_FALSE(JournalStreamMatches("8:12345", 8, 12346));
+  EXPECT_FALSE(JournalStreamMatches("9:12345", 8, 12345));
+  EXPECT_FALSE(JournalStreamMatches("", 8, 12345));
+  EXPECT_FALSE(JournalStreamMatches("8", 8, 12345));
+  EXPECT_FALSE(JournalStreamMatches("8:", 8, 0));
+  EXPECT_FALSE(JournalStreamMatches("8:12345x", 8, 12345));
+  EXPECT_FALSE(JournalStreamMatches("-8:12345", 8, 12345));
+}
+
+// Points stderr at a temporary file for one test, logs, and returns what was written.
+class LogFormatTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char path[] = "/tmp/skydb-log-test-XXXXXX";
+    int fd = ::mkstemp(path);
+    ASSERT_GE(fd, 0);
+    path_ = path;
+    saved_stderr_ = ::dup(STDERR_FILENO);
+    ::dup2(fd, STDERR_FILENO);
+    ::close(fd);
+    struct stat st {};
+    ::fstat(STDERR_FILENO, &st);
+    stream_ = std::to_string(st.st_dev) + ":" + std::to_string(st.st_ino);
+  }
+  void TearDown() override {
+    ::dup2(saved_stderr_, STDERR_FILENO);
+    ::close(saved_stderr_);
+    ::unsetenv("JOURNAL_STREAM");
+    ::unlink(path_.c_str());
+  }
+  std::string LogOneLine(const std::string& format) {
+    Status s = InitLogging("info", format);
+    EXPECT_TRUE(s.ok());
+    spdlog::warn("disk almost full");
+    spdlog::default_logger()->flush();
+    std::ifstream in(path_);
+    std::stringstream text;
+    text << in.rdbuf();
+    return text.str();
+  }
+  std::string path_;
+  std::string stream_;
+  int saved_stderr_ = -1;
+};
+
+TEST_F(LogFormatTest, AutoUsesJournalFormatWhenStderrIsTheJournalStream) {
+  ::setenv("JOURNAL_STREAM", stream_.c_str(), 1);
+  EXPECT_EQ(LogOneLine("auto"), "<4>disk almost full\n");
+}
+
+TEST_F(LogFormatTest, AutoUsesTextWhenJournalStreamNamesAnotherFile) {
+  ::setenv("JOURNAL_STREAM", "1:2", 1);
+  std::string line = LogOneLine("auto");
+  EXPECT_NE(line.find("warning disk almost full"), std::string::npos) << line;
+  EXPECT_EQ(line.rfind("20", 0), 0u) << "starts with a timestamp: " << line;
+}
+
+TEST_F(LogFormatTest, AutoUsesTextWithoutJournalStream) {
+  std::string line = LogOneLine("auto");
+  EXPECT_EQ(line.find('<'), std::string::npos) << line;
+  EXPECT_NE(line.find("warning disk almost full"), std::string::npos) << line;
+}
+
+TEST_F(LogFormatTest, JsonIsOneObjectPerLine) {
+  ::setenv("JOURNAL_STREAM", stream_.c_str(), 1);  // an explicit format wins
+  std::string line = LogOneLine("json");
+  EXPECT_EQ(line.rfind("{\"ts\":\"", 0), 0u) << line;
+  EXPECT_NE(line.find("\"level\":\"warning\",\"msg\":\"disk almost full\"}"), std::string::npos)
+      << line;
+}
+
+TEST(InitLoggingTest, UnknownFormatOrLevelIsRefusedWithTheChoices) {
+  Status format = InitLogging("info", "xml");
+  ASSERT_FALSE(format.ok());
+  EXPECT_NE(format.error().message.find("auto, text, json"), std::string::npos);
+  Status level = InitLogging("loud", "text");
+  ASSERT_FALSE(level.ok());
+  EXPECT_NE(level.error().message.find("trace, debug"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace skydb

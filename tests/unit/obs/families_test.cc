@@ -1,0 +1,237 @@
+// DaemonFamilies and StatusJson over hand-built states: names, labels, values, conventions.
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <fstream>
+#include <regex>
+#include <set>
+#include <sstream>
+
+#include "skydb/obs.h"
+
+namespace skydb {
+namespace {
+
+const MetricFamily* Find(const std::vector<MetricFamily>& families, const std::string& name) {
+  for (const auto& f : families) {
+    if (f.name == name) return &f;
+  }
+  return nullptr;
+}
+
+double Value(const std::vector<MetricFamily>& families, const std::string& name,
+             const MetricLabels& labels = {}) {
+  const MetricFamily* f = Find(families, name);
+  if (f == nullptr) ADD_FAILURE() << "no family " << name;
+  if (f == nullptr) return -1;
+  for (const auto& s : f->samples) {
+    if (s.labels == labels) return s.value;
+  }
+  ADD_FAILURE() << name << " has no sample with those labels";
+  return -1;
+}
+
+ObservedState FullState() {
+  ObservedState s;
+  s.version = "1.2.3";
+  s.mode = "embedded";
+  s.readiness = {true, "ready"};
+  SupervisorSnapshot c;
+  c.state = SupervisorState::kReady;
+  c.postgres_pid = 42;
+  c.restarts = 2;
+  s.cluster = c;
+  s.postgres_answers = true;
+  PostgresStats pg;
+  pg.backends_by_state = {{"active", 1}, {"idle", 6}};
+  pg.database_bytes = {{"postgres", 8000000}};
+  s.postgres = pg;
+  s.postgres_poll_failures = 3;
+  StoreStats st;
+  st.kind = "tiered";
+  st.durability = "sync";
+  st.sessions = 5;
+  st.expiring = 4;
+  st.writes = 9;
+  st.commits = 7;
+  st.evictions_idle = 1;
+  st.evictions_memory = 2;
+  st.pool_size = 5;
+  st.pool_open = 3;
+  st.pool_busy = 1;
+  st.pool_waiters = 2;
+  st.commit_batch_rows = {{1, 2}, {3, 1, 0}, 4, 5};
+  st.commit_seconds = {{0.001}, {4, 0}, 4, 0.002};
+  s.store = st;
+  s.store_description = "tiered sync private cluster /d/run";
+  RespServerStats r;
+  r.connected_clients = 2;
+  r.commands = {{"get", 3}, {"set", 4}, {"unknown", 1}};
+  s.resp = r;
+  Settings settings;
+  Setting numeric{"shared_buffers", "128MB", "15% of RAM", false, true, 134217728.0, ""};
+  Setting pinned{"work_mem", "8MB", "pinned in config", true, true, 8388608.0, "4MB"};
+  Setting word{"huge_pages", "try", "default", false, true, std::nullopt, ""};
+  settings.items = {numeric, pinned, word};
+  s.settings = settings;
+  s.memory = {1000, 2000, 7};
+  return s;
+}
+
+TEST(DaemonFamiliesTest, FullStateFollowsTheConventions) {
+  auto families = DaemonFamilies(FullState());
+  Status valid = ValidateFamilies(families);
+  EXPECT_TRUE(valid.ok()) << valid.error().message;
+  for (const auto& f : families) {
+    EXPECT_TRUE(f.name.rfind("skydb_", 0) == 0 || f.name == "sky_live_sessions_active") << f.name;
+  }
+}
+
+TEST(DaemonFamiliesTest, EveryFamilyTheIssueAsksForIsThere) {
+  auto families = DaemonFamilies(FullState());
+  for (const char* name :
+       {"skydb_sessions_active", "sky_live_sessions_active", "skydb_store_info",
+        "skydb_store_writes_total", "skydb_store_commits_total", "skydb_store_commit_batch_rows",
+        "skydb_store_commit_duration_seconds", "skydb_store_queue_depth",
+        "skydb_store_write_timeouts_total", "skydb_store_cache_hits_total",
+        "skydb_store_cache_misses_total", "skydb_store_evictions_total",
+        "skydb_store_expirations_total", "skydb_store_pool_connections",
+        "skydb_store_pool_waiters", "skydb_postgres_up", "skydb_postgres_restarts_total",
+        "skydb_postgres_backends", "skydb_postgres_database_size_bytes",
+        "skydb_resident_memory_bytes", "skydb_postgres_pss_bytes", "skydb_setting",
+        "skydb_setting_info", "skydb_resp_connected_clients", "skydb_resp_commands_total",
+        "skydb_resp_protocol_errors_total"}) {
+    EXPECT_NE(Find(families, name), nullptr) << name;
+  }
+}
+
+TEST(DaemonFamiliesTest, ValuesAndLabelsComeFromTheState) {
+  auto f = DaemonFamilies(FullState());
+  EXPECT_EQ(Value(f, "skydb_sessions_active", {{"store", "tiered"}}), 5);
+  EXPECT_EQ(Value(f, "sky_live_sessions_active"), 5);
+  EXPECT_EQ(Value(f, "skydb_store_commits_total"), 7);
+  EXPECT_EQ(Value(f, "skydb_store_evictions_total", {{"reason", "memory"}}), 2);
+  EXPECT_EQ(Value(f, "skydb_store_pool_connections", {{"state", "busy"}}), 1);
+  EXPECT_EQ(Value(f, "skydb_store_pool_connections", {{"state", "idle"}}), 2);
+  EXPECT_EQ(Value(f, "skydb_store_pool_connections", {{"state", "closed"}}), 2);
+  EXPECT_EQ(Value(f, "skydb_postgres_restarts_total"), 2);
+  EXPECT_EQ(Value(f, "skydb_postgres_supervisor_state", {{"state", "ready"}}), 1);
+  EXPECT_EQ(Value(f, "skydb_postgres_supervisor_state", {{"state", "backoff"}}), 0);
+  EXPECT_EQ(Value(f, "skydb_postgres_backends", {{"state", "idle"}}), 6);
+  EXPECT_EQ(Value(f, "skydb_postgres_database_size_bytes", {{"database", "postgres"}}), 8000000);
+  EXPECT_EQ(Value(f, "skydb_postgres_pss_bytes"), 2000);
+  EXPECT_EQ(Value(f, "skydb_postgres_processes"), 7);
+  EXPECT_EQ(Value(f, "skydb_resp_commands_total", {{"command", "set"}}), 4);
+  EXPECT_EQ(Value(f, "skydb_setting", {{"name", "shared_buffers"}, {"pinned", "false"}}),
+            134217728.0);
+  EXPECT_EQ(Value(f, "skydb_setting", {{"name", "work_mem"}, {"pinned", "true"}}), 8388608.0);
+  EXPECT_EQ(Value(f, "skydb_setting_info",
+                  {{"name", "huge_pages"}, {"pinned", "false"}, {"value", "try"}}),
+            1);
+  EXPECT_EQ(Find(f, "skydb_store_commit_batch_rows")->samples[0].histogram.count, 4u);
+}
+
+TEST(DaemonFamiliesTest, BeforeTheStoreOpensSessionsAreZeroAndStoreFamiliesAbsent) {
+  ObservedState s;
+  s.mode = "embedded";
+  SupervisorSnapshot c;
+  c.state = SupervisorState::kStarting;
+  s.cluster = c;
+  auto f = DaemonFamilies(s);
+  EXPECT_TRUE(ValidateFamilies(f).ok());
+  EXPECT_EQ(Value(f, "skydb_sessions_active", {{"store", "none"}}), 0);
+  EXPECT_EQ(Value(f, "skydb_ready"), 0);
+  EXPECT_EQ(Value(f, "skydb_postgres_up"), 0);
+  EXPECT_EQ(Find(f, "skydb_store_commits_total"), nullptr);
+  EXPECT_EQ(Find(f, "skydb_postgres_pss_bytes"), nullptr) << "unknown PSS is absent, not 0";
+  EXPECT_EQ(Find(f, "skydb_postgres_backends"), nullptr);
+}
+
+TEST(DaemonFamiliesTest, MemoryModeHasNoPostgresFamilies) {
+  ObservedState s = FullState();
+  s.cluster.reset();
+  s.postgres.reset();
+  s.memory.postgres_pss_bytes.reset();
+  for (const auto& f : DaemonFamilies(s)) {
+    EXPECT_EQ(f.name.find("skydb_postgres_"), std::string::npos) << f.name;
+  }
+}
+
+TEST(StatusJsonTest, HoldsEveryPart) {
+  auto j = nlohmann::json::parse(StatusJson(FullState()));
+  EXPECT_EQ(j["ready"], true);
+  EXPECT_EQ(j["sessions"], 5);
+  EXPECT_EQ(j["cluster"]["state"], "ready");
+  EXPECT_EQ(j["cluster"]["restarts"], 2);
+  EXPECT_EQ(j["cluster"]["backends_by_state"]["idle"], 6);
+  EXPECT_EQ(j["store"]["kind"], "tiered");
+  EXPECT_EQ(j["pool"]["waiters"], 2);
+  EXPECT_EQ(j["memory"]["postgres_pss_bytes"], 2000);
+  EXPECT_EQ(j["resp"]["commands"]["get"], 3);
+  ASSERT_EQ(j["settings"].size(), 3u);
+  EXPECT_EQ(j["settings"][1]["pinned"], true);
+}
+
+TEST(StatusJsonTest, AbsentPartsAreNull) {
+  ObservedState s;
+  s.mode = "memory";
+  auto j = nlohmann::json::parse(StatusJson(s));
+  EXPECT_TRUE(j["cluster"].is_null());
+  EXPECT_TRUE(j["store"].is_null());
+  EXPECT_TRUE(j["sessions"].is_null());
+  EXPECT_TRUE(j["memory"]["postgres_pss_bytes"].is_null());
+  EXPECT_EQ(j["ready"], false);
+}
+
+}  // namespace
+}  // namespace skydb
+
+namespace skydb {
+namespace {
+
+std::string ReadSource(const std::string& relative) {
+  std::ifstream in(std::string(SKYDB_SOURCE_DIR) + "/" + relative);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// docs/operations.md promises every metric is explained there.
+TEST(OperationsDocTest, ExplainsEveryFamily) {
+  std::string doc = ReadSource("docs/operations.md");
+  ASSERT_FALSE(doc.empty());
+  for (const auto& family : DaemonFamilies(FullState())) {
+    EXPECT_NE(doc.find("`" + family.name), std::string::npos)
+        << family.name << " is not explained in docs/operations.md";
+  }
+}
+
+// Every metric the Grafana dashboard queries is one skydb exports.
+TEST(GrafanaDashboardTest, QueriesOnlyExportedFamilies) {
+  auto dashboard = nlohmann::json::parse(ReadSource("packaging/grafana-dashboard.json"));
+  std::set<std::string> exported;
+  for (const auto& family : DaemonFamilies(FullState())) exported.insert(family.name);
+  std::regex metric("\\bsky(db)?_[a-z_]+");
+  int queries = 0;
+  for (const auto& panel : dashboard["panels"]) {
+    for (const auto& target : panel["targets"]) {
+      std::string expr = target["expr"];
+      ++queries;
+      for (std::sregex_iterator it(expr.begin(), expr.end(), metric), end; it != end; ++it) {
+        std::string name = it->str();
+        for (const char* suffix : {"_bucket", "_sum", "_count"}) {
+          std::string s(suffix);
+          if (name.size() > s.size() && name.compare(name.size() - s.size(), s.size(), s) == 0 &&
+              exported.count(name.substr(0, name.size() - s.size())) > 0) {
+            name = name.substr(0, name.size() - s.size());
+          }
+        }
+        EXPECT_EQ(exported.count(name), 1u) << panel["title"] << ": " << name;
+      }
+    }
+  }
+  EXPECT_GT(queries, 10);
+}
+
+}  // namespace
+}  // namespace skydb
