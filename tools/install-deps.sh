@@ -16,6 +16,7 @@ packages=(
   libgtest-dev libgmock-dev
   postgresql-15 postgresql-client-15 redis-server redis-tools python3 python3-redis
   clang libclang-rt-14-dev
+  patchelf
 )
 export DEBIAN_FRONTEND=noninteractive
 apt-get update -qq

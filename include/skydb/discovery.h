@@ -68,6 +68,9 @@ class BundleSlot {
   virtual ~BundleSlot() = default;
   virtual Result<std::optional<std::string>> Provide() = 0;
   virtual std::string Describe() const = 0;  // for reports: "no bundle", "embedded 15.18-..."
+  // The bundle's version from its manifest, read without extracting, so a bundle the pin
+  // rejects is never extracted; nullopt when unknown (Provide then reports the problem).
+  virtual std::optional<PgVersion> Version() { return std::nullopt; }
 };
 
 struct DiscoveryOptions {

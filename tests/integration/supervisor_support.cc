@@ -34,9 +34,13 @@ TestRoot::~TestRoot() {
 }
 
 DaemonProcess::DaemonProcess(const std::vector<std::string>& args,
+                             const std::map<std::string, std::optional<std::string>>& env)
+    : DaemonProcess(SKYDB_BINARY, args, env) {}
+
+DaemonProcess::DaemonProcess(const std::string& program, const std::vector<std::string>& args,
                              const std::map<std::string, std::optional<std::string>>& env) {
   ChildSpec spec;
-  spec.argv.push_back(SKYDB_BINARY);
+  spec.argv.push_back(program);
   spec.argv.insert(spec.argv.end(), args.begin(), args.end());
   spec.env = env;
   if (spec.env.count("SKYDB_CONFIG") == 0) spec.env["SKYDB_CONFIG"] = "";

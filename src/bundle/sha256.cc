@@ -1,0 +1,26 @@
+#include "bundle/sha256.h"
+
+#include <openssl/evp.h>
+
+#include <array>
+
+namespace skydb::bundle {
+
+std::string Sha256Hex(std::string_view data) {
+  std::array<unsigned char, EVP_MAX_MD_SIZE> digest{};
+  unsigned int length = 0;
+  // EVP_Digest only fails on allocation failure; an empty result then fails every comparison.
+  if (EVP_Digest(data.data(), data.size(), digest.data(), &length, EVP_sha256(), nullptr) != 1) {
+    return "";
+  }
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string hex;
+  hex.reserve(length * 2);
+  for (unsigned int i = 0; i < length; ++i) {
+    hex.push_back(kHex[digest[i] >> 4]);
+    hex.push_back(kHex[digest[i] & 0xf]);
+  }
+  return hex;
+}
+
+}  // namespace skydb::bundle

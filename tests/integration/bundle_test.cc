@@ -1,0 +1,243 @@
+// Bundles from Debian's PostgreSQL 15, end to end: staging is deterministic, `bundle verify`
+// catches a file that differs from its manifest, the extracted binaries load only bundled
+// libraries and glibc, a flipped byte is refused with nothing left behind, concurrent
+// extractions happen once, and a skydb with the bundle embedded serves with the system's
+// PostgreSQL hidden in a mount namespace.
+//
+// The bundle under test is staged once at build time (tests/integration/CMakeLists.txt) and
+// embedded into skydb_embedded; this binary stages once more, to compare.
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+#include <gmock/gmock.h>
+
+#include <chrono>
+#include <filesystem>
+#include <thread>
+
+#include "base/strings.h"
+#include "bundle/archive.h"
+#include "bundle/deps.h"
+#include "bundle/elf.h"
+#include "cli_support.h"
+#include "skydb/bundle.h"
+#include "skydb/env.h"
+#include "supervisor_support.h"
+
+namespace skydb::testing {
+namespace {
+
+using ::testing::HasSubstr;
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+
+CommandOutput Run(std::vector<std::string> argv, seconds timeout = seconds(120)) {
+  CommandSpec spec;
+  spec.argv = std::move(argv);
+  spec.env["SKYDB_CONFIG"] = "";
+  spec.timeout = timeout;
+  auto ran = NewRealProcessRunner()->Run(spec);
+  if (!ran.ok()) return {-1, 0, "", ran.error().message};
+  return *ran;
+}
+
+std::string ReadAll(const std::string& path) {
+  auto data = NewRealFileSystem()->ReadFile(path);
+  return data.ok() ? *data : "";
+}
+
+class BundleTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    auto fs = NewRealFileSystem();
+    auto archive = BundleArchive::FromFile(*fs, SKYDB_TEST_BUNDLE);
+    ASSERT_TRUE(archive.ok()) << "the build stages " << SKYDB_TEST_BUNDLE;
+    archive_ = new BundleArchive(*archive);
+    auto manifest = ReadBundleManifest(*archive_);
+    ASSERT_TRUE(manifest.ok()) << manifest.error().message;
+    manifest_ = new BundleManifest(*manifest);
+  }
+  static void TearDownTestSuite() {
+    delete archive_;
+    delete manifest_;
+  }
+
+  static BundleArchive* archive_;
+  static BundleManifest* manifest_;
+  TestRoot root_;
+};
+BundleArchive* BundleTest::archive_ = nullptr;
+BundleManifest* BundleTest::manifest_ = nullptr;
+
+TEST_F(BundleTest, ManifestDescribesDebiansPostgres15) {
+  auto version = Run({SKYDB_TEST_PG_DIR "/bin/postgres", "--version"});
+  EXPECT_EQ(manifest_->pg_version_line, std::string(Trim(version.out)));
+  EXPECT_EQ(manifest_->source, SKYDB_TEST_PG_DIR);
+  EXPECT_EQ(manifest_->bin_dir, "lib/postgresql/15/bin");
+  EXPECT_FALSE(manifest_->glibc_baseline.empty());
+  std::vector<std::string> paths;
+  for (const auto& f : manifest_->files) paths.push_back(f.path);
+  for (const char* want :
+       {"lib/postgresql/15/bin/postgres", "lib/postgresql/15/bin/initdb",
+        "lib/postgresql/15/bin/pg_ctl", "lib/postgresql/15/bin/pg_controldata",
+        "lib/postgresql/15/bin/pg_isready", "lib/postgresql/15/bin/pg_upgrade",
+        "lib/postgresql/15/bin/psql", "lib/postgresql/15/lib/plpgsql.so",
+        "lib/postgresql/15/lib/dict_snowball.so", "share/postgresql/15/postgres.bki",
+        "share/postgresql/15/timezonesets/Default", "share/postgresql/15/extension/plpgsql.control",
+        "skydb-libs/libpq.so.5"}) {
+    EXPECT_THAT(paths, ::testing::Contains(want));
+  }
+  for (const auto& p : paths) {
+    EXPECT_FALSE(bundle::IsBaseCLibrary(p.substr(p.rfind('/') + 1))) << p;
+  }
+  std::printf("bundle: %zu files, %.1f MiB uncompressed, %.1f MiB archive\n",
+              manifest_->files.size(), manifest_->total_size / 1048576.0,
+              archive_->bytes().size() / 1048576.0);
+}
+
+TEST_F(BundleTest, StagingTwiceGivesAByteIdenticalArchive) {
+  std::string again = root_.Dir("again.skydb-bundle");
+  auto start = std::chrono::steady_clock::now();
+  auto staged = Run({SKYDB_BINARY, "bundle", "stage", "--from", SKYDB_TEST_PG_DIR, "--out", again});
+  double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  ASSERT_EQ(staged.exit_code, 0) << staged.err;
+  std::printf("bundle stage took %.1f s\n", took);
+  EXPECT_THAT(staged.out, HasSubstr("staged " + again + ": PostgreSQL " + manifest_->pg_version));
+  EXPECT_TRUE(ReadAll(again) == archive_->bytes()) << "restaged archive differs";
+}
+
+TEST_F(BundleTest, VerifyAcceptsTheBundleAndRejectsAFileThatDiffersFromTheManifest) {
+  auto good = Run({SKYDB_BINARY, "bundle", "verify", SKYDB_TEST_BUNDLE});
+  EXPECT_EQ(good.exit_code, 0) << good.err;
+  EXPECT_THAT(good.out, HasSubstr("ok, every file matches its manifest"));
+
+  // The same manifest over one changed file (same size, one byte different).
+  const std::string victim = "share/postgresql/15/postgresql.conf.sample";
+  std::vector<bundle::ArchiveEntry> entries;
+  Status read = bundle::ReadArchive(archive_->bytes(), "bundle", 0, [&](const bundle::ArchiveMember& m) {
+    std::string data(m.data);
+    if (m.name == victim) data[10] = static_cast<char>(data[10] ^ 0x20);
+    entries.push_back({m.name, "", data, m.mode});
+    return Ok();
+  });
+  ASSERT_TRUE(read.ok()) << read.error().message;
+  std::string tampered = root_.Dir("tampered.skydb-bundle");
+  ASSERT_TRUE(bundle::WriteArchive(tampered, entries, 1, *NewRealFileSystem(), nullptr).ok());
+  auto bad = Run({SKYDB_BINARY, "bundle", "verify", tampered});
+  EXPECT_EQ(bad.exit_code, 1);
+  EXPECT_EQ(bad.err, "skydb bundle verify: " + tampered + ": SHA-256 of " + victim +
+                         " does not match the manifest\n");
+}
+
+// ldd of every extracted ELF file resolves each library inside the extraction or to glibc.
+TEST_F(BundleTest, ExtractedBinariesLoadOnlyBundledLibrariesAndGlibc) {
+  auto fs = NewRealFileSystem();
+  auto out = NewRealBundleOutput();
+  auto start = std::chrono::steady_clock::now();
+  auto extraction = ExtractBundle(*archive_, root_.Dir("runtime"), *out, *fs);
+  double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  ASSERT_TRUE(extraction.ok()) << extraction.error().message;
+  std::printf("extraction took %.2f s\n", took);
+  int checked = 0;
+  for (const auto& f : manifest_->files) {
+    std::string path = extraction->dir + "/" + f.path;
+    if (!bundle::LooksLikeElf(ReadAll(path).substr(0, 4))) continue;
+    auto ldd = Run({"/usr/bin/ldd", path}, seconds(30));
+    ASSERT_EQ(ldd.exit_code, 0) << path << ": " << ldd.err;
+    for (const auto& raw : Split(ldd.out, '\n')) {
+      std::string line(Trim(raw));
+      EXPECT_EQ(line.find("not found"), std::string::npos) << f.path << ": " << line;
+      size_t arrow = line.find(" => ");
+      if (arrow == std::string::npos) continue;  // linux-vdso, the loader itself
+      std::string name = line.substr(0, arrow);
+      std::string target = line.substr(arrow + 4, line.find(" (") - arrow - 4);
+      bool inside = target.rfind(extraction->dir + "/", 0) == 0;
+      EXPECT_TRUE(inside || bundle::IsBaseCLibrary(name)) << f.path << ": " << line;
+    }
+    ++checked;
+  }
+  EXPECT_GT(checked, 20);
+}
+
+TEST_F(BundleTest, FlippedByteIsRefusedAtStartWithNothingPartial) {
+  std::string bytes(archive_->bytes());
+  bytes[bytes.size() / 2] = static_cast<char>(bytes[bytes.size() / 2] ^ 0x10);
+  std::string flipped = root_.Dir("flipped.skydb-bundle");
+  ASSERT_TRUE(NewRealBundleOutput()->WriteFile(flipped, bytes, 0644).ok());
+  std::string dir = root_.Dir("d");
+  auto run = Run({SKYDB_BINARY, "--set", "postgres.bundle=" + flipped, "--set",
+                  "postgres.sources=bundle", "serve", "--embed", "--data-dir", dir, "--user",
+                  TestUser()});
+  EXPECT_NE(run.exit_code, 0);
+  EXPECT_THAT(run.out + run.err, HasSubstr("refused " + flipped + "; nothing was extracted"));
+  std::vector<std::string> left;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(dir + "/runtime", ec)) {
+    if (e.path().filename() != ".extract.lock") left.push_back(e.path().filename());
+  }
+  EXPECT_THAT(left, ::testing::IsEmpty());
+}
+
+TEST_F(BundleTest, TwoConcurrentExtractionsOfOneDirExtractOnce) {
+  std::string dir = root_.Dir("d");
+  std::vector<std::string> argv = {SKYDB_BINARY, "--set", std::string("postgres.bundle=") +
+                                   SKYDB_TEST_BUNDLE, "bundle", "extract", "--data-dir", dir};
+  CommandOutput a, b;
+  std::thread other([&] { b = Run(argv); });
+  a = Run(argv);
+  other.join();
+  ASSERT_EQ(a.exit_code, 0) << a.err;
+  ASSERT_EQ(b.exit_code, 0) << b.err;
+  std::string both = a.out + b.out;
+  std::string name = ExtractionName(*manifest_, archive_->Sha256());
+  EXPECT_THAT(both, HasSubstr("extracted into " + dir + "/runtime/" + name));
+  EXPECT_THAT(both, HasSubstr("reused the verified extraction " + dir + "/runtime/" + name));
+}
+
+// The embedded binary, in a mount namespace where /usr/lib/postgresql and
+// /usr/share/postgresql are empty, with the bundle the only allowed source.
+TEST_F(BundleTest, EmbeddedBundleServesWithSystemPostgresHidden) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root (mount namespace; cluster runs as "
+                                     << TestUser() << ")";
+  std::string dir = root_.Dir("d");
+  auto listed = Run({SKYDB_EMBEDDED_BINARY, "bundle", "list", "--data-dir", dir});
+  EXPECT_THAT(listed.out, HasSubstr("embedded: PostgreSQL " + manifest_->pg_version));
+  std::string script =
+      "mount --make-rprivate / && mount -t tmpfs none /usr/lib/postgresql && "
+      "mount -t tmpfs none /usr/share/postgresql && "
+      "if [ -e /usr/lib/postgresql/15/bin/postgres ]; then exit 97; fi && exec " +
+      std::string(SKYDB_EMBEDDED_BINARY) +
+      " --set postgres.sources=bundle --set supervisor.backoff_initial=100ms serve --embed "
+      "--data-dir " + dir + " --user " + TestUser();
+  auto start = std::chrono::steady_clock::now();
+  DaemonProcess d("/usr/bin/unshare", {"-m", "/bin/sh", "-c", script});
+  auto deadline = start + seconds(120);
+  while (!WaitReady(dir, milliseconds(100), 0, d.pid()) &&
+         std::chrono::steady_clock::now() < deadline) {
+    if (d.WaitExit(milliseconds(1))) break;
+  }
+  ASSERT_TRUE(WaitReady(dir, milliseconds(10), 0, d.pid())) << d.Log();
+  std::printf("embedded start (extract + initdb + ready) took %.1f s\n",
+              std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  std::string name = ExtractionName(*manifest_, archive_->Sha256());
+  EXPECT_THAT(d.Log(), HasSubstr("binaries " + dir + "/runtime/" + name +
+                                 "/lib/postgresql/15/bin from bundle: embedded bundle"));
+  std::string version = Psql(dir, "SELECT version()");
+  EXPECT_EQ(version.rfind("PostgreSQL " + manifest_->pg_version + " ", 0), 0U) << version;
+  // The manifest's `postgres --version` line is what the server reports about itself.
+  std::string line = manifest_->pg_version_line;
+  EXPECT_THAT(version, HasSubstr(line.substr(line.find("PostgreSQL"))));
+  for (pid_t pid : PostgresProcessesOf(dir + "/pgdata")) {
+    std::error_code ec;
+    auto exe = std::filesystem::read_symlink("/proc/" + std::to_string(pid) + "/exe", ec);
+    if (!ec) EXPECT_EQ(exe.string().rfind(dir + "/runtime/" + name + "/", 0), 0U) << exe;
+  }
+  ASSERT_TRUE(d.Signal(SIGTERM).ok());
+  auto status = d.WaitExit(seconds(20));
+  ASSERT_TRUE(status.has_value()) << d.Log();
+  EXPECT_EQ(status->exit_code, 0) << d.Log();
+}
+
+}  // namespace
+}  // namespace skydb::testing
