@@ -3,13 +3,33 @@
 #include <archive.h>
 #include <archive_entry.h>
 
+#include <cstring>
+#include <fstream>
 #include <memory>
+
+#include "bundle/sha256.h"
 
 namespace skydb::bundle {
 namespace {
 
 using WriterPtr = std::unique_ptr<struct archive, int (*)(struct archive*)>;
 using EntryPtr = std::unique_ptr<struct archive_entry, void (*)(struct archive_entry*)>;
+
+// The trailer: a zstd skippable frame (magic 0x184D2A5B, little-endian length) whose payload is
+// a tag and the SHA-256 of everything before the frame.
+constexpr char kTrailerMagic[4] = {'\x5b', '\x2a', '\x4d', '\x18'};
+constexpr char kTrailerTag[8] = {'S', 'K', 'Y', 'D', 'B', 'S', 'H', 'A'};
+constexpr size_t kTrailerPayload = sizeof kTrailerTag + 32;
+constexpr size_t kTrailerSize = 8 + kTrailerPayload;
+
+std::string Trailer(std::string_view body) {
+  std::string t(kTrailerMagic, sizeof kTrailerMagic);
+  uint32_t length = kTrailerPayload;
+  for (int i = 0; i < 4; ++i) t.push_back(static_cast<char>((length >> (8 * i)) & 0xff));
+  t.append(kTrailerTag, sizeof kTrailerTag);
+  t += Sha256Raw(body);
+  return t;
+}
 
 // No PostgreSQL file comes near this; a larger claim is a damaged or hostile header.
 constexpr la_int64_t kMaxMemberSize = la_int64_t{1} << 32;
@@ -67,11 +87,27 @@ Status WriteArchive(const std::string& path, const std::vector<ArchiveEntry>& en
   if (archive_write_close(a.get()) != ARCHIVE_OK) {
     return ArchiveError(a.get(), "cannot finish " + path);
   }
+  SKYDB_ASSIGN_OR_RETURN(std::string body, fs.ReadFile(path));
+  std::ofstream file(path, std::ios::binary | std::ios::app);
+  file << Trailer(body);
+  file.close();
+  if (!file) return Error::Io("cannot append the checksum to " + path);
   return Ok();
 }
 
 Status ReadArchive(std::string_view bytes, const std::string& name, size_t limit,
                    const std::function<Status(const ArchiveMember&)>& visit) {
+  if (bytes.size() < kTrailerSize ||
+      bytes.substr(bytes.size() - kTrailerSize, 12) != Trailer("").substr(0, 12)) {
+    return Error::InvalidArgument(name + " has no skydb checksum at its end; it is not a "
+                                  "skydb bundle, or it was cut short");
+  }
+  std::string_view body = bytes.substr(0, bytes.size() - kTrailerSize);
+  if (Trailer(body) != bytes.substr(body.size())) {
+    return Error::InvalidArgument(name + " is damaged: its SHA-256 does not match the checksum "
+                                  "it was written with; stage or copy it again");
+  }
+  bytes = body;
   WriterPtr a(archive_read_new(), archive_read_free);
   archive_read_support_filter_zstd(a.get());
   archive_read_support_format_tar(a.get());

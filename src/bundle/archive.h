@@ -1,6 +1,9 @@
 // The bundle's container: a zstd-compressed ustar archive written deterministically (entries in
 // the caller's order, mtime 0, uid/gid 0, no user or group names, no atime/ctime), read from
-// memory. libarchive does the format work. Internal to src/bundle. Thread-safety: stateless.
+// memory. libarchive does the format work. The file ends with a zstd skippable frame holding
+// the SHA-256 of every byte before it: tar padding and zstd framing are covered by no member's
+// hash, so without it some flipped bytes would go unnoticed. Decompressors skip the frame.
+// Internal to src/bundle. Thread-safety: stateless.
 #pragma once
 
 #include <cstdint>
@@ -33,7 +36,8 @@ struct ArchiveMember {
   std::string_view data;  // valid during the callback
 };
 
-// Calls `visit` for each member in order, at most `limit` of them (0: all). A visit error
+// Checks the trailing SHA-256 frame first (InvalidArgument when absent or wrong), then calls
+// `visit` for each member in order, at most `limit` of them (0: all). A visit error
 // stops the walk and is returned; so is any archive or decompression error, with `name`.
 Status ReadArchive(std::string_view bytes, const std::string& name, size_t limit,
                    const std::function<Status(const ArchiveMember&)>& visit);

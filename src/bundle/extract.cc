@@ -150,7 +150,10 @@ std::string ExtractionName(const BundleManifest& manifest, const std::string& ar
 Result<Extraction> ExtractBundle(const BundleArchive& archive, const std::string& runtime_dir,
                                  BundleOutput& out, const FileSystem& fs) {
   Extraction result;
-  SKYDB_ASSIGN_OR_RETURN(result.manifest, ReadBundleManifest(archive));
+  const std::string refused = "refused " + archive.name() + "; nothing was extracted";
+  auto manifest = ReadBundleManifest(archive);
+  if (!manifest.ok()) return std::move(manifest).error().Within(refused);
+  result.manifest = std::move(manifest).value();
   std::string name = ExtractionName(result.manifest, archive.Sha256());
   result.dir = runtime_dir + "/" + name;
   result.bin_dir = result.dir + "/" + result.manifest.bin_dir;
@@ -174,7 +177,7 @@ Result<Extraction> ExtractBundle(const BundleArchive& archive, const std::string
   if (!status.ok()) {
     Status removed = out.RemoveTree(tmp);
     Error error = std::move(status).error();
-    std::string what = "refused " + archive.name() + "; nothing was extracted";
+    std::string what = refused;
     if (error.code == ErrorCode::kUnavailable) {
       what = "extracting " + archive.name() + " ran out of disk space; the partial extraction " +
              "was removed; free at least " + std::to_string(result.manifest.total_size >> 20) +
