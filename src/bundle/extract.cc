@@ -150,7 +150,7 @@ std::string ExtractionName(const BundleManifest& manifest, const std::string& ar
 Result<Extraction> ExtractBundle(const BundleArchive& archive, const std::string& runtime_dir,
                                  BundleOutput& out, const FileSystem& fs) {
   Extraction result;
-  const std::string refused = "refused " + archive.name() + "; nothing was extracted";
+  const std::string refused = "refused, nothing was extracted";
   auto manifest = ReadBundleManifest(archive);
   if (!manifest.ok()) return std::move(manifest).error().Within(refused);
   result.manifest = std::move(manifest).value();
@@ -179,12 +179,12 @@ Result<Extraction> ExtractBundle(const BundleArchive& archive, const std::string
     Error error = std::move(status).error();
     std::string what = refused;
     if (error.code == ErrorCode::kUnavailable) {
-      what = "extracting " + archive.name() + " ran out of disk space; the partial extraction " +
-             "was removed; free at least " + std::to_string(result.manifest.total_size >> 20) +
-             " MiB in " + runtime_dir + " and start again";
+      uint64_t mib = (result.manifest.total_size + (1 << 20) - 1) >> 20;
+      what = "ran out of disk space while extracting; the partial extraction was removed; free " +
+             std::string("at least ") + std::to_string(mib) + " MiB in " + runtime_dir +
+             " and start again";
     } else if (error.code != ErrorCode::kInvalidArgument) {
-      what = "extracting " + archive.name() + " into " + runtime_dir + " failed; the partial " +
-             "extraction was removed";
+      what = "extracting into " + runtime_dir + " failed; the partial extraction was removed";
     }
     if (!removed.ok()) what += " (but removing " + tmp + " failed: " + removed.error().message + ")";
     return std::move(error).Within(what);

@@ -20,8 +20,8 @@ class ArchiveSlot final : public BundleSlot {
   }
 
   std::string Describe() const override {
-    std::string what = archive_.name() == "embedded bundle" ? "embedded bundle"
-                                                             : "bundle " + archive_.name();
+    // Discovery prefixes "bundle ", so: "bundle embedded (PostgreSQL 15.20)".
+    std::string what = archive_.name() == "embedded bundle" ? "embedded" : archive_.name();
     if (manifest_) what += " (PostgreSQL " + manifest_->pg_version + ")";
     if (!extract_) what += ", not extracted by this command (serve extracts it under " +
                            runtime_dir_ + ")";

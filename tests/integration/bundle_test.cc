@@ -170,7 +170,9 @@ TEST_F(BundleTest, FlippedByteIsRefusedAtStartWithNothingPartial) {
                   "postgres.sources=bundle", "serve", "--embed", "--data-dir", dir, "--user",
                   TestUser()});
   EXPECT_NE(run.exit_code, 0);
-  EXPECT_THAT(run.out + run.err, HasSubstr("refused " + flipped + "; nothing was extracted"));
+  EXPECT_THAT(run.out + run.err,
+              HasSubstr("cannot start: bundle " + flipped + ": refused, nothing was extracted: " +
+                        flipped + " is damaged: its SHA-256 does not match"));
   std::vector<std::string> left;
   std::error_code ec;
   for (const auto& e : std::filesystem::directory_iterator(dir + "/runtime", ec)) {
@@ -193,6 +195,25 @@ TEST_F(BundleTest, TwoConcurrentExtractionsOfOneDirExtractOnce) {
   std::string name = ExtractionName(*manifest_, archive_->Sha256());
   EXPECT_THAT(both, HasSubstr("extracted into " + dir + "/runtime/" + name));
   EXPECT_THAT(both, HasSubstr("reused the verified extraction " + dir + "/runtime/" + name));
+}
+
+// A real full disk: runtime/ is an 8 MiB tmpfs (in a private mount namespace) and the bundle
+// unpacks to far more.
+TEST_F(BundleTest, FullDiskDuringExtractionCleansUpAndSaysSo) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root (mount namespace)";
+  std::string dir = root_.Dir("d");
+  ASSERT_TRUE(NewRealBundleOutput()->MakeDirs(dir + "/runtime", 0700).ok());
+  std::string script = "mount --make-rprivate / && mount -t tmpfs -o size=8m none " + dir +
+                       "/runtime && " + SKYDB_BINARY + " --set postgres.bundle=" +
+                       SKYDB_TEST_BUNDLE + " bundle extract --data-dir " + dir +
+                       "; echo \"exit=$?\"; echo left: $(ls -A " + dir + "/runtime)";
+  auto run = RunCommand({"/usr/bin/unshare", "-m", "/bin/sh", "-c", script});
+  EXPECT_THAT(run.out, HasSubstr("exit=1\nleft: .extract.lock\n")) << run.out << run.err;
+  EXPECT_THAT(run.err, HasSubstr("ran out of disk space while extracting; the partial extraction "
+                                 "was removed; free at least " +
+                                 std::to_string((manifest_->total_size >> 20) + 1) +
+                                 " MiB in " + dir + "/runtime and start again"));
+  EXPECT_THAT(run.err, HasSubstr("no space left on device"));
 }
 
 // The embedded binary, in a mount namespace where /usr/lib/postgresql and
@@ -222,7 +243,8 @@ TEST_F(BundleTest, EmbeddedBundleServesWithSystemPostgresHidden) {
               std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
   std::string name = ExtractionName(*manifest_, archive_->Sha256());
   EXPECT_THAT(d.Log(), HasSubstr("binaries " + dir + "/runtime/" + name +
-                                 "/lib/postgresql/15/bin from bundle: embedded bundle"));
+                                 "/lib/postgresql/15/bin from bundle: embedded (PostgreSQL " +
+                                 manifest_->pg_version + ")"));
   std::string version = Psql(dir, "SELECT version()");
   EXPECT_EQ(version.rfind("PostgreSQL " + manifest_->pg_version + " ", 0), 0U) << version;
   // The manifest's `postgres --version` line is what the server reports about itself.

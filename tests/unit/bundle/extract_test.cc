@@ -133,7 +133,7 @@ TEST_F(ExtractTest, FlippedByteIsRefusedAndNothingPartialRemains) {
     ASSERT_TRUE(flipped.ok());
     auto result = ExtractBundle(*flipped, runtime_, *out_, *fs_);
     ASSERT_FALSE(result.ok()) << "byte " << at;
-    EXPECT_THAT(result.error().message, HasSubstr("refused " + path + "; nothing was extracted"));
+    EXPECT_THAT(result.error().message, HasSubstr("refused, nothing was extracted: " + path));
     EXPECT_TRUE(RuntimeEntries().empty()) << "byte " << at;
     EXPECT_FALSE(VerifyBundle(*flipped).ok());
   }
@@ -222,8 +222,9 @@ TEST_F(ExtractTest, DiskFullCleansUpAndSaysSo) {
   auto result = ExtractBundle(archive, runtime_, full, *fs_);
   ASSERT_FALSE(result.ok());
   EXPECT_EQ(result.error().code, ErrorCode::kUnavailable);
-  EXPECT_THAT(result.error().message, HasSubstr("ran out of disk space; the partial extraction "
-                                                "was removed; free at least 0 MiB in " + runtime_));
+  EXPECT_THAT(result.error().message, HasSubstr("ran out of disk space while extracting; the "
+                                                "partial extraction was removed; free at least 1 "
+                                                "MiB in " + runtime_ + " and start again"));
   EXPECT_THAT(result.error().message, HasSubstr("no space left on device"));
   EXPECT_TRUE(RuntimeEntries().empty());
 }
