@@ -55,6 +55,11 @@ Result<BundleManifest> ParseManifest(std::string_view json);
 // The manifest's own consistency: sorted unique safe relative paths, total_size, bin_dir.
 Status CheckManifest(const BundleManifest& manifest);
 
+// Whether this host can run the bundle: its architecture is `host_arch` (uname -m) and its glibc
+// at least the manifest's baseline. VersionMismatch names both and what to do.
+Status CheckHostCompatible(const BundleManifest& manifest, const std::string& host_arch,
+                           const std::string& host_glibc);
+
 // One archive's bytes, embedded in the binary or read from a file.
 class BundleArchive {
  public:
@@ -63,12 +68,13 @@ class BundleArchive {
 
   std::string_view bytes() const { return bytes_; }
   const std::string& name() const { return name_; }  // "embedded bundle" or the file path
-  std::string Sha256() const;                         // of the whole archive, hex
+  const std::string& Sha256() const { return sha256_; }  // of the whole archive, hex
 
  private:
   std::shared_ptr<const std::string> storage_;
   std::string_view bytes_;
   std::string name_;
+  std::string sha256_;  // computed once, when the archive is opened
 };
 
 // The bundle compiled into this binary (cmake -DSKYDB_EMBED_BUNDLE=FILE); empty otherwise.
@@ -127,7 +133,7 @@ struct Extraction {
 std::string ExtractionName(const BundleManifest& manifest, const std::string& archive_sha256);
 
 // Extracts into runtime_dir/<version>-<sha12> via a temporary directory in runtime_dir, under
-// an flock on runtime_dir/.extract.lock. Reuses an earlier extraction whose files are all
+// an flock on runtime_dir/.extract.lock, after CheckHostCompatible for this host. Reuses an earlier extraction whose files are all
 // present with the manifest's sizes and modes. On any failure nothing partial remains.
 Result<Extraction> ExtractBundle(const BundleArchive& archive, const std::string& runtime_dir,
                                  BundleOutput& out, const FileSystem& fs);

@@ -1,4 +1,7 @@
 // Reading, verifying and extracting bundles (discovery step 2).
+#include <gnu/libc-version.h>
+#include <sys/utsname.h>
+
 #include <set>
 
 #include "bundle/archive.h"
@@ -76,6 +79,11 @@ Status CheckExtracted(const FileSystem& fs, const std::string& dir, const Bundle
   return Ok();
 }
 
+std::string HostArch() {
+  struct utsname u {};
+  return ::uname(&u) == 0 ? u.machine : "unknown";
+}
+
 std::string ParentOf(const std::string& path) { return path.substr(0, path.rfind('/')); }
 
 Status ExtractInto(const BundleArchive& archive, const std::string& tmp, BundleOutput& out,
@@ -104,6 +112,7 @@ BundleArchive BundleArchive::Embedded(std::span<const unsigned char> bytes) {
   BundleArchive a;
   a.bytes_ = std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size());
   a.name_ = "embedded bundle";
+  a.sha256_ = bundle::Sha256Hex(a.bytes_);
   return a;
 }
 
@@ -114,10 +123,9 @@ Result<BundleArchive> BundleArchive::FromFile(const FileSystem& fs, const std::s
   a.storage_ = std::make_shared<const std::string>(std::move(data).value());
   a.bytes_ = *a.storage_;
   a.name_ = path;
+  a.sha256_ = bundle::Sha256Hex(a.bytes_);
   return a;
 }
-
-std::string BundleArchive::Sha256() const { return bundle::Sha256Hex(bytes_); }
 
 Result<BundleManifest> ReadBundleManifest(const BundleArchive& archive) {
   std::optional<Result<BundleManifest>> manifest;
@@ -154,6 +162,7 @@ Result<Extraction> ExtractBundle(const BundleArchive& archive, const std::string
   auto manifest = ReadBundleManifest(archive);
   if (!manifest.ok()) return std::move(manifest).error().Within(refused);
   result.manifest = std::move(manifest).value();
+  SKYDB_RETURN_IF_ERROR(CheckHostCompatible(result.manifest, HostArch(), gnu_get_libc_version()));
   std::string name = ExtractionName(result.manifest, archive.Sha256());
   result.dir = runtime_dir + "/" + name;
   result.bin_dir = result.dir + "/" + result.manifest.bin_dir;

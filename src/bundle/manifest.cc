@@ -1,6 +1,7 @@
 // manifest.json: rendering, parsing and self-consistency.
 #include <nlohmann/json.hpp>
 
+#include <cstdlib>
 #include <set>
 
 #include "skydb/bundle.h"
@@ -74,6 +75,37 @@ Result<BundleManifest> ParseManifest(std::string_view json) {
   }
   SKYDB_RETURN_IF_ERROR(CheckManifest(m));
   return m;
+}
+
+namespace {
+
+std::vector<int> VersionParts(const std::string& text) {
+  std::vector<int> parts;
+  size_t start = 0;
+  while (start < text.size()) {
+    size_t end = text.find('.', start);
+    if (end == std::string::npos) end = text.size();
+    parts.push_back(std::atoi(text.substr(start, end - start).c_str()));
+    start = end + 1;
+  }
+  return parts;
+}
+
+}  // namespace
+
+Status CheckHostCompatible(const BundleManifest& m, const std::string& host_arch,
+                           const std::string& host_glibc) {
+  if (m.arch != host_arch) {
+    return Error::VersionMismatch("the bundle is for " + m.arch + " but this host is " +
+                                  host_arch + "; stage a bundle on a host of this architecture");
+  }
+  if (!m.glibc_baseline.empty() && VersionParts(host_glibc) < VersionParts(m.glibc_baseline)) {
+    return Error::VersionMismatch("the bundle needs glibc " + m.glibc_baseline +
+                                  " or newer but this host has " + host_glibc +
+                                  "; stage it on a host whose glibc is " + host_glibc +
+                                  " or older, or upgrade this host");
+  }
+  return Ok();
 }
 
 Status CheckManifest(const BundleManifest& m) {

@@ -1,6 +1,7 @@
 // Verification and extraction over small synthetic bundles in a temporary directory: the
 // real archive format and the real filesystem, with failures injected through BundleOutput.
 #include <sys/stat.h>
+#include <sys/utsname.h>
 
 #include <gtest/gtest.h>
 #include <gmock/gmock.h>
@@ -36,8 +37,10 @@ BundleManifest ManifestFor(const Files& files) {
   BundleManifest m;
   m.pg_version = "15.20";
   m.pg_version_line = "postgres (PostgreSQL) 15.20";
-  m.arch = "x86_64";
-  m.glibc_baseline = "2.34";
+  struct utsname host {};
+  ::uname(&host);
+  m.arch = host.machine;  // extraction checks the bundle fits this host
+  m.glibc_baseline = "2.17";
   m.source = "/test";
   m.bin_dir = "lib/postgresql/15/bin";
   for (const auto& [path, f] : files) {
@@ -179,6 +182,21 @@ TEST_F(ExtractTest, MissingExtraOrReorderedFilesAreRefused) {
   mode["lib/postgresql/15/bin/initdb"].mode = 0777;
   EXPECT_THAT(VerifyBundle(Make(mode, &described)).error().message,
               HasSubstr("lib/postgresql/15/bin/initdb is not the regular file of mode 0755"));
+}
+
+TEST_F(ExtractTest, ABundleForAnotherArchitectureIsRefusedBeforeExtracting) {
+  Files files = SampleFiles();
+  BundleManifest m = ManifestFor(files);
+  m.arch = "machine-0";
+  std::vector<bundle::ArchiveEntry> entries = {{"manifest.json", "", RenderManifest(m), 0644}};
+  for (const auto& [path, f] : files) entries.push_back({path, "", f.contents, f.mode});
+  std::string path = root_ + "/other-arch.tar.zst";
+  ASSERT_TRUE(bundle::WriteArchive(path, entries, 3, *fs_, nullptr).ok());
+  auto result = ExtractBundle(*BundleArchive::FromFile(*fs_, path), runtime_, *out_, *fs_);
+  ASSERT_FALSE(result.ok());
+  EXPECT_EQ(result.error().code, ErrorCode::kVersionMismatch);
+  EXPECT_THAT(result.error().message, HasSubstr("the bundle is for machine-0 but this host is"));
+  EXPECT_FALSE(fs_->Exists(runtime_));
 }
 
 TEST_F(ExtractTest, NotABundle) {

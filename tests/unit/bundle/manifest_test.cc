@@ -65,5 +65,24 @@ TEST(ManifestTest, RefusesOtherFormatsAndGarbage) {
   EXPECT_THAT(ParseManifest("{}").error().message, HasSubstr("manifest.json"));
 }
 
+TEST(HostCompatibleTest, ArchitectureAndGlibcBaseline) {
+  BundleManifest m = Sample();  // x86_64, glibc 2.34
+  EXPECT_TRUE(CheckHostCompatible(m, "x86_64", "2.34").ok());
+  EXPECT_TRUE(CheckHostCompatible(m, "x86_64", "2.36").ok());
+  Status old_glibc = CheckHostCompatible(m, "x86_64", "2.31");
+  ASSERT_FALSE(old_glibc.ok());
+  EXPECT_EQ(old_glibc.error().code, ErrorCode::kVersionMismatch);
+  EXPECT_EQ(old_glibc.error().message,
+            "the bundle needs glibc 2.34 or newer but this host has 2.31; stage it on a host "
+            "whose glibc is 2.31 or older, or upgrade this host");
+  m.glibc_baseline = "2.3.4";
+  EXPECT_TRUE(CheckHostCompatible(m, "x86_64", "2.10").ok());  // numeric, not string order
+  Status arch = CheckHostCompatible(m, "aarch64", "2.36");
+  ASSERT_FALSE(arch.ok());
+  EXPECT_EQ(arch.error().message,
+            "the bundle is for x86_64 but this host is aarch64; stage a bundle on a host of this "
+            "architecture");
+}
+
 }  // namespace
 }  // namespace skydb
