@@ -149,6 +149,18 @@ int RunExtract(const CommandContext& ctx) {
   return kExitOk;
 }
 
+// A subcommand whose one option, --data-dir, sets the data_dir config key.
+void AddDataDirSubcommand(CLI::App& parent, CommandContext& ctx, const char* name,
+                          const char* help, int (*run)(const CommandContext&)) {
+  auto data_dir = std::make_shared<std::string>();
+  CLI::App* cmd = parent.add_subcommand(name, help);
+  cmd->add_option("--data-dir", *data_dir, "data directory (config data_dir)");
+  cmd->callback([&ctx, data_dir, run] {
+    if (!data_dir->empty()) ctx.flag_values.emplace_back("data_dir", *data_dir);
+    ctx.exit_code = run(ctx);
+  });
+}
+
 }  // namespace
 
 void AddBundleCommand(CLI::App& app, CommandContext& ctx) {
@@ -173,23 +185,12 @@ void AddBundleCommand(CLI::App& app, CommandContext& ctx) {
   verify->add_option("FILE", *file, "bundle archive")->required();
   verify->callback([&ctx, file] { ctx.exit_code = RunVerify(*file); });
 
-  auto data_dir = std::make_shared<std::string>();
-  CLI::App* list = bundle->add_subcommand(
-      "list", "show the embedded and configured bundles and what is extracted under DIR/runtime");
-  list->add_option("--data-dir", *data_dir, "data directory (config data_dir)");
-  list->callback([&ctx, data_dir] {
-    if (!data_dir->empty()) ctx.flag_values.emplace_back("data_dir", *data_dir);
-    ctx.exit_code = RunList(ctx);
-  });
-
-  auto extract_dir = std::make_shared<std::string>();
-  CLI::App* extract = bundle->add_subcommand(
-      "extract", "verify and extract the bundle serve would use into DIR/runtime now");
-  extract->add_option("--data-dir", *extract_dir, "data directory (config data_dir)");
-  extract->callback([&ctx, extract_dir] {
-    if (!extract_dir->empty()) ctx.flag_values.emplace_back("data_dir", *extract_dir);
-    ctx.exit_code = RunExtract(ctx);
-  });
+  AddDataDirSubcommand(
+      *bundle, ctx, "list",
+      "show the embedded and configured bundles and what is extracted under DIR/runtime", RunList);
+  AddDataDirSubcommand(*bundle, ctx, "extract",
+                       "verify and extract the bundle serve would use into DIR/runtime now",
+                       RunExtract);
 }
 
 }  // namespace skydb::cli

@@ -97,13 +97,19 @@ TEST_F(BundleTest, ManifestDescribesDebiansPostgres15) {
 }
 
 TEST_F(BundleTest, StagingTwiceGivesAByteIdenticalArchive) {
+  // The first staging (at build time) had no terminal; this one runs under script(1) to get
+  // one, so it also shows the progress line.
   std::string again = root_.Dir("again.skydb-bundle");
+  std::string command = std::string(SKYDB_BINARY) + " bundle stage --from " SKYDB_TEST_PG_DIR
+                        " --out " + again;
   auto start = std::chrono::steady_clock::now();
-  auto staged = RunCommand({SKYDB_BINARY, "bundle", "stage", "--from", SKYDB_TEST_PG_DIR, "--out", again});
+  auto staged = RunCommand({"/usr/bin/script", "-qec", command, "/dev/null"});
   double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  ASSERT_EQ(staged.exit_code, 0) << staged.err;
+  ASSERT_EQ(staged.exit_code, 0) << staged.out << staged.err;
   std::printf("bundle stage took %.1f s\n", took);
   EXPECT_THAT(staged.out, HasSubstr("staged " + again + ": PostgreSQL " + manifest_->pg_version));
+  EXPECT_THAT(staged.out, HasSubstr("\rarchive  " + std::to_string(manifest_->files.size() + 1) +
+                                    "/" + std::to_string(manifest_->files.size() + 1)));
   EXPECT_TRUE(ReadAll(again) == archive_->bytes()) << "restaged archive differs";
 }
 
@@ -128,6 +134,28 @@ TEST_F(BundleTest, VerifyAcceptsTheBundleAndRejectsAFileThatDiffersFromTheManife
   EXPECT_EQ(bad.exit_code, 1);
   EXPECT_EQ(bad.err, "skydb bundle verify: " + tampered + ": SHA-256 of " + victim +
                          " does not match the manifest\n");
+}
+
+TEST_F(BundleTest, UserErrorsSayWhatIsWrongAndWhatToDo) {
+  auto stage = RunCommand({SKYDB_BINARY, "bundle", "stage", "--from", root_.path(), "--out",
+                           root_.Dir("x.skydb-bundle")});
+  EXPECT_EQ(stage.exit_code, 1);
+  EXPECT_EQ(stage.err, "skydb bundle stage: " + root_.path() + "/bin/postgres not found: --from "
+                       "must be a PostgreSQL installation directory such as "
+                       "/usr/lib/postgresql/15\n");
+  auto verify = RunCommand({SKYDB_BINARY, "bundle", "verify", root_.Dir("missing")});
+  EXPECT_EQ(verify.exit_code, 1);
+  EXPECT_THAT(verify.err, HasSubstr("skydb bundle verify: bundle file: "));
+  EXPECT_THAT(verify.err, HasSubstr(root_.Dir("missing")));
+  auto extract = RunCommand({SKYDB_BINARY, "bundle", "extract", "--data-dir", root_.Dir("d")});
+  EXPECT_EQ(extract.exit_code, 1);
+  EXPECT_EQ(extract.err, "skydb bundle extract: no bundle: this skydb has none embedded and "
+                         "postgres.bundle is not set\n");
+  auto list = RunCommand({SKYDB_BINARY, "bundle", "list", "--data-dir", root_.Dir("d")});
+  EXPECT_EQ(list.exit_code, 0) << list.err;
+  EXPECT_EQ(list.out, "embedded: none (built without -DSKYDB_EMBED_BUNDLE)\n"
+                      "configured (postgres.bundle): none\n"
+                      "extracted under " + root_.Dir("d") + "/runtime: none\n");
 }
 
 // ldd of every extracted ELF file resolves each library inside the extraction or to glibc.
@@ -166,9 +194,10 @@ TEST_F(BundleTest, FlippedByteIsRefusedAtStartWithNothingPartial) {
   std::string flipped = root_.Dir("flipped.skydb-bundle");
   ASSERT_TRUE(NewRealBundleOutput()->WriteFile(flipped, bytes, 0644).ok());
   std::string dir = root_.Dir("d");
-  auto run = RunCommand({SKYDB_BINARY, "--set", "postgres.bundle=" + flipped, "--set",
-                  "postgres.sources=bundle", "serve", "--embed", "--data-dir", dir, "--user",
-                  TestUser()});
+  std::vector<std::string> argv = {SKYDB_BINARY, "--set", "postgres.bundle=" + flipped, "--set",
+                                   "postgres.sources=bundle", "serve", "--embed", "--data-dir", dir};
+  if (::geteuid() == 0) argv.insert(argv.end(), {"--user", TestUser()});
+  auto run = RunCommand(argv);
   EXPECT_NE(run.exit_code, 0);
   EXPECT_THAT(run.out + run.err,
               HasSubstr("cannot start: bundle " + flipped + ": refused, nothing was extracted: " +
