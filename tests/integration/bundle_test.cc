@@ -271,9 +271,18 @@ TEST_F(BundleTest, EmbeddedBundleServesWithSystemPostgresHidden) {
   std::printf("embedded start (extract + initdb + ready) took %.1f s\n",
               std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
   std::string name = ExtractionName(*manifest_, archive_->Sha256());
-  EXPECT_THAT(d.Log(), HasSubstr("binaries " + dir + "/runtime/" + name +
-                                 "/lib/postgresql/15/bin from bundle: embedded (PostgreSQL " +
-                                 manifest_->pg_version + ")"));
+  std::string bin_dir = dir + "/runtime/" + name + "/lib/postgresql/15/bin";
+  auto status = ReadStatus(dir);
+  ASSERT_TRUE(status.has_value());
+  EXPECT_EQ(status->bin_dir, bin_dir);
+  // The banner is logged just after the status file says ready.
+  std::string banner = "binaries " + bin_dir + " from bundle: embedded (PostgreSQL " +
+                       manifest_->pg_version + ")";
+  auto logged = std::chrono::steady_clock::now() + seconds(10);
+  while (!d.LogContains(banner) && std::chrono::steady_clock::now() < logged) {
+    std::this_thread::sleep_for(milliseconds(20));
+  }
+  EXPECT_THAT(d.Log(), HasSubstr(banner));
   std::string version = Psql(dir, "SELECT version()");
   EXPECT_EQ(version.rfind("PostgreSQL " + manifest_->pg_version + " ", 0), 0U) << version;
   // The manifest's `postgres --version` line is what the server reports about itself.
@@ -290,9 +299,9 @@ TEST_F(BundleTest, EmbeddedBundleServesWithSystemPostgresHidden) {
     }
   }
   ASSERT_TRUE(d.Signal(SIGTERM).ok());
-  auto status = d.WaitExit(seconds(20));
-  ASSERT_TRUE(status.has_value()) << d.Log();
-  EXPECT_EQ(status->exit_code, 0) << d.Log();
+  auto exit = d.WaitExit(seconds(20));
+  ASSERT_TRUE(exit.has_value()) << d.Log();
+  EXPECT_EQ(exit->exit_code, 0) << d.Log();
 }
 
 }  // namespace
