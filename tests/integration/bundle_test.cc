@@ -226,6 +226,21 @@ TEST_F(BundleTest, TwoConcurrentExtractionsOfOneDirExtractOnce) {
   EXPECT_THAT(both, HasSubstr("reused the verified extraction " + dir + "/runtime/" + name));
 }
 
+// The pin applies to the embedded bundle: a mismatch is refused before anything is extracted.
+TEST_F(BundleTest, VersionPinRejectsTheEmbeddedBundleWithoutExtractingIt) {
+  std::string dir = root_.Dir("d");
+  std::vector<std::string> argv = {SKYDB_EMBEDDED_BINARY, "--set", "postgres.version=16", "--set",
+                                   "postgres.sources=bundle", "serve", "--embed", "--data-dir", dir};
+  if (::geteuid() == 0) argv.insert(argv.end(), {"--user", TestUser()});
+  auto run = RunCommand(argv);
+  EXPECT_NE(run.exit_code, 0);
+  EXPECT_THAT(run.out + run.err,
+              HasSubstr("(not extracted) (bundle): PostgreSQL " + manifest_->pg_version +
+                        " does not match the pin postgres.version = \"16\""));
+  EXPECT_FALSE(NewRealFileSystem()->Exists(dir + "/runtime/" +
+                                           ExtractionName(*manifest_, archive_->Sha256())));
+}
+
 // A real full disk: runtime/ is an 8 MiB tmpfs (in a private mount namespace) and the bundle
 // unpacks to far more.
 TEST_F(BundleTest, FullDiskDuringExtractionCleansUpAndSaysSo) {
