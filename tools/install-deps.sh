@@ -17,6 +17,7 @@ packages=(
   postgresql-15 postgresql-client-15 redis-server redis-tools python3 python3-redis
   clang libclang-rt-14-dev
   prometheus systemd
+  patchelf
 )
 export DEBIAN_FRONTEND=noninteractive
 apt-get update -qq

@@ -4,7 +4,8 @@
 //   1. bin_dir   — SKY_POSTGRES_BIN or config postgres.bin_dir. If set and unusable, discovery
 //                  fails with a message naming the variable/key and what is missing; it never
 //                  silently falls through to another source.
-//   2. bundle    — a bundle embedded in the binary or configured (filled by the bundle issue).
+//   2. bundle    — a bundle embedded in the binary or configured (skydb/bundle.h); its manifest
+//                  version meets the pin before it is extracted.
 //   3. pg_config — `pg_config --bindir` of the first pg_config on PATH.
 //   4. distro    — /usr/lib/postgresql/<major>/bin, /usr/pgsql-<major>/bin (highest major first),
 //                  then /usr/local/pgsql/bin.
@@ -68,6 +69,9 @@ class BundleSlot {
   virtual ~BundleSlot() = default;
   virtual Result<std::optional<std::string>> Provide() = 0;
   virtual std::string Describe() const = 0;  // for reports: "no bundle", "embedded 15.18-..."
+  // The bundle's version from its manifest, read without extracting, so a bundle the pin
+  // rejects is never extracted; nullopt when unknown (Provide then reports the problem).
+  virtual std::optional<PgVersion> Version() { return std::nullopt; }
 };
 
 struct DiscoveryOptions {

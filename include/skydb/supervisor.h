@@ -4,7 +4,7 @@
 //     pgdata/       the cluster; skydb.conf (re-rendered every start) is included from
 //                   postgresql.conf; pg_hba.conf/pg_ident.conf are skydb's (peer auth only)
 //     run/          0700: PostgreSQL's socket, skydb.status.json
-//     runtime/      extracted bundles (bundle issue)
+//     runtime/      extracted bundles (skydb/bundle.h)
 //
 // Run() prepares DIR (lock, modes, ownership), refuses clusters it must not touch (a PG_VERSION
 // of another major, a non-empty directory that is not a cluster), runs initdb on first use,

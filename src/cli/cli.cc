@@ -59,6 +59,7 @@ int Main(int argc, char** argv) {
   AddServeCommands(app, ctx);
   AddStatusCommand(app, ctx);
   AddPsqlCommand(app, ctx);
+  AddBundleCommand(app, ctx);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -11,6 +11,7 @@
 
 #include "cli/command.h"
 #include "cli/doctor_checks.h"
+#include "skydb/bundle.h"
 #include "skydb/discovery.h"
 #include "skydb/env.h"
 #include "skydb/tune.h"
@@ -113,6 +114,13 @@ int RunDoctor(const CommandContext& ctx) {
   }
   options->examine_all = true;  // doctor explains every candidate, not just the winner
   auto fs = NewRealFileSystem();
+  // Doctor verifies a bundle but never writes into the data directory.
+  auto bundle = BundleSlotFor(config->postgres.bundle, config->data_dir, *fs, /*extract=*/false);
+  if (!bundle.ok()) {
+    std::cerr << "skydb doctor: bundle: " << bundle.error().message << "\n";
+    return kExitFailure;
+  }
+  options->bundle = bundle->get();
   auto runner = NewRealProcessRunner();
   std::string report;
   std::vector<Finding> findings;

@@ -14,6 +14,7 @@
 
 #include "daemon/observing.h"
 #include "daemon/serving.h"
+#include "skydb/bundle.h"
 #include "skydb/discovery.h"
 #include "skydb/durable.h"
 #include "skydb/log.h"
@@ -84,6 +85,10 @@ Result<Plan> MakePlan(const Config& config, Profile profile, FileSystem& fs,
   SKYDB_ASSIGN_OR_RETURN(auto options,
                          DiscoveryOptionsFromConfig(config.postgres, GetEnv("SKY_POSTGRES_BIN"),
                                                     GetEnv("PATH")));
+  SKYDB_ASSIGN_OR_RETURN(auto bundle, BundleSlotFor(config.postgres.bundle,
+                                                    AbsolutePath(config.data_dir), fs,
+                                                    /*extract=*/true));
+  options.bundle = bundle.get();
   SKYDB_ASSIGN_OR_RETURN(auto report, DiscoverBinaries(options, fs, runner));
   if (!report.chosen || !report.chosen->version) {
     return Error::NotFound("no usable PostgreSQL binaries were found; run skydb doctor");

@@ -219,6 +219,14 @@ void Discovery::Bundle() {
   }
   if (options_.bundle == nullptr) return Skip(BinarySource::kBundle, "no bundle");
   std::string described = options_.bundle->Describe();
+  if (auto version = options_.bundle->Version()) {
+    Verdict verdict = CheckVersion(*version, options_.version_pin);
+    if (verdict.problem != Problem::kNone) {
+      pin_rejected_ = pin_rejected_ || verdict.problem == Problem::kPin;
+      return Reject(Candidate{"(not extracted)", BinarySource::kBundle, described, version, ""},
+                    verdict.reason);
+    }
+  }
   auto provided = options_.bundle->Provide();
   if (!provided.ok()) {
     // A bundle that is there but fails verification is never silently replaced.

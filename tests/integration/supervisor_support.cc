@@ -33,12 +33,30 @@ TestRoot::~TestRoot() {
   if (!path_.empty()) std::filesystem::remove_all(path_, ec);
 }
 
+namespace {
+
+// With a wrapper (e.g. a program that execs its arguments), SKYDB_BINARY and `args` follow it.
+std::vector<std::string> WrappedArgs(const std::vector<std::string>& args,
+                                     const std::vector<std::string>& wrapper) {
+  if (wrapper.empty()) return args;
+  std::vector<std::string> out(wrapper.begin() + 1, wrapper.end());
+  out.push_back(SKYDB_BINARY);
+  out.insert(out.end(), args.begin(), args.end());
+  return out;
+}
+
+}  // namespace
+
 DaemonProcess::DaemonProcess(const std::vector<std::string>& args,
                              const std::map<std::string, std::optional<std::string>>& env,
-                             const std::vector<std::string>& wrapper) {
+                             const std::vector<std::string>& wrapper)
+    : DaemonProcess(wrapper.empty() ? std::string(SKYDB_BINARY) : wrapper.front(),
+                    WrappedArgs(args, wrapper), env) {}
+
+DaemonProcess::DaemonProcess(const std::string& program, const std::vector<std::string>& args,
+                             const std::map<std::string, std::optional<std::string>>& env) {
   ChildSpec spec;
-  spec.argv = wrapper;
-  spec.argv.push_back(SKYDB_BINARY);
+  spec.argv.push_back(program);
   spec.argv.insert(spec.argv.end(), args.begin(), args.end());
   spec.env = env;
   if (spec.env.count("SKYDB_CONFIG") == 0) spec.env["SKYDB_CONFIG"] = "";

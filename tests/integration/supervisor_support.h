@@ -44,6 +44,9 @@ class DaemonProcess {
   DaemonProcess(const std::vector<std::string>& args,
                 const std::map<std::string, std::optional<std::string>>& env = {},
                 const std::vector<std::string>& wrapper = {});
+  // The same for another program (an absolute path), e.g. a wrapper that execs skydb.
+  DaemonProcess(const std::string& program, const std::vector<std::string>& args,
+                const std::map<std::string, std::optional<std::string>>& env = {});
   ~DaemonProcess();  // SIGTERM, bounded wait, then SIGKILL of the daemon (its pid only)
 
   pid_t pid() const { return child_ ? child_->pid() : 0; }

@@ -430,6 +430,46 @@ TEST_F(DiscoveryTest, BundleThatFailsIsNeverSilentlyReplaced) {
   EXPECT_FALSE(outcome.report.chosen);
 }
 
+// A bundle knows its version from its manifest; the pin rejects it before anything is
+// extracted, and discovery moves on to the next source.
+class VersionedBundle final : public BundleSlot {
+ public:
+  Result<std::optional<std::string>> Provide() override {
+    ++provided;
+    return std::optional<std::string>("/data/runtime/16.4-abc/bin");
+  }
+  std::string Describe() const override { return "embedded bundle (PostgreSQL 16.4)"; }
+  std::optional<PgVersion> Version() override { return PgVersion{16, 4, "16.4"}; }
+  int provided = 0;
+};
+
+TEST_F(DiscoveryTest, PinRejectsABundleWithoutExtractingIt) {
+  Install(kDebian15, "15.18");
+  VersionedBundle bundle;
+  options_.bundle = &bundle;
+  options_.version_pin = "15";
+  auto outcome = Examine();
+  EXPECT_EQ(bundle.provided, 0);
+  ASSERT_TRUE(outcome.report.chosen);
+  EXPECT_EQ(outcome.report.chosen->bin_dir, kDebian15);
+  const Candidate* rejected = Rejected(outcome, "(not extracted)");
+  ASSERT_NE(rejected, nullptr);
+  EXPECT_EQ(rejected->source, BinarySource::kBundle);
+  EXPECT_EQ(rejected->rejection, "PostgreSQL 16.4 does not match the pin postgres.version = \"15\"");
+}
+
+TEST_F(DiscoveryTest, PinRejectingTheOnlyBundleIsAVersionMismatch) {
+  VersionedBundle bundle;
+  options_.bundle = &bundle;
+  options_.version_pin = "15";
+  options_.allowed = {BinarySource::kBundle};
+  auto outcome = Examine();
+  EXPECT_EQ(bundle.provided, 0);
+  ASSERT_TRUE(outcome.error);
+  EXPECT_EQ(outcome.error->code, ErrorCode::kVersionMismatch);
+  EXPECT_THAT(outcome.error->message, HasSubstr("does not match the pin"));
+}
+
 TEST_F(DiscoveryTest, DuplicatesAreReportedOnce) {
   Install(kDebian15, "15.20");
   InstallPgConfig("/usr/bin/pg_config", kDebian15);
