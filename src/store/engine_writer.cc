@@ -134,10 +134,17 @@ void Engine::CommitWithRetry(int index, std::vector<PendingWrite>& batch) {
       return;
     }
     {
-      // A real wait (not the injected clock): backoff paces retries; Close cuts it short.
+      // A real wait (not the injected clock): backoff paces retries. Close cuts the wait in
+      // progress short once; after that, retries stay paced until the close deadline (no spin).
       Partition& p = *partitions_[index];
+      bool was_stopping = stopping_.load();
+      auto wait = backoff;
+      if (was_stopping) {
+        wait = std::min(wait, std::chrono::duration_cast<std::chrono::milliseconds>(
+                                  close_deadline_ - now));
+      }
       std::unique_lock<std::mutex> lock(p.mu);
-      p.cv.wait_for(lock, backoff, [&] { return stopping_.load(); });
+      p.cv.wait_for(lock, wait, [&] { return !was_stopping && stopping_.load(); });
     }
     backoff = std::min(backoff * 2, std::chrono::milliseconds(1000));
   }

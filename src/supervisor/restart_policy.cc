@@ -17,10 +17,17 @@ void RestartPolicy::Reconfigure(const SupervisorConfig& config) {
                                                                       config.backoff_max));
 }
 
-RestartPolicy::Decision RestartPolicy::OnCrash() {
+RestartPolicy::Decision RestartPolicy::OnCrash(bool out_of_space) {
   auto now = clock_.Now();
   if (ready_at_ && now - *ready_at_ >= config_.stable_after) next_delay_ = config_.backoff_initial;
   ready_at_.reset();
+  if (out_of_space) {
+    Decision d;
+    d.crashes_in_window = static_cast<int>(crashes_.size());
+    d.delay = std::min<Clock::Duration>(next_delay_, kOutOfSpaceRetryMax);
+    next_delay_ = std::min<Clock::Duration>(next_delay_ * 2, config_.backoff_max);
+    return d;
+  }
   while (!crashes_.empty() && now - crashes_.front() > config_.crash_window) crashes_.pop_front();
   crashes_.push_back(now);
 

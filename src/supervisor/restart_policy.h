@@ -2,7 +2,10 @@
 //
 // Backoff starts at backoff_initial and doubles up to backoff_max; a postmaster that stayed up
 // for stable_after resets it. More than max_crashes crashes within crash_window → give up, with
-// the reason (systemd's restart policy then decides what happens to the daemon).
+// the reason (systemd's restart policy then decides what happens to the daemon) — except when
+// PostgreSQL could not write because its filesystem is full: that is not a crash loop to give
+// up on but an outage to wait out, so such exits never count, and retries come at least every
+// kOutOfSpaceRetryMax until the operator frees space.
 // Thread-safety: not thread-safe; owned by the supervisor's loop.
 #pragma once
 
@@ -28,8 +31,9 @@ class RestartPolicy {
 
   // The postmaster became ready (uptime for the stable-period reset counts from here).
   void OnReady();
-  // The postmaster exited unexpectedly (crash, or exit during start).
-  Decision OnCrash();
+  // The postmaster exited unexpectedly (crash, or exit during start). `out_of_space`: its last
+  // messages said "No space left on device".
+  Decision OnCrash(bool out_of_space = false);
   // New timings (SIGHUP); the crash history is kept.
   void Reconfigure(const SupervisorConfig& config);
 
@@ -42,6 +46,8 @@ class RestartPolicy {
   std::optional<Clock::TimePoint> ready_at_;
   std::deque<Clock::TimePoint> crashes_;  // within the window, oldest first
 };
+
+inline constexpr Clock::Duration kOutOfSpaceRetryMax = std::chrono::seconds(5);
 
 // "1.5s", "30s", "5m0s": for messages.
 std::string FormatDuration(Clock::Duration d);

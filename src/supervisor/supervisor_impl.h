@@ -71,6 +71,7 @@ class SupervisorImpl final : public Supervisor {
   SupervisorSnapshot snap_;
   std::optional<SupervisorReload> pending_reload_;
   std::deque<std::string> recent_log_;  // PostgreSQL's last stderr lines, for failure reasons
+  std::atomic<bool> out_of_space_since_start_{false};  // a line said "No space left on device"
 };
 
 }  // namespace skydb::supervisor

@@ -89,6 +89,7 @@ Status SupervisorImpl::Supervise() {
 
 Result<SupervisorImpl::StartOutcome> SupervisorImpl::StartOnce() {
   SetState(SupervisorState::kStarting);
+  out_of_space_since_start_ = false;
   ChildSpec spec;
   spec.argv = {options_.bin_dir + "/postgres", "-D", layout_.pgdata};
   if (options_.cluster_user.drop_privileges) spec.run_as = options_.cluster_user.user;
@@ -185,15 +186,25 @@ Status SupervisorImpl::OnUnexpectedExit() {
     snap_.last_exit = how;
   }
   spdlog::error("PostgreSQL exited unexpectedly ({})", how);
-  RestartPolicy::Decision decision = policy_.OnCrash();
+  // Its last lines (and its orphaned backends') must be read before deciding why it exited.
+  bool output_closed = child_->WaitOutputClosed(kOldBackendsGrace);
+  bool out_of_space = out_of_space_since_start_.exchange(false);
+  RestartPolicy::Decision decision = policy_.OnCrash(out_of_space);
   if (decision.give_up) {
     return Error::Unavailable(decision.reason + "; last exit: " + how + RecentPostgresLog());
   }
-  SetState(SupervisorState::kBackoff,
-           "restarting in " + FormatDuration(decision.delay) + " (crash " +
-               std::to_string(decision.crashes_in_window) + " of at most " +
-               std::to_string(options_.timing.max_crashes) + " in the window)");
-  if (!child_->WaitOutputClosed(kOldBackendsGrace)) {
+  if (out_of_space) {
+    SetState(SupervisorState::kBackoff,
+             "PostgreSQL cannot write: the filesystem of " + options_.data_dir +
+                 " is full (No space left on device); free space there. Retrying in " +
+                 FormatDuration(decision.delay) + " (not counted as a crash)");
+  } else {
+    SetState(SupervisorState::kBackoff,
+             "restarting in " + FormatDuration(decision.delay) + " (crash " +
+                 std::to_string(decision.crashes_in_window) + " of at most " +
+                 std::to_string(options_.timing.max_crashes) + " in the window)");
+  }
+  if (!output_closed) {
     spdlog::warn("processes of the old postmaster still run after {}; restarting anyway",
                  FormatDuration(kOldBackendsGrace));
   }
@@ -304,6 +315,7 @@ void SupervisorImpl::WriteStatusFile(const std::string& error) {
 
 void SupervisorImpl::CapturePostgresLine(std::string_view line) {
   if (env_.postgres_log) env_.postgres_log(line);
+  if (line.find("No space left on device") != std::string_view::npos) out_of_space_since_start_ = true;
   std::lock_guard lock(mu_);
   recent_log_.emplace_back(line);
   if (recent_log_.size() > kRecentLogLines) recent_log_.pop_front();

@@ -409,5 +409,48 @@ TEST_F(DurabilityTest, DiskFullThenFreedLosesNothingAcknowledged) {
   StopCleanly(*d);
 }
 
+// The postmaster killed while the disk is full: crash recovery may or may not need space it
+// cannot get (when it does, the postmaster exits again and again — an outage the supervisor
+// waits out, never counting it as a crash loop: tests/unit/supervisor
+// OutOfSpaceExitsAreWaitedOutNotGivenUpOn). Either way skydb keeps serving reads from memory
+// and serves writes again once space is freed.
+TEST_F(DurabilityTest, PostmasterKilledOnAFullDiskComesBackOnceSpaceIsFreed) {
+  SmallFilesystem fs(root_.Dir("fs"), "256m");
+  if (!fs.mounted()) GTEST_SKIP() << "cannot mount a tmpfs here";
+  dir_ = root_.Dir("fs") + "/d";
+  socket_ = StoreSocket(dir_);
+  auto d = ServeReady();
+  ASSERT_EQ(RedisCli(socket_, {"SET", "kept", "v"}), "OK");
+
+  std::string filler = root_.Dir("fs") + "/filler";
+  fs.Fill(filler);
+  pid_t postmaster = LivePostmasterPid(*d);
+  ASSERT_GT(postmaster, 0);
+  ASSERT_EQ(::kill(postmaster, SIGKILL), 0);
+  std::this_thread::sleep_for(seconds(8));  // long enough for six ordinary crashes to end it
+  EXPECT_FALSE(d->WaitExit(milliseconds(1)).has_value())
+      << "skydb gave up on a full disk\n" << d->Log();
+  bool waited_out = d->LogContains("is full (No space left on device); free space there");
+  EXPECT_EQ(RedisCli(socket_, {"GET", "kept"}), "v");  // reads still served from memory
+
+  ::unlink(filler.c_str());
+  auto freed_at = SteadyClock::now();
+  std::string reply;
+  while (SteadyClock::now() - freed_at < seconds(60)) {
+    reply = RedisCli(socket_, {"SET", "after", "w"});
+    if (reply == "OK") break;
+    std::this_thread::sleep_for(milliseconds(100));
+  }
+  ASSERT_EQ(reply, "OK") << d->Log();
+  auto serving_after = std::chrono::duration_cast<milliseconds>(SteadyClock::now() - freed_at);
+  EXPECT_EQ(RedisCli(socket_, {"GET", "kept"}), "v");
+  std::cout << "[measured] postmaster killed on a full disk ("
+            << (waited_out ? "recovery could not write: waited out"
+                           : "recovery needed no new space")
+            << "): writes served again " << serving_after.count()
+            << " ms after space was freed\n";
+  StopCleanly(*d);
+}
+
 }  // namespace
 }  // namespace skydb::testing

@@ -96,6 +96,28 @@ TEST(RestartPolicyTest, ReconfigureKeepsHistoryAndClampsDelay) {
   EXPECT_EQ(policy.OnCrash().delay, seconds(5));
 }
 
+// A full disk is an outage to wait out, not a crash loop: never counted, never given up on,
+// retried at least every kOutOfSpaceRetryMax.
+TEST(RestartPolicyTest, OutOfSpaceExitsNeverCountAndRetryOften) {
+  testing::FakeClock clock;
+  SupervisorConfig timing = Timing();
+  timing.max_crashes = 2;
+  RestartPolicy policy(timing, clock);
+  std::vector<long> delays;
+  for (int i = 0; i < 10; ++i) {
+    auto d = policy.OnCrash(/*out_of_space=*/true);
+    ASSERT_FALSE(d.give_up) << i;
+    EXPECT_EQ(d.crashes_in_window, 0);
+    delays.push_back(std::chrono::duration_cast<milliseconds>(d.delay).count());
+    clock.Advance(seconds(1));
+  }
+  EXPECT_EQ(delays, (std::vector<long>{500, 1000, 2000, 4000, 5000, 5000, 5000, 5000, 5000, 5000}));
+  // Ordinary crashes still count and still end in giving up.
+  EXPECT_FALSE(policy.OnCrash().give_up);
+  EXPECT_FALSE(policy.OnCrash().give_up);
+  EXPECT_TRUE(policy.OnCrash().give_up);
+}
+
 TEST(FormatDurationTest, Readable) {
   EXPECT_EQ(FormatDuration(milliseconds(250)), "250ms");
   EXPECT_EQ(FormatDuration(milliseconds(1500)), "1.5s");

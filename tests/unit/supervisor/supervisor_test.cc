@@ -188,6 +188,27 @@ TEST_F(SupervisorTest, CrashLoopGivesUpWithTheReason) {
   EXPECT_EQ(StatusState(), "failed");
 }
 
+// A postmaster that cannot write because the disk is full exits again and again; that is an
+// outage to wait out, not a crash loop: no give-up however many exits, and ready once it can.
+TEST_F(SupervisorTest, OutOfSpaceExitsAreWaitedOutNotGivenUpOn) {
+  launcher_.stderr_lines = {
+      "[12] FATAL:  could not write to file \"pg_wal/xlogtemp.12\": No space left on device"};
+  launcher_.configure = [&](FakeChild& child, int n) {
+    if (n <= 8) {  // more than max_crashes = 5
+      child.exit_at = clock_.Now();
+      child.status = ExitStatus{1, 0};
+    }
+  };
+  Status s = Make().Run();
+  ASSERT_TRUE(s.ok()) << s.error().message;
+  EXPECT_EQ(launcher_.spawn_times.size(), 9u);
+  EXPECT_EQ(states_at_ready_.size(), 1u);
+  // Retries at most every 5 s: eight exits take 0.5+1+2+4+5+5+5+5 s of backoff.
+  auto waited = launcher_.spawn_times.back() - launcher_.spawn_times.front();
+  EXPECT_GE(waited, seconds(27));
+  EXPECT_LE(waited, seconds(29));
+}
+
 TEST_F(SupervisorTest, StopThatIsIgnoredEscalatesToSigquitNeverSigkill) {
   launcher_.configure = [](FakeChild& child, int) { child.obeys = {SIGQUIT}; };
   ASSERT_TRUE(Make().Run().ok());
