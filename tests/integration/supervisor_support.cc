@@ -71,6 +71,19 @@ std::optional<ExitStatus> DaemonProcess::WaitExit(std::chrono::milliseconds time
   return status;
 }
 
+std::string DaemonProcess::StopCleanly(std::chrono::milliseconds timeout) {
+  Status signalled = Signal(SIGTERM);
+  if (!signalled.ok()) return "SIGTERM failed: " + signalled.error().message;
+  auto status = WaitExit(timeout);
+  if (!status) {
+    return "still running " + std::to_string(timeout.count()) + " ms after SIGTERM\n" + Log();
+  }
+  if (status->exit_code != 0) {
+    return "exit status " + std::to_string(status->exit_code) + "\n" + Log();
+  }
+  return "";
+}
+
 std::optional<supervisor::StatusRecord> ReadStatus(const std::string& dir) {
   auto text = NewRealFileSystem()->ReadFile(dir + "/run/skydb.status.json");
   if (!text.ok()) return std::nullopt;
