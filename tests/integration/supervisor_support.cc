@@ -42,6 +42,9 @@ DaemonProcess::DaemonProcess(const std::vector<std::string>& args,
   spec.argv.insert(spec.argv.end(), args.begin(), args.end());
   spec.env = env;
   if (spec.env.count("SKYDB_CONFIG") == 0) spec.env["SKYDB_CONFIG"] = "";
+  // Daemons of tests running side by side must not race for the default HTTP port; tests of
+  // the endpoints pass --set http.port=N, which wins over the environment.
+  if (spec.env.count("SKYDB_HTTP_PORT") == 0) spec.env["SKYDB_HTTP_PORT"] = "0";
   spec.parent_death_signal = SIGKILL;  // a crashed test binary takes its daemons with it
   auto child = NewRealChildLauncher()->Spawn(spec, [this](std::string_view line) {
     std::lock_guard lock(mu_);
