@@ -52,7 +52,7 @@ struct Readiness {
 };
 
 struct HttpHandlers {
-  std::function<std::string()> metrics;      // Prometheus text
+  std::function<std::string()> metrics;  // Prometheus text
   std::function<Readiness()> readiness;
   std::function<std::string()> status_json;
 };
@@ -91,7 +91,7 @@ struct ObservedState {
   bool postgres_answers = false;              // the health check's last PQping
   std::optional<PostgresStats> postgres;      // absent until the first poll succeeds
   uint64_t postgres_poll_failures = 0;
-  std::optional<StoreStats> store;            // absent until the store is open
+  std::optional<StoreStats> store;  // absent until the store is open
   std::string store_description;
   std::optional<RespServerStats> resp;
   std::optional<Settings> settings;

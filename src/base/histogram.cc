@@ -10,8 +10,8 @@ AtomicHistogram::AtomicHistogram(std::vector<double> bounds)
 
 void AtomicHistogram::Observe(double value) {
   // The first bucket whose upper bound is >= value (Prometheus buckets are inclusive).
-  size_t bucket = static_cast<size_t>(
-      std::lower_bound(bounds_.begin(), bounds_.end(), value) - bounds_.begin());
+  size_t bucket = static_cast<size_t>(std::lower_bound(bounds_.begin(), bounds_.end(), value) -
+                                      bounds_.begin());
   counts_[bucket].fetch_add(1, std::memory_order_relaxed);
   double sum = sum_.load(std::memory_order_relaxed);
   while (!sum_.compare_exchange_weak(sum, sum + value, std::memory_order_relaxed)) {

@@ -1,5 +1,6 @@
-// The daemon `skydb serve --embed` and `skydb dev` run: discovery → tuning → supervisor
-// (→ later: store, RESP, HTTP), with signal handling and the banner.
+// The daemon `skydb serve --embed` and `skydb dev` run: discovery → tuning → HTTP endpoints →
+// supervisor → (once PostgreSQL is ready) store and RESP listener, with signal handling, the
+// banner and systemd notification (daemon/observing.h).
 //
 // Signals: SIGTERM and SIGINT stop (fast shutdown of PostgreSQL, exit 0); SIGHUP re-loads the
 // configuration, applies the reloadable keys, re-renders the settings and reloads PostgreSQL.

@@ -22,8 +22,7 @@ HttpOptions HttpOptionsFrom(const Config& config) {
   return o;
 }
 
-Observing::Observing(const Config& config, ObservedParts parts, Notifier& notifier,
-                     Clock& clock)
+Observing::Observing(const Config& config, ObservedParts parts, Notifier& notifier, Clock& clock)
     : config_(config), parts_(std::move(parts)), clock_(clock), service_(notifier, clock) {}
 
 Observing::~Observing() { Stop(); }

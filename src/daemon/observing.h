@@ -27,9 +27,9 @@ namespace skydb::daemon {
 HttpOptions HttpOptionsFrom(const Config& config);
 
 struct ObservedParts {
-  std::string mode;                     // "embedded", "dev", "memory"
-  Supervisor* supervisor = nullptr;     // null: no private cluster
-  PgProbe* probe = nullptr;             // for the health ping; null without a cluster
+  std::string mode;                  // "embedded", "dev", "memory"
+  Supervisor* supervisor = nullptr;  // null: no private cluster
+  PgProbe* probe = nullptr;          // for the health ping; null without a cluster
   Serving* serving = nullptr;
   std::optional<Settings> settings;
 };

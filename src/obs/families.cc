@@ -45,16 +45,15 @@ void Process(Families& f, const ObservedState& s) {
 void Store(Families& f, const ObservedState& s) {
   const std::string kind = s.store ? s.store->kind : "none";
   const double sessions = s.store ? D(s.store->sessions) : 0;
-  f.Gauge("skydb_sessions_active", "live sessions (keys) in the opened store, exact",
-          sessions, {{"store", kind}});
+  f.Gauge("skydb_sessions_active", "live sessions (keys) in the opened store, exact", sessions,
+          {{"store", kind}});
   f.Gauge("sky_live_sessions_active",
-          "live sessions, under the Sky.Live runtime's name for its existing dashboards",
-          sessions);
+          "live sessions, under the Sky.Live runtime's name for its existing dashboards", sessions);
   if (!s.store) return;
   const StoreStats& st = *s.store;
-  f.Gauge("skydb_store_info", "the opened store: kind, durability, where; always 1", 1,
-          {{"store", st.kind}, {"durability", st.durability},
-           {"description", s.store_description}});
+  f.Gauge(
+      "skydb_store_info", "the opened store: kind, durability, where; always 1", 1,
+      {{"store", st.kind}, {"durability", st.durability}, {"description", s.store_description}});
   f.Gauge("skydb_store_expiring_sessions", "live sessions with a deadline", D(st.expiring));
   f.Gauge("skydb_store_cached_values", "values held in the memory tier", D(st.cached_values));
   f.Gauge("skydb_store_memory_bytes", "bytes of keys and values held by the memory tier",
@@ -90,10 +89,10 @@ void Store(Families& f, const ObservedState& s) {
   auto& pool = f.Add("skydb_store_pool_connections", MetricType::kGauge,
                      "the store's PostgreSQL connections by state (idle, busy, closed)");
   pool.samples.push_back({{{"state", "busy"}}, D(st.pool_busy), {}});
-  pool.samples.push_back({{{"state", "idle"}}, D(st.pool_open - std::min(st.pool_open,
-                                                                        st.pool_busy)), {}});
-  pool.samples.push_back({{{"state", "closed"}}, D(st.pool_size - std::min(st.pool_size,
-                                                                          st.pool_open)), {}});
+  pool.samples.push_back(
+      {{{"state", "idle"}}, D(st.pool_open - std::min(st.pool_open, st.pool_busy)), {}});
+  pool.samples.push_back(
+      {{{"state", "closed"}}, D(st.pool_size - std::min(st.pool_size, st.pool_open)), {}});
   f.Gauge("skydb_store_pool_waiters", "loads of evicted values waiting for a reader connection",
           D(st.pool_waiters));
 }
@@ -110,7 +109,8 @@ void Resp(Families& f, const ObservedState& s) {
             D(r.rejected_connections));
   auto& commands = f.Add("skydb_resp_commands_total", MetricType::kCounter,
                          "commands run, by name (\"unknown\": names skydb does not support)");
-  for (const auto& [name, n] : r.commands) commands.samples.push_back({{{"command", name}}, D(n), {}});
+  for (const auto& [name, n] : r.commands)
+    commands.samples.push_back({{{"command", name}}, D(n), {}});
   f.Counter("skydb_resp_protocol_errors_total",
             "malformed requests (the connection is closed after the error reply)",
             D(r.protocol_errors));
@@ -124,9 +124,10 @@ void Postgres(Families& f, const ObservedState& s) {
   f.Counter("skydb_postgres_restarts_total", "postmaster restarts after a crash", c.restarts);
   auto& state = f.Add("skydb_postgres_supervisor_state", MetricType::kGauge,
                       "the supervisor's state: 1 for the current one");
-  for (auto st : {SupervisorState::kInitializing, SupervisorState::kStarting,
-                  SupervisorState::kMigrating, SupervisorState::kReady, SupervisorState::kBackoff,
-                  SupervisorState::kStopping, SupervisorState::kStopped, SupervisorState::kFailed}) {
+  for (auto st :
+       {SupervisorState::kInitializing, SupervisorState::kStarting, SupervisorState::kMigrating,
+        SupervisorState::kReady, SupervisorState::kBackoff, SupervisorState::kStopping,
+        SupervisorState::kStopped, SupervisorState::kFailed}) {
     state.samples.push_back({{{"state", SupervisorStateName(st)}}, st == c.state ? 1.0 : 0.0, {}});
   }
   f.Counter("skydb_postgres_poll_failures_total",
@@ -159,10 +160,12 @@ void SettingsGauges(Families& f, const ObservedState& s) {
   MetricFamily numbers{"skydb_setting",
                        "each derived setting with a numeric value (memory in bytes); "
                        "pinned=\"true\" when [postgres.settings] set it",
-                       MetricType::kGauge, {}};
+                       MetricType::kGauge,
+                       {}};
   MetricFamily words{"skydb_setting_info",
                      "each derived setting whose value is a word, as a label; always 1",
-                     MetricType::kGauge, {}};
+                     MetricType::kGauge,
+                     {}};
   for (const auto& item : s.settings->items) {
     MetricLabels labels = {{"name", item.name}, {"pinned", item.pinned ? "true" : "false"}};
     if (item.numeric) {

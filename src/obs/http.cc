@@ -1,7 +1,6 @@
 // HttpEndpoints over cpp-httplib: /metrics, /healthz, /readyz, /status on one loopback port.
 #include <arpa/inet.h>
 #include <httplib.h>
-
 #include <spdlog/spdlog.h>
 
 #include <thread>
@@ -32,9 +31,9 @@ class HttpEndpointsImpl final : public HttpEndpoints {
   ~HttpEndpointsImpl() override { Shutdown(); }
 
   Status Bind(const HttpOptions& options) {
-    int port = options.any_port ? server_.bind_to_any_port(options.bind)
-                                : (server_.bind_to_port(options.bind, options.port) ? options.port
-                                                                                    : -1);
+    int port = options.any_port
+                   ? server_.bind_to_any_port(options.bind)
+                   : (server_.bind_to_port(options.bind, options.port) ? options.port : -1);
     if (port < 0) {
       return Error::Conflict("http: cannot listen on " + options.bind + ":" +
                              std::to_string(options.port) +
@@ -103,7 +102,8 @@ Status ValidateHttpOptions(const HttpOptions& options) {
 Result<std::unique_ptr<HttpEndpoints>> NewHttpEndpoints(const HttpOptions& options,
                                                         HttpHandlers handlers) {
   SKYDB_RETURN_IF_ERROR(ValidateHttpOptions(options));
-  if (options.port == 0 && !options.any_port) return Error::InvalidArgument("http.port is 0: the endpoints are off");
+  if (options.port == 0 && !options.any_port)
+    return Error::InvalidArgument("http.port is 0: the endpoints are off");
   auto server = std::make_unique<HttpEndpointsImpl>(std::move(handlers));
   SKYDB_RETURN_IF_ERROR(server->Bind(options));
   return std::unique_ptr<HttpEndpoints>(std::move(server));

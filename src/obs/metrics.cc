@@ -10,9 +10,12 @@ namespace {
 
 const char* TypeName(MetricType type) {
   switch (type) {
-    case MetricType::kCounter: return "counter";
-    case MetricType::kGauge: return "gauge";
-    case MetricType::kHistogram: return "histogram";
+    case MetricType::kCounter:
+      return "counter";
+    case MetricType::kGauge:
+      return "gauge";
+    case MetricType::kHistogram:
+      return "histogram";
   }
   return "untyped";
 }
@@ -64,9 +67,8 @@ void AppendLabels(std::string& out, const MetricLabels& labels, const char* extr
   out += '}';
 }
 
-void AppendLine(std::string& out, const std::string& name, const MetricLabels& labels,
-                double value, const char* extra_name = nullptr,
-                const std::string& extra_value = "") {
+void AppendLine(std::string& out, const std::string& name, const MetricLabels& labels, double value,
+                const char* extra_name = nullptr, const std::string& extra_value = "") {
   out += name;
   AppendLabels(out, labels, extra_name, extra_value);
   out += ' ';
@@ -102,7 +104,8 @@ bool IsValidName(const std::string& name, bool colon_ok) {
 }
 
 bool EndsWith(const std::string& s, const std::string& suffix) {
-  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+  return s.size() >= suffix.size() &&
+         s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
 Status ValidateSamples(const MetricFamily& family) {
@@ -111,8 +114,8 @@ Status ValidateSamples(const MetricFamily& family) {
     for (const auto& [label, value] : sample.labels) {
       if (!IsValidName(label, false) || label.rfind("__", 0) == 0 ||
           (family.type == MetricType::kHistogram && label == "le")) {
-        return Error::InvalidArgument("metric " + family.name + ": invalid label name '" +
-                                      label + "'");
+        return Error::InvalidArgument("metric " + family.name + ": invalid label name '" + label +
+                                      "'");
       }
     }
     if (!seen.insert(sample.labels).second) {
@@ -156,7 +159,8 @@ Status ValidateFamilies(const std::vector<MetricFamily>& families) {
     if (!names.insert(family.name).second) {
       return Error::InvalidArgument("metric " + family.name + " is declared twice");
     }
-    if (family.help.empty()) return Error::InvalidArgument("metric " + family.name + " has no help");
+    if (family.help.empty())
+      return Error::InvalidArgument("metric " + family.name + " has no help");
     if (family.type == MetricType::kCounter && !EndsWith(family.name, "_total")) {
       return Error::InvalidArgument("counter " + family.name + " must end in _total");
     }

@@ -64,9 +64,9 @@ class Poller final : public PostgresPoller {
   Result<PostgresStats> Poll() {
     if (!conn_ || !conn_->Healthy()) {
       conn_.reset();
-      SKYDB_ASSIGN_OR_RETURN(auto conn,
-                             pg::Connection::Open(options_.conninfo + " connect_timeout=" +
-                                                  std::to_string(options_.connect_timeout_seconds)));
+      SKYDB_ASSIGN_OR_RETURN(
+          auto conn, pg::Connection::Open(options_.conninfo + " connect_timeout=" +
+                                          std::to_string(options_.connect_timeout_seconds)));
       SKYDB_RETURN_IF_ERROR(conn.Run("SET statement_timeout = " +
                                      std::to_string(options_.statement_timeout.count())));
       conn_.emplace(std::move(conn));
@@ -74,7 +74,8 @@ class Poller final : public PostgresPoller {
     PostgresStats stats;
     SKYDB_ASSIGN_OR_RETURN(auto backends, conn_->Exec(kBackendsSql));
     for (int i = 0; i < backends.rows(); ++i) {
-      stats.backends_by_state[backends.Get(i, 0)] = std::strtoll(backends.Get(i, 1).c_str(), nullptr, 10);
+      stats.backends_by_state[backends.Get(i, 0)] =
+          std::strtoll(backends.Get(i, 1).c_str(), nullptr, 10);
     }
     SKYDB_ASSIGN_OR_RETURN(auto sizes, conn_->Exec(kSizesSql));
     for (int i = 0; i < sizes.rows(); ++i) {

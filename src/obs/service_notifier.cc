@@ -18,14 +18,20 @@ std::string ServiceNotifier::StatusFor(const ServiceObservation& o) {
       return "preparing the data directory (initdb on first start)";
     case SupervisorState::kStarting:
       return "starting PostgreSQL (crash recovery, if needed, runs now)";
-    case SupervisorState::kMigrating: return "applying schema migrations";
+    case SupervisorState::kMigrating:
+      return "applying schema migrations";
     case SupervisorState::kReady:
       if (!o.store_open) return "opening the session store";
-      return o.postgres_answers ? "serving sessions" : "serving sessions; PostgreSQL is not answering";
-    case SupervisorState::kBackoff: return "PostgreSQL exited unexpectedly; restarting it";
-    case SupervisorState::kStopping: return "stopping PostgreSQL";
-    case SupervisorState::kStopped: return "PostgreSQL stopped";
-    case SupervisorState::kFailed: return "PostgreSQL failed";
+      return o.postgres_answers ? "serving sessions"
+                                : "serving sessions; PostgreSQL is not answering";
+    case SupervisorState::kBackoff:
+      return "PostgreSQL exited unexpectedly; restarting it";
+    case SupervisorState::kStopping:
+      return "stopping PostgreSQL";
+    case SupervisorState::kStopped:
+      return "PostgreSQL stopped";
+    case SupervisorState::kFailed:
+      return "PostgreSQL failed";
   }
   return "unknown";
 }
@@ -46,11 +52,11 @@ void ServiceNotifier::Tick(const ServiceObservation& o) {
     SendLocked("STATUS=" + status);
   }
   if (stopping_) return;
-  bool starting = !ready_ && (!o.cluster || *o.cluster == SupervisorState::kInitializing ||
-                              *o.cluster == SupervisorState::kStarting ||
-                              *o.cluster == SupervisorState::kMigrating ||
-                              *o.cluster == SupervisorState::kBackoff ||
-                              *o.cluster == SupervisorState::kReady);
+  bool starting =
+      !ready_ &&
+      (!o.cluster || *o.cluster == SupervisorState::kInitializing ||
+       *o.cluster == SupervisorState::kStarting || *o.cluster == SupervisorState::kMigrating ||
+       *o.cluster == SupervisorState::kBackoff || *o.cluster == SupervisorState::kReady);
   if (starting && Due(last_extend_, extend_step_ / 3, now)) {
     auto usec = std::chrono::duration_cast<std::chrono::microseconds>(extend_step_).count();
     SendLocked("EXTEND_TIMEOUT_USEC=" + std::to_string(usec));

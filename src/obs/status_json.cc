@@ -1,7 +1,6 @@
 // /status: the ObservedState as one JSON document for humans and scripts.
-#include <nlohmann/json.hpp>
-
 #include <chrono>
+#include <nlohmann/json.hpp>
 
 #include "skydb/obs.h"
 
@@ -62,7 +61,9 @@ json Store(const ObservedState& s) {
 json Pool(const ObservedState& s) {
   if (!s.store) return nullptr;
   const auto& st = *s.store;
-  return {{"size", st.pool_size}, {"open", st.pool_open}, {"busy", st.pool_busy},
+  return {{"size", st.pool_size},
+          {"open", st.pool_open},
+          {"busy", st.pool_busy},
           {"waiters", st.pool_waiters}};
 }
 
@@ -71,17 +72,19 @@ json Resp(const ObservedState& s) {
   const auto& r = *s.resp;
   json commands = json::object();
   for (const auto& [name, n] : r.commands) commands[name] = n;
-  return {{"connected_clients", r.connected_clients}, {"total_connections", r.total_connections},
-          {"rejected_connections", r.rejected_connections},
-          {"total_commands", r.total_commands}, {"protocol_errors", r.protocol_errors},
-          {"commands", commands}};
+  return {
+      {"connected_clients", r.connected_clients},       {"total_connections", r.total_connections},
+      {"rejected_connections", r.rejected_connections}, {"total_commands", r.total_commands},
+      {"protocol_errors", r.protocol_errors},           {"commands", commands}};
 }
 
 json SettingsJson(const ObservedState& s) {
   if (!s.settings) return nullptr;
   json items = json::array();
   for (const auto& item : s.settings->items) {
-    items.push_back({{"name", item.name}, {"value", item.value}, {"pinned", item.pinned},
+    items.push_back({{"name", item.name},
+                     {"value", item.value},
+                     {"pinned", item.pinned},
                      {"derivation", item.derivation}});
   }
   return items;

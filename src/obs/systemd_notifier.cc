@@ -1,8 +1,7 @@
 // Notifier over libsystemd.
+#include <spdlog/spdlog.h>
 #include <systemd/sd-daemon.h>
 #include <time.h>
-
-#include <spdlog/spdlog.h>
 
 #include <atomic>
 #include <cstring>

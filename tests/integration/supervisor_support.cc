@@ -60,6 +60,9 @@ DaemonProcess::DaemonProcess(const std::string& program, const std::vector<std::
   spec.argv.insert(spec.argv.end(), args.begin(), args.end());
   spec.env = env;
   if (spec.env.count("SKYDB_CONFIG") == 0) spec.env["SKYDB_CONFIG"] = "";
+  // Daemons of tests running side by side must not race for the default HTTP port; tests of
+  // the endpoints pass --set http.port=N, which wins over the environment.
+  if (spec.env.count("SKYDB_HTTP_PORT") == 0) spec.env["SKYDB_HTTP_PORT"] = "0";
   spec.parent_death_signal = SIGKILL;  // a crashed test binary takes its daemons with it
   auto child = NewRealChildLauncher()->Spawn(spec, [this](std::string_view line) {
     std::lock_guard lock(mu_);
@@ -87,6 +90,19 @@ std::optional<ExitStatus> DaemonProcess::WaitExit(std::chrono::milliseconds time
   auto status = child_->WaitFor(timeout);
   if (status) child_->WaitOutputClosed(std::chrono::seconds(2));
   return status;
+}
+
+std::string DaemonProcess::StopCleanly(std::chrono::milliseconds timeout) {
+  Status signalled = Signal(SIGTERM);
+  if (!signalled.ok()) return "SIGTERM failed: " + signalled.error().message;
+  auto status = WaitExit(timeout);
+  if (!status) {
+    return "still running " + std::to_string(timeout.count()) + " ms after SIGTERM\n" + Log();
+  }
+  if (status->exit_code != 0) {
+    return "exit status " + std::to_string(status->exit_code) + "\n" + Log();
+  }
+  return "";
 }
 
 std::optional<supervisor::StatusRecord> ReadStatus(const std::string& dir) {

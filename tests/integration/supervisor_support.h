@@ -55,6 +55,9 @@ class DaemonProcess {
   // Waits for the daemon to exit; its status, or nullopt on timeout.
   std::optional<ExitStatus> WaitExit(std::chrono::milliseconds timeout);
   Status Signal(int sig) { return child_->Signal(sig); }
+  // SIGTERM, then waits up to `timeout` for exit status 0; "" when that happened, otherwise
+  // what happened instead, with the daemon's log.
+  std::string StopCleanly(std::chrono::milliseconds timeout);
 
  private:
   std::unique_ptr<ChildProcess> child_;

@@ -1,15 +1,14 @@
 // JOURNAL_STREAM detection and the three log formats, written to a real file as stderr.
+#include "skydb/log.h"
+
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-#include <gtest/gtest.h>
 
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
-
-#include "skydb/log.h"
 
 namespace skydb {
 namespace {

@@ -1,4 +1,6 @@
 // The exposition format, byte for byte, and the registry around it.
+#include "skydb/metrics.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -6,7 +8,6 @@
 #include <thread>
 
 #include "skydb/histogram.h"
-#include "skydb/metrics.h"
 
 namespace skydb {
 namespace {
@@ -14,7 +15,9 @@ namespace {
 TEST(RenderPrometheusTextTest, GaugeAndCounterWithHelpTypeAndLabels) {
   std::vector<MetricFamily> families = {
       {"things_active", "things now", MetricType::kGauge, {{{}, 3, {}}}},
-      {"things_total", "things ever", MetricType::kCounter,
+      {"things_total",
+       "things ever",
+       MetricType::kCounter,
        {{{{"kind", "a"}}, 10, {}}, {{{"kind", "b"}, {"x", "y"}}, 0.5, {}}}}};
   EXPECT_EQ(RenderPrometheusText(families),
             "# HELP things_active things now\n"
@@ -27,9 +30,10 @@ TEST(RenderPrometheusTextTest, GaugeAndCounterWithHelpTypeAndLabels) {
 }
 
 TEST(RenderPrometheusTextTest, EscapesLabelValuesAndHelp) {
-  std::vector<MetricFamily> families = {
-      {"m", "back\\slash\nnew \"quoted\"", MetricType::kGauge,
-       {{{{"path", "C:\\dir \"x\"\nnext"}}, 1, {}}}}};
+  std::vector<MetricFamily> families = {{"m",
+                                         "back\\slash\nnew \"quoted\"",
+                                         MetricType::kGauge,
+                                         {{{{"path", "C:\\dir \"x\"\nnext"}}, 1, {}}}}};
   EXPECT_EQ(RenderPrometheusText(families),
             "# HELP m back\\\\slash\\nnew \"quoted\"\n"
             "# TYPE m gauge\n"
@@ -55,8 +59,8 @@ TEST(RenderPrometheusTextTest, HistogramBucketsAreCumulativeEndingInInf) {
   AtomicHistogram h({0.1, 1, 10});
   for (double v : {0.05, 0.1, 0.5, 5.0, 50.0}) h.Observe(v);
   MetricSample sample{{{"op", "commit"}}, 0, h.Snapshot()};
-  std::string text = RenderPrometheusText({{"lat_seconds", "latency", MetricType::kHistogram,
-                                            {sample}}});
+  std::string text =
+      RenderPrometheusText({{"lat_seconds", "latency", MetricType::kHistogram, {sample}}});
   EXPECT_EQ(text,
             "# HELP lat_seconds latency\n"
             "# TYPE lat_seconds histogram\n"
@@ -99,10 +103,11 @@ TEST(ExponentialBoundsTest, Grows) {
 
 TEST(ValidateFamiliesTest, AcceptsWellFormedFamilies) {
   AtomicHistogram h({1, 2});
-  EXPECT_TRUE(ValidateFamilies({{"a_total", "h", MetricType::kCounter, {{{{"x", "1"}}, 1, {}}}},
-                                {"ns:b_bytes", "h", MetricType::kGauge, {}},
-                                {"c_seconds", "h", MetricType::kHistogram, {{{}, 0, h.Snapshot()}}}})
-                  .ok());
+  EXPECT_TRUE(
+      ValidateFamilies({{"a_total", "h", MetricType::kCounter, {{{{"x", "1"}}, 1, {}}}},
+                        {"ns:b_bytes", "h", MetricType::kGauge, {}},
+                        {"c_seconds", "h", MetricType::kHistogram, {{{}, 0, h.Snapshot()}}}})
+          .ok());
 }
 
 TEST(ValidateFamiliesTest, RejectsWhatTheFormatOrConventionsForbid) {
@@ -118,9 +123,11 @@ TEST(ValidateFamiliesTest, RejectsWhatTheFormatOrConventionsForbid) {
       {"bad name", {"1a", "h", MetricType::kGauge, {}}, "is not valid"},
       {"no help", {"a", "", MetricType::kGauge, {}}, "has no help"},
       {"bad label", {"a", "h", MetricType::kGauge, {{{{"a-b", "x"}}, 1, {}}}}, "invalid label"},
-      {"reserved label", {"a", "h", MetricType::kGauge, {{{{"__x", "x"}}, 1, {}}}},
+      {"reserved label",
+       {"a", "h", MetricType::kGauge, {{{{"__x", "x"}}, 1, {}}}},
        "invalid label"},
-      {"le on a histogram", {"a", "h", MetricType::kHistogram, {{{{"le", "1"}}, 0, {}}}},
+      {"le on a histogram",
+       {"a", "h", MetricType::kHistogram, {{{{"le", "1"}}, 0, {}}}},
        "invalid label"},
       {"repeated labels", {"a", "h", MetricType::kGauge, {{{}, 1, {}}, {{}, 2, {}}}}, "twice"},
       {"descending bounds", {"a", "h", MetricType::kHistogram, {{{}, 0, descending}}}, "ascend"},
@@ -131,7 +138,8 @@ TEST(ValidateFamiliesTest, RejectsWhatTheFormatOrConventionsForbid) {
     EXPECT_NE(s.error().message.find(c.message), std::string::npos)
         << c.why << ": " << s.error().message;
   }
-  Status dup = ValidateFamilies({{"a", "h", MetricType::kGauge, {}}, {"a", "h", MetricType::kGauge, {}}});
+  Status dup =
+      ValidateFamilies({{"a", "h", MetricType::kGauge, {}}, {"a", "h", MetricType::kGauge, {}}});
   ASSERT_FALSE(dup.ok());
   EXPECT_NE(dup.error().message.find("declared twice"), std::string::npos);
 }

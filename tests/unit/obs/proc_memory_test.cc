@@ -11,8 +11,12 @@ using testing::FakeFileSystem;
 
 std::string Rollup(int rss_kb, int pss_kb) {
   return "55d0c0000000-7ffd00000000 ---p 00000000 00:00 0                          [rollup]\n"
-         "Rss:            " + std::to_string(rss_kb) + " kB\n"
-         "Pss:            " + std::to_string(pss_kb) + " kB\n"
+         "Rss:            " +
+         std::to_string(rss_kb) +
+         " kB\n"
+         "Pss:            " +
+         std::to_string(pss_kb) +
+         " kB\n"
          "Pss_Anon:          100 kB\n";
 }
 
