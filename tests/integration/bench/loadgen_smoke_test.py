@@ -30,7 +30,7 @@ class Daemon:
         args += ["serve", "--store", "memory", "--data-dir", self.dir]
         self.log = open(os.path.join(self.dir, "daemon.log"), "wb")
         self.proc = subprocess.Popen(args, stdout=self.log, stderr=self.log,
-                                     env=dict(os.environ, SKYDB_CONFIG=""))
+                                     env=dict(os.environ, SKYDB_CONFIG="", SKYDB_HTTP_PORT="0"))
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
