@@ -21,35 +21,27 @@ constexpr unsigned kByteaOid = 17;
 constexpr unsigned kInt8Oid = 20;
 constexpr int64_t kSweeperLockKey = 0x736b7964625377;  // "skydbSw": one sweeper per database
 
-const char* const kCommitSql = R"SQL(
-WITH up AS (
-  INSERT INTO sky_sessions AS s (id, data, expires_at, expiry_bucket)
-  SELECT u.id, u.data, NULLIF(u.exp, 0), NULLIF(u.exp, 0) / 3600000
-  FROM unnest($1::bytea[], $2::bytea[], $3::int8[]) AS u(id, data, exp)
-  ON CONFLICT (id) DO UPDATE
-    SET data = excluded.data, expires_at = excluded.expires_at,
-        expiry_bucket = excluded.expiry_bucket
-  RETURNING 1),
-del AS (
-  DELETE FROM sky_sessions WHERE id = ANY($4::bytea[]) RETURNING 1),
-touch AS (
-  UPDATE sky_sessions AS s
-  SET expires_at = NULLIF(t.exp, 0), expiry_bucket = NULLIF(t.exp, 0) / 3600000
-  FROM unnest($5::bytea[], $6::int8[]) AS t(id, exp) WHERE s.id = t.id
-  RETURNING 1)
-SELECT (SELECT count(*) FROM up), (SELECT count(*) FROM del), (SELECT count(*) FROM touch)
-)SQL";
+// Value writes: the whole of the common batch's statement, and the first CTE of the general one.
+#define SKYDB_UPSERT_SQL                                                      \
+  "INSERT INTO sky_sessions AS s (id, data, expires_at, expiry_bucket) "      \
+  "SELECT u.id, u.data, NULLIF(u.exp, 0), NULLIF(u.exp, 0) / 3600000 "        \
+  "FROM unnest($1::bytea[], $2::bytea[], $3::int8[]) AS u(id, data, exp) "    \
+  "ON CONFLICT (id) DO UPDATE SET data = excluded.data, "                     \
+  "expires_at = excluded.expires_at, expiry_bucket = excluded.expiry_bucket"
+
+// A batch with deletes or deadline-only changes: one statement of three data-modifying CTEs.
+const char* const kCommitSql =
+    "WITH up AS (" SKYDB_UPSERT_SQL " RETURNING 1), "
+    "del AS (DELETE FROM sky_sessions WHERE id = ANY($4::bytea[]) RETURNING 1), "
+    "touch AS (UPDATE sky_sessions AS s "
+    "SET expires_at = NULLIF(t.exp, 0), expiry_bucket = NULLIF(t.exp, 0) / 3600000 "
+    "FROM unnest($5::bytea[], $6::int8[]) AS t(id, exp) WHERE s.id = t.id RETURNING 1) "
+    "SELECT (SELECT count(*) FROM up), (SELECT count(*) FROM del), (SELECT count(*) FROM touch)";
 
 // The common batch — value writes only — as a plain upsert: a third of the executor work of
 // the three-CTE statement per commit.
-const char* const kUpsertOnlySql = R"SQL(
-INSERT INTO sky_sessions AS s (id, data, expires_at, expiry_bucket)
-SELECT u.id, u.data, NULLIF(u.exp, 0), NULLIF(u.exp, 0) / 3600000
-FROM unnest($1::bytea[], $2::bytea[], $3::int8[]) AS u(id, data, exp)
-ON CONFLICT (id) DO UPDATE
-  SET data = excluded.data, expires_at = excluded.expires_at,
-      expiry_bucket = excluded.expiry_bucket
-)SQL";
+const char* const kUpsertOnlySql = SKYDB_UPSERT_SQL;
+#undef SKYDB_UPSERT_SQL
 
 const char* const kReadSql =
     "SELECT data, COALESCE(expires_at, 0) FROM sky_sessions "
