@@ -162,6 +162,12 @@ int Daemon::Run() {
       Status opened = serving_->Open(supervisor_->ConnInfo(),
                                      "private cluster " + supervisor_->SocketDir(),
                                      plan->settings.pools);
+      if (!opened.ok() && serving_->stopped()) {
+        // SIGTERM arrived while the store was opening: a requested stop, not a failure.
+        spdlog::info("stop requested before the session store was open");
+        first_ready = false;
+        return;
+      }
       if (!opened.ok()) {
         spdlog::error("skydb cannot serve sessions: {}", opened.error().message);
         serving_failed_ = true;

@@ -107,6 +107,11 @@ std::string Serving::StoreDescription() const {
   return open_description_;
 }
 
+bool Serving::stopped() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return stopped_;
+}
+
 std::string Serving::Describe() const {
   std::lock_guard<std::mutex> lock(mu_);
   return store_text_;

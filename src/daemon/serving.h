@@ -37,6 +37,8 @@ class Serving {
   void Stop(std::chrono::milliseconds drain, std::chrono::milliseconds flush);
   // "tiered (sync) on <description>, listening on <socket>", for the banner.
   std::string Describe() const;
+  // True once Stop has begun (an Open then fails because of it, not because of the store).
+  bool stopped() const;
 
   // For metrics and /status; nullopt while not open. Never waits for an Open in progress.
   std::optional<StoreStats> StoreStatsNow() const;
