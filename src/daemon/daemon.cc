@@ -12,6 +12,7 @@
 #include <mutex>
 #include <thread>
 
+#include "daemon/open_files.h"
 #include "daemon/serving.h"
 #include "skydb/discovery.h"
 #include "skydb/durable.h"
@@ -242,6 +243,7 @@ int RunDaemon(const DaemonOptions& options) {
     std::fprintf(stderr, "skydb: %s\n", logging.error().message.c_str());
     return 2;
   }
+  RaiseOpenFileLimit(static_cast<uint64_t>(options.config.resp.max_clients));
   if (options.config.store.kind == "memory") return RunMemoryOnly(options);
   Daemon daemon(options);
   return daemon.Run();
