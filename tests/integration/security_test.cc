@@ -17,6 +17,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -36,7 +37,7 @@ namespace {
 
 using std::chrono::milliseconds;
 using std::chrono::seconds;
-using Clock = std::chrono::steady_clock;
+using SteadyClock = std::chrono::steady_clock;
 
 // ---- raw sockets ----------------------------------------------------------------------------
 
@@ -251,13 +252,13 @@ TEST_F(MemoryDaemonTest, TricklingClientsDoNotSlowOthers) {
   ASSERT_TRUE(client.ok());
   std::vector<double> latencies_ms;
   for (int i = 0; i < 300; ++i) {
-    auto start = Clock::now();
+    auto start = SteadyClock::now();
     auto set = client->Command({"SET", "fast" + std::to_string(i), "v"});
     ASSERT_TRUE(set.ok() && set->IsOk());
     auto get = client->Command({"GET", "fast" + std::to_string(i)});
     ASSERT_TRUE(get.ok() && get->text == "v");
     latencies_ms.push_back(
-        std::chrono::duration<double, std::milli>(Clock::now() - start).count());
+        std::chrono::duration<double, std::milli>(SteadyClock::now() - start).count());
     std::this_thread::sleep_for(milliseconds(5));
   }
   stop = true;
@@ -346,6 +347,14 @@ class EmbeddedSecurityTest : public ::testing::Test {
   std::unique_ptr<DaemonProcess> Serve() {
     auto d = StartEmbedded(dir_, {}, {{"SKYDB_RESP_REQUIREPASS", kPassword}});
     EXPECT_TRUE(WaitDaemonReady(*d, dir_, seconds(90))) << d->Log();
+    // The status file says ready when PostgreSQL is; the store socket follows shortly after.
+    auto deadline = SteadyClock::now() + seconds(30);
+    int fd = -1;
+    while ((fd = ConnectUnix(StoreSocket(dir_))) < 0 && SteadyClock::now() < deadline) {
+      std::this_thread::sleep_for(milliseconds(50));
+    }
+    EXPECT_GE(fd, 0) << "the store socket never accepted a connection\n" << d->Log();
+    if (fd >= 0) ::close(fd);
     return d;
   }
 
@@ -446,17 +455,17 @@ TEST_F(EmbeddedSecurityTest, PasswordNeverShownAndFailedAuthCountedAndSlowed) {
 
   auto guesser = RespClient::Connect(socket, seconds(10));
   ASSERT_TRUE(guesser.ok());
-  auto start = Clock::now();
+  auto start = SteadyClock::now();
   for (int i = 0; i < 3; ++i) {
     auto reply = guesser->Command({"AUTH", std::string("guess-") + std::to_string(i)});
     ASSERT_TRUE(reply.ok());
     EXPECT_EQ(reply->text, "WRONGPASS invalid username-password pair or user is disabled.");
   }
-  auto guessing = Clock::now() - start;
+  auto guessing = SteadyClock::now() - start;
   EXPECT_GE(guessing, milliseconds(100 + 200 + 400)) << "three failures, 100+200+400 ms";
-  auto bystander_start = Clock::now();
+  auto bystander_start = SteadyClock::now();
   RespClient client = Client();
-  EXPECT_LT(Clock::now() - bystander_start, milliseconds(200)) << "other clients are not slowed";
+  EXPECT_LT(SteadyClock::now() - bystander_start, milliseconds(200)) << "other clients are not slowed";
 
   std::string replies;
   for (const std::vector<std::string>& cmd :
