@@ -226,6 +226,54 @@ TEST_F(MemoryDaemonTest, TenThousandClientsHeldAndTheNextOneToldWhy) {
   ASSERT_EQ(::setrlimit(RLIMIT_NOFILE, &saved), 0);
 }
 
+// CPU seconds (user + system) `pid` has used, from /proc/PID/stat.
+double CpuSeconds(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string text((std::istreambuf_iterator<char>(in)), {});
+  std::istringstream fields(text.substr(text.rfind(')') + 2));
+  std::string skip;
+  for (int i = 0; i < 11; ++i) fields >> skip;  // state .. cmajflt (fields 3-13)
+  double utime = 0, stime = 0;
+  fields >> utime >> stime;
+  return (utime + stime) / static_cast<double>(::sysconf(_SC_CLK_TCK));
+}
+
+// With a hard descriptor limit far below resp.max_clients, the clients the daemon cannot hold
+// are told why and closed; it neither crashes nor spins on its listener, and serves the rest.
+TEST_F(MemoryDaemonTest, OutOfDescriptorsRefusesWithAnErrorAndDoesNotSpin) {
+  Start();
+  std::string socket = StoreSocket(dir_);
+  rlimit low{64, 64};  // lowered from outside, after start-up raised it
+  ASSERT_EQ(::prlimit(daemon_->pid(), RLIMIT_NOFILE, &low, nullptr), 0) << std::strerror(errno);
+
+  constexpr int kClients = 100;
+  std::vector<int> fds;
+  for (int i = 0; i < kClients; ++i) {
+    int fd = ConnectUnix(socket);
+    ASSERT_GE(fd, 0);
+    fds.push_back(fd);
+  }
+  int served = 0, refused = 0;
+  for (int fd : fds) {
+    (void)SendAll(fd, "PING\r\n");
+    std::string reply = ReadUpTo(fd, 7);
+    if (reply == "+PONG\r\n") ++served;
+    if (reply.rfind("-ERR max number of clients reached (the server is out of file descriptors)",
+                    0) == 0) {
+      ++refused;
+    }
+  }
+  EXPECT_GE(served, 20);
+  EXPECT_GE(refused, 1);
+  EXPECT_EQ(served + refused, kClients);
+  double before = CpuSeconds(daemon_->pid());
+  std::this_thread::sleep_for(seconds(1));
+  EXPECT_LT(CpuSeconds(daemon_->pid()) - before, 0.3) << "the loop spins";
+  for (int fd : fds) ::close(fd);
+  EXPECT_TRUE(WaitForPong(socket, seconds(10))) << "served again once descriptors are free";
+  EXPECT_TRUE(daemon_->LogContains("resp: out of file descriptors")) << daemon_->Log();
+}
+
 // Hundreds of clients each holding a half-sent command and adding one byte now and then never
 // delay a normal client: the loop never waits for anyone's bytes.
 TEST_F(MemoryDaemonTest, TricklingClientsDoNotSlowOthers) {
