@@ -46,11 +46,12 @@ void RaiseOpenFileLimit(uint64_t max_clients) {
     }
   }
   if (limit.rlim_cur < max_clients + kOwnDescriptors) {
-    spdlog::warn("the open-file limit is {} (hard {}), too low for resp.max_clients = {}: "
-                 "clients beyond about {} will be refused; raise LimitNOFILE (systemd) or "
-                 "ulimit -Hn, or lower resp.max_clients",
-                 limit.rlim_cur, limit.rlim_max, max_clients,
-                 limit.rlim_cur > kOwnDescriptors ? limit.rlim_cur - kOwnDescriptors : 0);
+    spdlog::warn(
+        "the open-file limit is {} (hard {}), too low for resp.max_clients = {}: "
+        "clients beyond about {} will be refused; raise LimitNOFILE (systemd) or "
+        "ulimit -Hn, or lower resp.max_clients",
+        limit.rlim_cur, limit.rlim_max, max_clients,
+        limit.rlim_cur > kOwnDescriptors ? limit.rlim_cur - kOwnDescriptors : 0);
   }
 }
 

@@ -77,8 +77,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         (again.ok() ? "" : again.error().message) + "\n" + shown);
   skydb::Config reloaded = again->config;
   if (!secret.empty()) reloaded.resp.requirepass = secret;  // rendered as "<redacted>"
-  Check(reloaded == loaded->config, "config show output loaded back to a different Config",
-        shown);
+  Check(reloaded == loaded->config, "config show output loaded back to a different Config", shown);
   return 0;
 }
 

@@ -5,6 +5,7 @@
 // documented modes; a world-writable DIR is refused; the password appears nowhere; failed AUTHs
 // are counted and slowed. Run as root (the cluster runs as SKYDB_TEST_USER).
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/resource.h>
@@ -12,8 +13,6 @@
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
-
-#include <gtest/gtest.h>
 
 #include <algorithm>
 #include <atomic>
@@ -133,8 +132,8 @@ int TcpListenersOf(pid_t pid) {
   std::set<std::string> listening = TcpListenInodes();
   int count = 0;
   std::error_code ec;
-  for (const auto& fd : std::filesystem::directory_iterator(
-           "/proc/" + std::to_string(pid) + "/fd", ec)) {
+  for (const auto& fd :
+       std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/fd", ec)) {
     std::error_code link_ec;
     std::string target = std::filesystem::read_symlink(fd.path(), link_ec).string();
     if (link_ec || target.rfind("socket:[", 0) != 0) continue;
@@ -337,9 +336,9 @@ TEST_F(MemoryDaemonTest, OversizedAndNestedInputGetsTheDocumentedErrors) {
             "-ERR Protocol error: invalid bulk length\r\n<eof>");
   EXPECT_EQ(Exchange(socket, Command({"SET", std::string(512, 'k'), "v"}), 5), "+OK\r\n");
   const std::string long_key = "-ERR key is 513 bytes; the limit is 512\r\n+PONG\r\n";
-  EXPECT_EQ(Exchange(socket, Command({"SET", std::string(513, 'k'), "v"}) + "PING\r\n",
-                     long_key.size()),
-            long_key);
+  EXPECT_EQ(
+      Exchange(socket, Command({"SET", std::string(513, 'k'), "v"}) + "PING\r\n", long_key.size()),
+      long_key);
   EXPECT_EQ(Exchange(socket, "*1048577\r\n"),
             "-ERR Protocol error: invalid multibulk length\r\n<eof>");
   EXPECT_EQ(Exchange(socket, "*2\r\n*1\r\n$4\r\nPING\r\n"),
@@ -425,8 +424,10 @@ TEST_F(EmbeddedSecurityTest, RefusesADataDirWritableByOthers) {
   auto status = d->WaitExit(seconds(60));
   ASSERT_TRUE(status.has_value()) << d->Log();
   EXPECT_EQ(status->exit_code, 1);
-  EXPECT_TRUE(d->LogContains(dir_ + " has mode 0777, writable by other users; fix it with: "
-                             "chmod 0700 " + dir_))
+  EXPECT_TRUE(d->LogContains(dir_ +
+                             " has mode 0777, writable by other users; fix it with: "
+                             "chmod 0700 " +
+                             dir_))
       << d->Log();
   EXPECT_TRUE(std::filesystem::is_empty(dir_)) << "nothing is created in a refused DIR";
   EXPECT_EQ(ModeOf(dir_), 0777u) << "skydb never changes a refused DIR";
@@ -466,7 +467,8 @@ TEST_F(EmbeddedSecurityTest, EveryByteRoundTripsThroughPostgresAndARestart) {
       {"utf8 \xc3\xa9 and invalid \xff\xfe", std::string(1 << 16, '\xff')},
   };
   for (int b = 0; b < 256; ++b) {
-    pairs.push_back({"byte-" + std::string(1, static_cast<char>(b)), std::string(3, static_cast<char>(b))});
+    pairs.push_back(
+        {"byte-" + std::string(1, static_cast<char>(b)), std::string(3, static_cast<char>(b))});
   }
   {
     auto d = Serve();
@@ -513,7 +515,8 @@ TEST_F(EmbeddedSecurityTest, PasswordNeverShownAndFailedAuthCountedAndSlowed) {
   EXPECT_GE(guessing, milliseconds(100 + 200 + 400)) << "three failures, 100+200+400 ms";
   auto bystander_start = SteadyClock::now();
   RespClient client = Client();
-  EXPECT_LT(SteadyClock::now() - bystander_start, milliseconds(200)) << "other clients are not slowed";
+  EXPECT_LT(SteadyClock::now() - bystander_start, milliseconds(200))
+      << "other clients are not slowed";
 
   std::string replies;
   for (const std::vector<std::string>& cmd :
