@@ -132,8 +132,8 @@ struct ConfigKey {
   ConfigType type;
   std::string default_text; // as written in conf/skydb.toml
   std::string accepted;     // what is accepted, for errors and help: "1..256", "sync|async"
-  bool reloadable;
-  bool secret = false;      // never printed: `config show` writes "<redacted>"          // applied on SIGHUP without a restart
+  bool reloadable;          // applied on SIGHUP without a restart
+  bool secret = false;      // never printed: messages and `config show` write "<redacted>"
   std::string description;  // one line
   std::string env;          // environment variable that sets it, or ""
   std::string flag;         // long command-line flag that sets it, or ""

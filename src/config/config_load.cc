@@ -65,8 +65,11 @@ std::vector<std::string> KnownKeyNames() {
 }
 
 Error UnknownFlagKey(const std::string& name, const std::string& text) {
-  std::string message = "--set " + name + "=" + text + ": unknown key '" + name + "' (";
   std::string guess = ClosestName(name, KnownKeyNames());
+  // A misspelt secret key ("--set resp.requirepas=...") still carries the secret.
+  const ConfigKey* meant = FindConfigKey(guess);
+  std::string shown = meant != nullptr ? ShownValue(*meant, text) : text;
+  std::string message = "--set " + name + "=" + shown + ": unknown key '" + name + "' (";
   if (!guess.empty()) message += "did you mean '" + guess + "'? ";
   message += "see `skydb config keys`); accepted: " + Join(KnownKeyNames(), ", ");
   return Error::InvalidArgument(std::move(message));
@@ -93,8 +96,8 @@ class Merger {
       if (text.empty() || !IsConfigVariable(variable) || IsReservedVariable(variable)) continue;
       KeyRef ref = KeyForVariable(variable);
       if (ref.key == nullptr) return UnknownVariable(variable);
-      SKYDB_RETURN_IF_ERROR(
-          ApplyText(ref, variable + "=" + text, text, {ConfigSource::kEnvironment, variable}));
+      std::string where = variable + "=" + ShownValue(*ref.key, text);
+      SKYDB_RETURN_IF_ERROR(ApplyText(ref, where, text, {ConfigSource::kEnvironment, variable}));
     }
     return Ok();
   }
@@ -104,8 +107,8 @@ class Merger {
       KeyRef ref = ResolveKey(name);
       if (ref.key == nullptr) return UnknownFlagKey(name, text);
       // Command flags (--data-dir) arrive as key names too, so every flag is shown as --set.
-      SKYDB_RETURN_IF_ERROR(ApplyText(ref, "--set " + name + "=" + text, text,
-                                      {ConfigSource::kFlag, "--set " + name}));
+      SKYDB_RETURN_IF_ERROR(ApplyText(ref, "--set " + name + "=" + ShownValue(*ref.key, text),
+                                      text, {ConfigSource::kFlag, "--set " + name}));
     }
     return Ok();
   }

@@ -222,6 +222,10 @@ std::string TomlKey(std::string_view name) {
   return QuoteToml(name);
 }
 
+std::string ShownValue(const ConfigKey& key, const std::string& shown) {
+  return key.secret ? std::string("<redacted>") : shown;
+}
+
 Error ValueError(const std::string& where, const std::string& key, const std::string& shown,
                  const std::string& phrase, const std::string& accepted) {
   std::string message = where + ": " + key;

@@ -29,6 +29,10 @@ std::string RenderValueToml(const ConfigKey& key, const ConfigValue& value);
 std::string QuoteToml(std::string_view text);  // a TOML basic string, escaped
 std::string TomlKey(std::string_view name);    // bare when TOML allows it, else quoted
 
+// What messages show for a value of `key`: `shown` itself, or "<redacted>" for a secret key
+// (a password must not reach a log or a terminal even when it is the value that is wrong).
+std::string ShownValue(const ConfigKey& key, const std::string& shown);
+
 // "<where>: <key>[ = <shown>] <phrase>; accepted: <accepted>" as InvalidArgument.
 Error ValueError(const std::string& where, const std::string& key, const std::string& shown,
                  const std::string& phrase, const std::string& accepted);

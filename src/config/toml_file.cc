@@ -192,11 +192,11 @@ class Walker {
       return Settings(key, *table, "");
     }
     auto value = ScalarValue(key, node);
+    std::string shown = ShownValue(key, Shown(node));
     if (!value.ok()) {
-      return ValueError(file_.Where(line), key.name, Shown(node), value.error().message,
-                        key.accepted);
+      return ValueError(file_.Where(line), key.name, shown, value.error().message, key.accepted);
     }
-    file_.values.push_back({key.name, {&key, ""}, std::move(value).value(), line, Shown(node)});
+    file_.values.push_back({key.name, {&key, ""}, std::move(value).value(), line, shown});
     return Ok();
   }
 
@@ -206,6 +206,12 @@ class Walker {
     for (const auto& [k, node] : table) {
       std::string entry = prefix + std::string(k.str());
       int line = LineOf(k.source()) > 0 ? LineOf(k.source()) : LineOf(node.source());
+      // An empty name ("" = 1) would otherwise reach the loader as the whole table's value.
+      if (k.str().empty()) {
+        return Error::InvalidArgument(file_.Where(line) + ": " + key.name +
+                                      " has an entry with an empty name; accepted: " +
+                                      key.accepted);
+      }
       if (const toml::table* nested = node.as_table()) {
         SKYDB_RETURN_IF_ERROR(Settings(key, *nested, entry + "."));
         continue;

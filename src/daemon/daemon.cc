@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "daemon/observing.h"
+#include "daemon/open_files.h"
 #include "daemon/serving.h"
 #include "skydb/bundle.h"
 #include "skydb/discovery.h"
@@ -276,6 +277,7 @@ int RunDaemon(const DaemonOptions& options) {
     std::fprintf(stderr, "skydb: %s\n", logging.error().message.c_str());
     return 2;
   }
+  RaiseOpenFileLimit(static_cast<uint64_t>(options.config.resp.max_clients));
   if (options.config.store.kind == "memory") return RunMemoryOnly(options);
   Daemon daemon(options);
   return daemon.Run();

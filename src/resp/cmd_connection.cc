@@ -58,6 +58,7 @@ bool ApplyHelloOptions(CommandContext& ctx) {
     bool more = i + 1 < args.size();
     if (EqualsIgnoreCase(args[i], "auth") && i + 2 < args.size()) {
       if (!CredentialsOk(ctx.executor.config(), args[i + 1], args[i + 2])) {
+        ++ctx.client.auth_failures;
         ctx.ReplyError(kWrongPass);
         return false;
       }
@@ -111,7 +112,10 @@ void CmdAuth(CommandContext& ctx) {
         "Are you sure your configuration is correct?");
   }
   std::string_view user = ctx.args.size() == 3 ? std::string_view(ctx.args[1]) : "default";
-  if (!CredentialsOk(config, user, ctx.args.back())) return ctx.ReplyError(kWrongPass);
+  if (!CredentialsOk(config, user, ctx.args.back())) {
+    ++ctx.client.auth_failures;
+    return ctx.ReplyError(kWrongPass);
+  }
   ctx.client.authenticated = true;
   ctx.Reply(Simple("OK"));
 }
@@ -128,7 +132,9 @@ void CmdHello(CommandContext& ctx) {
   }
   ClientState saved = ctx.client;
   if (!ApplyHelloOptions(ctx)) {
-    ctx.client = saved;  // a failed HELLO changes nothing
+    uint32_t auth_failures = ctx.client.auth_failures;
+    ctx.client = saved;  // a failed HELLO changes nothing but the count of failed AUTHs
+    ctx.client.auth_failures = auth_failures;
     return;
   }
   if (!ctx.client.authenticated && !ctx.executor.config().requirepass.empty()) {

@@ -82,6 +82,7 @@ void StatsSection(CommandExecutor& executor, const StoreStats& stats, std::ostre
       << "total_commands_processed:" << c.total_commands.load() << "\r\n"
       << "rejected_connections:" << c.rejected_connections.load() << "\r\n"
       << "total_error_replies_protocol:" << c.protocol_errors.load() << "\r\n"
+      << "acl_access_denied_auth:" << c.auth_failures.load() << "\r\n"
       << "expired_keys:" << stats.expirations << "\r\n"
       << "evicted_keys:" << stats.evictions_idle + stats.evictions_memory << "\r\n"
       << "keyspace_hits:" << stats.cache_hits << "\r\n"

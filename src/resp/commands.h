@@ -28,6 +28,7 @@ struct ClientState {
   std::string lib_name;
   std::string lib_ver;
   bool close_after_reply = false;  // set by QUIT
+  uint32_t auth_failures = 0;      // failed AUTH / HELLO AUTH; the connection slows each one
 };
 
 // Server-wide figures for INFO, updated by the server's loops.
@@ -35,6 +36,7 @@ struct ServerCounters {
   std::atomic<uint64_t> connected_clients{0};
   std::atomic<uint64_t> total_connections{0};
   std::atomic<uint64_t> rejected_connections{0};
+  std::atomic<uint64_t> auth_failures{0};  // every failed AUTH / HELLO AUTH, all connections
   std::atomic<uint64_t> total_commands{0};
   std::atomic<uint64_t> protocol_errors{0};
   // Commands run, by index in AllCommands(); slot kUnknownCommandSlot counts unsupported names.

@@ -26,6 +26,13 @@ ParserLimits LimitsFrom(const RespServerOptions& o) {
 
 }  // namespace
 
+std::chrono::milliseconds AuthFailureDelay(uint32_t failures) {
+  constexpr int64_t kFirstMs = 100;
+  constexpr int64_t kMaxMs = 5000;
+  uint32_t doublings = failures == 0 ? 0 : std::min<uint32_t>(failures - 1, 16);
+  return std::chrono::milliseconds(std::min(kFirstMs << doublings, kMaxMs));
+}
+
 // Closing a unix socket with unread input makes the peer's next read fail with ECONNRESET,
 // which can hide the error reply just sent; reading what is already queued avoids that.
 void DiscardUnreadInput(int fd) {
@@ -127,7 +134,9 @@ void Connection::Dispatch(std::vector<std::string> args) {
   uint64_t seq = first_seq_ + slots_.size();
   slots_.emplace_back();
   shared_.counters.total_commands.fetch_add(1, std::memory_order_relaxed);
+  uint32_t auth_failures = client_.auth_failures;
   shared_.executor->Execute(client_, std::move(args), MakeReply(seq));
+  if (client_.auth_failures != auth_failures) OnAuthFailure();
   if (client_.close_after_reply) {  // QUIT
     stop_reading_ = true;
     close_after_flush_ = true;
@@ -142,6 +151,25 @@ void Connection::OnProtocolError() {
   Complete(seq, ErrorReply("ERR " + parser_.error()));
   stop_reading_ = true;
   close_after_flush_ = true;
+}
+
+// The password is never logged; the first failure on a connection is, with who it was.
+void Connection::OnAuthFailure() {
+  shared_.counters.auth_failures.fetch_add(1, std::memory_order_relaxed);
+  auto delay = AuthFailureDelay(client_.auth_failures);
+  if (client_.auth_failures == 1) {
+    spdlog::warn("resp: client id={}: AUTH failed (wrong password); this connection is slowed "
+                 "from {} ms per failed attempt",
+                 id_, delay.count());
+  }
+  auth_hold_ = true;
+  loop_.AddTimer(shared_.clock->Now() + delay, weak_from_this());
+}
+
+void Connection::EndAuthHold() {
+  if (fd_ < 0 || !auth_hold_) return;
+  auth_hold_ = false;
+  loop_.MarkDirty(shared_from_this());
 }
 
 ReplyFn Connection::MakeReply(uint64_t seq) {
@@ -163,13 +191,14 @@ void Connection::Complete(uint64_t seq, std::string reply) {
 }
 
 bool Connection::ShouldPause() const {
-  return slots_.size() >= shared_.options.max_pipeline ||
+  return auth_hold_ || slots_.size() >= shared_.options.max_pipeline ||
          out_.size() - out_sent_ >= kOutputSoftLimit;
 }
 
 void Connection::Flush() {
   if (fd_ < 0) return;
   auto self = shared_from_this();
+  if (auth_hold_) return UpdateInterest();  // EndAuthHold flushes
   while (!slots_.empty() && slots_.front().has_value()) {
     out_.append(*slots_.front());
     slots_.pop_front();
@@ -214,7 +243,7 @@ bool Connection::WriteOut() {
 void Connection::UpdateInterest() {
   uint32_t want = 0;
   if (!stop_reading_ && !ShouldPause()) want |= EPOLLIN;
-  if (out_sent_ < out_.size()) want |= EPOLLOUT;
+  if (out_sent_ < out_.size() && !auth_hold_) want |= EPOLLOUT;
   if (want != interest_) {
     loop_.SetInterest(fd_, id_, want, false);
     interest_ = want;

@@ -1,4 +1,5 @@
 // Loop: one epoll event loop thread, its connections and its task queue.
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <sys/eventfd.h>
@@ -18,6 +19,8 @@ namespace {
 constexpr uint64_t kWakeTag = 1ULL << 63;
 constexpr uint64_t kListenerTag = 1ULL << 62;
 constexpr std::string_view kTooManyClients = "-ERR max number of clients reached\r\n";
+constexpr std::string_view kOutOfDescriptors =
+    "-ERR max number of clients reached (the server is out of file descriptors)\r\n";
 
 }  // namespace
 
@@ -25,6 +28,7 @@ Loop::Loop(ServerShared& shared) : shared_(shared) {}
 
 Loop::~Loop() {
   for (int fd : listeners_) ::close(fd);
+  if (spare_fd_ >= 0) ::close(spare_fd_);
   if (wake_fd_ >= 0) ::close(wake_fd_);
   if (epoll_fd_ >= 0) ::close(epoll_fd_);
 }
@@ -32,6 +36,8 @@ Loop::~Loop() {
 Status Loop::Init() {
   epoll_fd_ = ::epoll_create1(EPOLL_CLOEXEC);
   if (epoll_fd_ < 0) return ErrnoError("epoll_create1", errno);
+  spare_fd_ = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+  if (spare_fd_ < 0) return ErrnoError("open(/dev/null)", errno);
   wake_fd_ = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
   if (wake_fd_ < 0) return ErrnoError("eventfd", errno);
   epoll_event event{};
@@ -91,13 +97,14 @@ void Loop::Run() {
   epoll_event events[256];
   while (!Finished()) {
     // Connections still dirty after FlushDirty's rounds must not wait for the next event.
-    int n = ::epoll_wait(epoll_fd_, events, 256, dirty_.empty() ? 100 : 0);
+    int n = ::epoll_wait(epoll_fd_, events, 256, WaitMillis());
     if (n < 0 && errno != EINTR) {
       spdlog::error("resp: epoll_wait failed: {}", std::strerror(errno));
       break;
     }
     for (int i = 0; i < n; ++i) HandleEvent(events[i]);
     RunTasks();
+    RunTimers();
     FlushDirty();
     Housekeeping();
   }
@@ -128,6 +135,7 @@ void Loop::HandleEvent(const epoll_event& event) {
 void Loop::Accept(int listener) {
   for (int i = 0; i < 64; ++i) {
     int fd = ::accept4(listener, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+    if (fd < 0 && (errno == EMFILE || errno == ENFILE)) return RefuseWithoutDescriptors(listener);
     if (fd < 0) {
       if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
         spdlog::warn("resp: accept failed: {}", std::strerror(errno));
@@ -142,6 +150,7 @@ void Loop::Accept(int listener) {
       ::close(fd);
       continue;
     }
+    out_of_descriptors_ = false;
     counters.connected_clients.fetch_add(1);
     counters.total_connections.fetch_add(1);
     auto& loops = shared_.loops;
@@ -152,6 +161,28 @@ void Loop::Accept(int listener) {
       target->Post([loop = target.get(), fd] { loop->Adopt(fd); });
     }
   }
+}
+
+// Out of descriptors, the pending connection would stay queued and the level-triggered listener
+// would wake the loop forever. A spare descriptor, given up for a moment, lets it be accepted,
+// told why and closed; the limit is named once per episode in the log.
+void Loop::RefuseWithoutDescriptors(int listener) {
+  int err = errno;
+  if (!out_of_descriptors_) {
+    spdlog::warn("resp: out of file descriptors ({}) with {} clients connected: refusing new "
+                 "clients; raise LimitNOFILE / ulimit -n or lower resp.max_clients",
+                 std::strerror(err), shared_.counters.connected_clients.load());
+    out_of_descriptors_ = true;
+  }
+  if (spare_fd_ >= 0) ::close(spare_fd_);
+  int fd = ::accept4(listener, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+  if (fd >= 0) {
+    shared_.counters.rejected_connections.fetch_add(1);
+    (void)!::send(fd, kOutOfDescriptors.data(), kOutOfDescriptors.size(), MSG_NOSIGNAL);
+    DiscardUnreadInput(fd);
+    ::close(fd);
+  }
+  spare_fd_ = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
 }
 
 void Loop::Adopt(int fd) {
@@ -205,6 +236,29 @@ void Loop::BeginDrain(std::chrono::steady_clock::time_point deadline) {
 bool Loop::Finished() const {
   if (!draining_) return false;
   return connections_.empty() || std::chrono::steady_clock::now() >= drain_deadline_;
+}
+
+void Loop::AddTimer(Clock::TimePoint when, std::weak_ptr<Connection> conn) {
+  timers_.emplace(when, std::move(conn));
+}
+
+void Loop::RunTimers() {
+  if (timers_.empty()) return;
+  auto now = shared_.clock->Now();
+  while (!timers_.empty() && timers_.begin()->first <= now) {
+    std::shared_ptr<Connection> conn = timers_.begin()->second.lock();
+    timers_.erase(timers_.begin());
+    if (conn) conn->EndAuthHold();
+  }
+}
+
+// At most 100 ms, so housekeeping runs and a test's fake clock is noticed without an event.
+int Loop::WaitMillis() const {
+  if (!dirty_.empty()) return 0;
+  if (timers_.empty()) return 100;
+  auto until = timers_.begin()->first - shared_.clock->Now();
+  auto ms = std::chrono::ceil<std::chrono::milliseconds>(until).count();
+  return static_cast<int>(std::clamp<int64_t>(ms, 0, 100));
 }
 
 void Loop::Housekeeping() {

@@ -14,6 +14,7 @@
 #include <atomic>
 #include <deque>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -53,6 +54,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void BeginDrain();
   void CheckIdle(Clock::TimePoint now);
   void Close(const char* why);
+  void EndAuthHold();  // the AUTH failure delay is over: send the reply, read again
   bool closed() const { return fd_ < 0; }
   uint64_t id() const { return id_; }
 
@@ -62,6 +64,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void ProcessView(std::string_view& view);
   void Dispatch(std::vector<std::string> args);
   void OnProtocolError();
+  void OnAuthFailure();
   bool ShouldPause() const;
   void UpdateInterest();
   bool WriteOut();
@@ -80,6 +83,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   uint64_t first_seq_ = 0;                       // sequence number of slots_.front()
   bool stop_reading_ = false;      // EOF, protocol error, QUIT or drain
   bool close_after_flush_ = false;
+  bool auth_hold_ = false;         // after a failed AUTH: no reading, no writing, until a timer
   uint32_t interest_ = EPOLLIN;    // epoll events registered
   Clock::TimePoint last_active_;
 };
@@ -105,19 +109,26 @@ class Loop : public std::enable_shared_from_this<Loop> {
   void MarkDirty(std::shared_ptr<Connection> conn);
   void Forget(uint64_t id);
   void BeginDrain(std::chrono::steady_clock::time_point deadline);  // real time, not Clock
+  // Calls conn->EndAuthHold() once the server's Clock reaches `when` (if conn still exists).
+  void AddTimer(Clock::TimePoint when, std::weak_ptr<Connection> conn);
 
  private:
   void Run();
   void HandleEvent(const epoll_event& event);
   void Accept(int listener);
+  void RefuseWithoutDescriptors(int listener);
   void RunTasks();
   void FlushDirty();
   void Housekeeping();
+  void RunTimers();
+  int WaitMillis() const;  // epoll_wait's timeout: now when work is pending, else timer-bound
   bool Finished() const;
 
   ServerShared& shared_;
   int epoll_fd_ = -1;
   int wake_fd_ = -1;
+  int spare_fd_ = -1;                // given up to accept-and-refuse when out of descriptors
+  bool out_of_descriptors_ = false;  // logged once until an accept succeeds again
   std::thread thread_;
   std::atomic<std::thread::id> thread_id_{};
   std::vector<int> listeners_;
@@ -126,12 +137,18 @@ class Loop : public std::enable_shared_from_this<Loop> {
   bool draining_ = false;
   std::chrono::steady_clock::time_point drain_deadline_{};
   Clock::TimePoint next_housekeeping_{};
+  std::multimap<Clock::TimePoint, std::weak_ptr<Connection>> timers_;
 
   std::mutex mu_;
   std::vector<std::function<void()>> tasks_;  // guarded by mu_
   bool wake_pending_ = false;                 // guarded by mu_
   bool stopped_ = false;                      // guarded by mu_
 };
+
+// How long a connection is held after its n-th failed AUTH (n >= 1): 100 ms, doubling per
+// failure, at most 5 s. Held means neither the failure's reply nor any later request moves,
+// so a password guesser gets one guess per delay per connection; the loop is never blocked.
+std::chrono::milliseconds AuthFailureDelay(uint32_t failures);
 
 // Reads and drops input already queued on `fd` (bounded), so closing it does not reset the peer.
 void DiscardUnreadInput(int fd);

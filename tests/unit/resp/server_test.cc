@@ -4,6 +4,7 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <grp.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -21,6 +22,7 @@
 #include "skydb/store.h"
 #include "../store/fake_durable.h"  // the store unit tests' durable fake
 #include "skydb/durable.h"
+#include "resp/server_internal.h"
 #include "support/fakes.h"
 
 namespace skydb {
@@ -147,6 +149,17 @@ class ServerTest : public ::testing::Test {
     return out;
   }
 
+  // INFO's acl_access_denied_auth, read over a fresh authenticated connection; -1 on failure.
+  int AuthFailures() {
+    int fd = Connect();
+    Send(fd, "AUTH " + options_.requirepass + "\r\nINFO stats\r\n");
+    std::string info = Read(fd, 200);
+    ::close(fd);
+    const std::string field = "acl_access_denied_auth:";
+    size_t at = info.find(field);
+    return at == std::string::npos ? -1 : std::atoi(info.c_str() + at + field.size());
+  }
+
   std::string dir_;
   RespServerOptions options_;
   testing::FakeClock clock_;
@@ -261,6 +274,53 @@ TEST_F(ServerTest, MaxClientsRefusesTheExtraConnection) {
   EXPECT_EQ(server_->Stats().rejected_connections, 1U);
   ::close(second);
   ::close(first);
+}
+
+// True when `fd` has bytes to read (or EOF) within `ms` of real time.
+bool Readable(int fd, int ms) {
+  pollfd p{fd, POLLIN, 0};
+  return ::poll(&p, 1, ms) == 1;
+}
+
+TEST(AuthFailureDelayTest, DoublesFrom100msUpTo5s) {
+  using std::chrono::milliseconds;
+  EXPECT_EQ(resp::AuthFailureDelay(1), milliseconds(100));
+  EXPECT_EQ(resp::AuthFailureDelay(2), milliseconds(200));
+  EXPECT_EQ(resp::AuthFailureDelay(6), milliseconds(3200));
+  EXPECT_EQ(resp::AuthFailureDelay(7), milliseconds(5000));
+  EXPECT_EQ(resp::AuthFailureDelay(4000000000U), milliseconds(5000));
+}
+
+// A failed AUTH holds that connection (its reply and its later requests) on a timer of the
+// server's clock; other clients are served meanwhile; failures are counted.
+TEST_F(ServerTest, FailedAuthIsCountedAndSlowedWithoutBlockingOthers) {
+  options_.requirepass = "right-password";
+  auto store = NewMemoryStore(MemoryTierOptions{}, clock_);
+  Start(*store);
+  int guesser = Connect();
+  Send(guesser, "AUTH wrong-1\r\nPING\r\n");
+  ASSERT_TRUE(WaitFor([&] { return AuthFailures() == 1; }));
+  EXPECT_FALSE(Readable(guesser, 300)) << "the failed AUTH was answered without a delay";
+  int other = Connect();
+  Send(other, "PING\r\n");
+  EXPECT_EQ(Read(other, 32), "-NOAUTH Authentication required.\r\n");
+  const std::string wrongpass = "-WRONGPASS invalid username-password pair or user is disabled.\r\n";
+  const std::string noauth = "-NOAUTH Authentication required.\r\n";
+  clock_.Advance(std::chrono::milliseconds(100));
+  EXPECT_EQ(Read(guesser, wrongpass.size() + noauth.size()), wrongpass + noauth);
+
+  Send(guesser, "AUTH wrong-2\r\n");  // the second failure waits 200 ms
+  ASSERT_TRUE(WaitFor([&] { return AuthFailures() == 2; }));
+  clock_.Advance(std::chrono::milliseconds(100));
+  EXPECT_FALSE(Readable(guesser, 300));
+  clock_.Advance(std::chrono::milliseconds(100));
+  EXPECT_EQ(Read(guesser, wrongpass.size()), wrongpass);
+
+  Send(guesser, "AUTH right-password\r\nPING\r\n");  // success is never delayed
+  EXPECT_EQ(Read(guesser, 12), "+OK\r\n+PONG\r\n");
+  EXPECT_EQ(AuthFailures(), 2);
+  ::close(other);
+  ::close(guesser);
 }
 
 TEST_F(ServerTest, IdleClientsAreClosed) {
