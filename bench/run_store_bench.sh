@@ -7,16 +7,21 @@
 # as skydb's 64 writers). Counterbalanced (A B C D, D C B A, A B C D); medians and ranges are
 # printed with the conditions. Then, once per disk, skydb with 1, 2 and 4 writers (the
 # evidence for the store_writers formula; single runs, not counterbalanced). Results: bench/results/store-<timestamp>.jsonl. Run as root (PostgreSQL runs as
-# the unprivileged user skydbtest). Usage: bench/run_store_bench.sh [--seconds 10] [--force]
+# the unprivileged user skydbtest).
+# Usage: bench/run_store_bench.sh [--seconds 10] [--force] [--arms "skydb naive raw raw1"] [--no-sweep]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 seconds=10
 force=0
+arms="skydb naive raw raw1"
+sweep=1
 while [ $# -gt 0 ]; do
   case "$1" in
     --seconds) seconds="$2"; shift 2 ;;
     --force) force=1; shift ;;
+    --arms) arms="$2"; shift 2 ;;      # e.g. "skydb256 raw": skydb with 256 writers in flight
+    --no-sweep) sweep=0; shift ;;
     *) echo "unknown argument $1" >&2; exit 2 ;;
   esac
 done
@@ -81,6 +86,7 @@ conditions() {
 arm_args() {  # $1 arm name
   case "$1" in
     skydb) echo "--mode skydb --store-writers $store_writers" ;;
+    skydb256) echo "--mode skydb --store-writers $store_writers --writers 256" ;;
     skydb-w*) echo "--mode skydb --store-writers ${1#skydb-w}" ;;
     naive) echo "--mode naive" ;;
     raw) echo "--mode raw --raw-connections 4 --raw-batch 64" ;;
@@ -99,10 +105,13 @@ run_arm() {  # $1 disk model, $2 arm; store_bench recreates sky_sessions from sk
 for disk in native slow; do
   start_pg "$disk"
   conditions "$disk" | tee -a "$out"
-  for order in "skydb naive raw raw1" "raw1 raw naive skydb" "skydb naive raw raw1"; do
+  reversed=$(echo "$arms" | tr ' ' '\n' | tac | tr '\n' ' ')
+  for order in "$arms" "$reversed" "$arms"; do
     for arm in $order; do run_arm "$disk" "$arm"; done
   done
-  for arm in skydb-w1 skydb-w2 skydb-w4; do run_arm "$disk" "$arm"; done
+  if [ "$sweep" -eq 1 ]; then
+    for arm in skydb-w1 skydb-w2 skydb-w4; do run_arm "$disk" "$arm"; done
+  fi
   stop_pg
 done
 
@@ -133,6 +142,8 @@ for disk in ("native", "slow"):
         print(f"skydb / naive = {med['skydb'] / med['naive']:.2f}x")
     if "raw" in med and "skydb" in med:
         print(f"skydb / raw   = {med['skydb'] / med['raw']:.2f}x  (raw: 4 x 64-row batches, the engine's limit)")
+    if "raw" in med and "skydb256" in med:
+        print(f"skydb256 / raw = {med['skydb256'] / med['raw']:.2f}x  (both 256 rows in flight)")
     if "raw1" in med and "skydb" in med:
         print(f"skydb / raw1  = {med['skydb'] / med['raw1']:.2f}x  (raw1: 64 rows in flight, as skydb's 64 writers)")
 PY
