@@ -110,7 +110,7 @@ class ValuePool {
 
 const ValuePool* g_values = nullptr;
 
-std::string RandomValue(std::mt19937_64& rng, int /*bytes*/) { return g_values->Pick(rng); }
+std::string RandomValue(std::mt19937_64& rng) { return g_values->Pick(rng); }
 
 struct Recorder {
   std::mutex mu;
@@ -169,7 +169,7 @@ class SkydbChains {
     Chain& c = chains_[static_cast<size_t>(id)];
     if (rec_.stop.load()) return Finished();
     skydb::SetRequest req{"w" + std::to_string(id) + ":s" + std::to_string(c.i++ % args_.sessions_per_writer),
-                          RandomValue(c.rng, args_.value_bytes), skydb::Expiry::Default()};
+                          RandomValue(c.rng), skydb::Expiry::Default()};
     c.start = Clock::now();
     store_.Set(std::move(req), [this, id](skydb::Result<skydb::SetReply> r) {
       rec_.Record(Clock::now() - chains_[static_cast<size_t>(id)].start, r.ok());
@@ -211,7 +211,7 @@ void NaiveWriter(Pool& pool, const Args& a, int id, Recorder& rec) {
   std::mt19937_64 rng(static_cast<uint64_t>(id) * 7919);
   for (long i = 0; !rec.stop.load(); ++i) {
     std::string key = "w" + std::to_string(id) + ":s" + std::to_string(i % a.sessions_per_writer);
-    std::string value = RandomValue(rng, a.value_bytes);
+    std::string value = RandomValue(rng);
     auto start = Clock::now();
     PGconn* conn = nullptr;
     {
@@ -258,7 +258,7 @@ void RawWriter(PGconn* conn, const Args& a, int id, Recorder& rec) {
     for (int r = 0; r < a.raw_batch; ++r) {
       store.push_back("r" + std::to_string(id) + ":s" +
                       std::to_string((i * a.raw_batch + r) % sessions));
-      store.push_back(RandomValue(rng, a.value_bytes));
+      store.push_back(RandomValue(rng));
     }
     for (auto& s : store) {
       values.push_back(s.data());

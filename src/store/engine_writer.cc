@@ -170,8 +170,10 @@ void Engine::DeadlineWatcherLoop() {
           if (!front->fired.load()) expired.push_back(front);
           p->waiters.pop_front();
         }
-        cause = p->last_error.empty() ? "PostgreSQL has not answered the commit yet"
-                                      : p->last_error;
+        if (!expired.empty()) {
+          cause = p->last_error.empty() ? "PostgreSQL has not answered the commit yet"
+                                        : p->last_error;
+        }
       }
       for (auto& w : expired) {
         if (w->Fire(Error::Timeout(TimeoutMessage(cause)))) ++write_timeouts_;
