@@ -52,6 +52,28 @@ class DurableBackend {
   // The row for `key` if present and not expired at `now`.
   virtual Result<std::optional<DurableValue>> Read(int reader, const std::string& key,
                                                    UnixMillis now) = 0;
+  // Read for several keys in one round trip; the result is aligned with `keys`. The default
+  // reads them one by one.
+  virtual Result<std::vector<std::optional<DurableValue>>> ReadMany(
+      int reader, const std::vector<std::string>& keys, UnixMillis now) {
+    std::vector<std::optional<DurableValue>> rows;
+    for (const auto& key : keys) {
+      auto row = Read(reader, key, now);
+      if (!row.ok()) return std::move(row).error();
+      rows.push_back(std::move(row).value());
+    }
+    return rows;
+  }
+  // Live rows at `now` and how many of them have a deadline (shared coherence's DBSIZE).
+  struct LiveCount {
+    int64_t sessions = 0;
+    int64_t expiring = 0;
+  };
+  virtual Result<LiveCount> CountLive(UnixMillis now) = 0;
+  // SCAN over the table (shared coherence): keys live at `now` in the order of a 60-bit hash
+  // of the key, from `cursor`; next_cursor 0 when done. Keys sharing a hash come together.
+  virtual Result<ScanReply> ScanKeys(int reader, uint64_t cursor, size_t count,
+                                     UnixMillis now) = 0;
   // Calls `visit` for every key live at `now`, with its deadline and value size.
   virtual Status LoadIndex(UnixMillis now,
                            const std::function<void(std::string key, UnixMillis expires_at,

@@ -173,6 +173,12 @@ struct TieredOptions {
   std::chrono::milliseconds ttl_persist_slack{60000};
   std::chrono::milliseconds durable_sweep_interval{10000};
   int durable_sweep_batch = 500;
+  // Coherence across daemons sharing one database (store.coherence). Exclusive: this daemon
+  // owns the table, memory is authoritative. Shared: every key operation first reads the row
+  // from PostgreSQL (batched), and this daemon's own uncommitted writes win over it; memory
+  // keeps only those writes, deadlines persist exactly (no slack), and the session count is
+  // PostgreSQL's, refreshed every durable_sweep_interval.
+  bool shared = false;
 };
 
 class DurableBackend;
@@ -191,9 +197,11 @@ struct StoreOpenRequest {
   std::string description;  // for logs and INFO: "private cluster at DIR/run"
   int store_pool = 6;       // connections the store may hold (from tuning)
   int store_writers = 0;    // group-commit writers (from tuning); 0: store_pool − 2
+  bool shared = false;      // store.coherence resolved: true for "shared"
 };
 MemoryTierOptions MemoryOptionsFrom(const StoreConfig& config);
-TieredOptions TieredOptionsFrom(const StoreConfig& config, int store_pool, int store_writers = 0);
+TieredOptions TieredOptionsFrom(const StoreConfig& config, int store_pool, int store_writers = 0,
+                                bool shared = false);
 // Loads the key index before returning; an error names the database and the reason.
 Result<std::unique_ptr<SessionStore>> OpenSessionStore(const StoreOpenRequest& request,
                                                        Clock& clock);

@@ -79,7 +79,12 @@ int64_t Engine::SteadyMs() const {
 }
 
 Status Engine::Start() {
-  if (durable_) {
+  if (shared()) {
+    // Other daemons write this table: no index is loaded, every operation reads its row.
+    SKYDB_RETURN_IF_ERROR(RefreshSharedCount());
+    spdlog::info("store: shared coherence on {}: {} live sessions", durable_->Describe(),
+                 shared_sessions_.load());
+  } else if (durable_) {
     UnixMillis now = WallMs();
     int64_t loaded = 0;
     SKYDB_RETURN_IF_ERROR(durable_->LoadIndex(
@@ -98,6 +103,8 @@ Status Engine::Start() {
     count_ = loaded;
     spdlog::info("store: loaded the index of {} live sessions from {}", loaded,
                  durable_->Describe());
+  }
+  if (durable_) {
     for (size_t i = 0; i < partitions_.size(); ++i) {
       partitions_[i]->thread = std::thread([this, i] { WriterLoop(static_cast<int>(i)); });
     }
@@ -121,6 +128,35 @@ Entry* Engine::FindLive(Shard& shard, const std::string& key, UnixMillis now) {
     return nullptr;
   }
   return &it->second;
+}
+
+Entry* Engine::LookupLocked(Shard& shard, const std::string& key, UnixMillis now,
+                            const Row* row) {
+  if (!shared() || row == nullptr) return FindLive(shard, key, now);
+  auto it = shard.entries.find(key);
+  if (it != shard.entries.end() && it->second.dirty_seq != 0) return FindLive(shard, key, now);
+  // A clean copy may be older than the row just read: it is replaced, never trusted.
+  if (it != shard.entries.end()) EraseLocked(shard, it);
+  if (shard.pending_deletes.count(key) != 0) return nullptr;
+  if (!row->has_value() || ((*row)->expires_at != 0 && (*row)->expires_at <= now)) return nullptr;
+  auto [fresh, inserted] = shard.entries.try_emplace(key);
+  Entry& e = fresh->second;
+  e.key = &fresh->first;
+  memory_bytes_ += EntryBytes(fresh->first, e);
+  ++count_;
+  SetDeadlineLocked(e, (*row)->expires_at);
+  e.persisted_expires_at = (*row)->expires_at;
+  SetValueLocked(shard, e, (*row)->value);
+  return &e;
+}
+
+template <typename T, typename Op>
+void Engine::WithRow(const std::string& key, const StoreCallback<T>& done, Op op) {
+  if (!shared()) return op(nullptr);
+  Fetch(key, [done, op = std::move(op)](Result<Row> row) mutable {
+    if (!row.ok()) return done(std::move(row).error());
+    op(&*row);
+  });
 }
 
 void Engine::SetDeadlineLocked(Entry& e, UnixMillis deadline) {
@@ -204,6 +240,9 @@ uint64_t Engine::EnqueueLocked(uint64_t hash, DurableWrite write, DurableDone do
   uint64_t seq = ++seq_;
   ++writes_;
   if (!durable()) return seq;
+  if (shared() && write.kind == DurableWrite::Kind::kDelete) {
+    ShardFor(hash).pending_deletes[write.key] = seq;
+  }
   Partition& p = *partitions_[PartitionFor(hash)];
   auto now = clock_.Now();
   std::shared_ptr<Waiter> waiter;
@@ -223,27 +262,32 @@ uint64_t Engine::EnqueueLocked(uint64_t hash, DurableWrite write, DurableDone do
 }
 
 void Engine::Get(std::string key, StoreCallback<std::optional<std::string>> done) {
-  ReadOp(ReadKind::kGet, std::move(key), std::nullopt, std::move(done), 0);
+  GetEx(std::move(key), std::nullopt, std::move(done));
 }
 
 void Engine::GetEx(std::string key, std::optional<Expiry> change,
                    StoreCallback<std::optional<std::string>> done) {
-  ReadOp(ReadKind::kGetEx, std::move(key), change, std::move(done), 0);
+  ReadKind kind = change ? ReadKind::kGetEx : ReadKind::kGet;
+  WithRow(key, done, [this, kind, key, change, done](const Row* row) {
+    ReadOp(kind, key, change, done, 0, row);
+  });
 }
 
 void Engine::GetDel(std::string key, StoreCallback<std::optional<std::string>> done) {
-  ReadOp(ReadKind::kGetDel, std::move(key), std::nullopt, std::move(done), 0);
+  WithRow(key, done, [this, key, done](const Row* row) {
+    ReadOp(ReadKind::kGetDel, key, std::nullopt, done, 0, row);
+  });
 }
 
 void Engine::ReadOp(ReadKind kind, std::string key, std::optional<Expiry> change,
-                    StoreCallback<std::optional<std::string>> done, int attempt) {
+                    StoreCallback<std::optional<std::string>> done, int attempt, const Row* row) {
   uint64_t hash = KeyHash(key);
   Shard& shard = ShardFor(hash);
   UnixMillis now = WallMs();
   std::optional<std::string> value;
   {
     std::unique_lock<std::mutex> lock(shard.mu);
-    Entry* e = FindLive(shard, key, now);
+    Entry* e = LookupLocked(shard, key, now, row);
     if (e == nullptr) {
       lock.unlock();
       done(std::optional<std::string>());
@@ -259,11 +303,11 @@ void Engine::ReadOp(ReadKind kind, std::string key, std::optional<Expiry> change
       }
       Load(key, [this, kind, key, change, done, attempt](Result<bool> loaded) {
         if (!loaded.ok()) return done(std::move(loaded).error());
-        ReadOp(kind, key, change, done, attempt + 1);
+        ReadOp(kind, key, change, done, attempt + 1, nullptr);
       });
       return;
     }
-    if (attempt == 0) ++hits_;
+    if (attempt == 0 && !shared()) ++hits_;
     bool needs_write = kind == ReadKind::kGetDel || (kind == ReadKind::kGetEx && change);
     if (needs_write) {
       Status writable = CheckWritable(1);
@@ -337,16 +381,21 @@ void Engine::Set(SetRequest request, StoreCallback<SetReply> done) {
                                        " bytes; the limit (store.max_value_bytes) is " +
                                        std::to_string(options_.memory.max_value_bytes)));
   }
-  SetOp(std::move(request), std::move(done), 0);
+  if (!shared()) return SetOp(std::move(request), std::move(done), 0, nullptr);
+  std::string key = request.key;
+  WithRow(key, done, [this, request = std::move(request), done](const Row* row) mutable {
+    SetOp(std::move(request), done, 0, row);
+  });
 }
 
-void Engine::SetOp(SetRequest request, StoreCallback<SetReply> done, int attempt) {
+void Engine::SetOp(SetRequest request, StoreCallback<SetReply> done, int attempt,
+                   const Row* row) {
   uint64_t hash = KeyHash(request.key);
   Shard& shard = ShardFor(hash);
   UnixMillis now = WallMs();
   SetReply reply;
   std::unique_lock<std::mutex> lock(shard.mu);
-  Entry* e = FindLive(shard, request.key, now);
+  Entry* e = LookupLocked(shard, request.key, now, row);
   if (request.return_old && e != nullptr && !e->value) {
     lock.unlock();
     if (attempt >= kMaxLoadAttempts) {
@@ -357,7 +406,7 @@ void Engine::SetOp(SetRequest request, StoreCallback<SetReply> done, int attempt
     return Load(key, [this, request = std::move(request), done, attempt](
                          Result<bool> loaded) mutable {
       if (!loaded.ok()) return done(std::move(loaded).error());
-      SetOp(std::move(request), done, attempt + 1);
+      SetOp(std::move(request), done, attempt + 1, nullptr);
     });
   }
   if (request.return_old && e != nullptr) reply.old_value = e->value;
@@ -416,14 +465,17 @@ void Engine::Delete(std::vector<std::string> keys, StoreCallback<int64_t> done) 
   auto join = std::make_shared<CountJoin>();
   join->remaining = keys.size();
   join->done = std::move(done);
-  for (const auto& key : keys) DeleteKey(key, [join](Result<bool> r) { join->Add(std::move(r)); });
+  for (const auto& key : keys) {
+    StoreCallback<bool> one = [join](Result<bool> r) { join->Add(std::move(r)); };
+    WithRow(key, one, [this, key, one](const Row* row) { DeleteKey(key, one, row); });
+  }
 }
 
-void Engine::DeleteKey(const std::string& key, const std::function<void(Result<bool>)>& done) {
+void Engine::DeleteKey(const std::string& key, const StoreCallback<bool>& done, const Row* row) {
   uint64_t hash = KeyHash(key);
   Shard& shard = ShardFor(hash);
   std::unique_lock<std::mutex> lock(shard.mu);
-  Entry* e = FindLive(shard, key, WallMs());
+  Entry* e = LookupLocked(shard, key, WallMs(), row);
   if (e == nullptr) {
     lock.unlock();
     return done(false);
@@ -434,7 +486,7 @@ void Engine::DeleteKey(const std::string& key, const std::function<void(Result<b
     return done(std::move(writable).error());
   }
   EraseLocked(shard, shard.entries.find(key));
-  DurableDone on_durable = WaiterFor(true, StoreCallback<bool>(done));
+  DurableDone on_durable = WaiterFor(true, done);
   bool waits = on_durable != nullptr;
   EnqueueLocked(hash, {DurableWrite::Kind::kDelete, key, {}, 0}, std::move(on_durable));
   lock.unlock();
@@ -442,6 +494,25 @@ void Engine::DeleteKey(const std::string& key, const std::function<void(Result<b
 }
 
 void Engine::Exists(std::vector<std::string> keys, StoreCallback<int64_t> done) {
+  if (shared()) {
+    if (keys.empty()) return done(int64_t{0});
+    auto join = std::make_shared<CountJoin>();
+    join->remaining = keys.size();
+    join->done = std::move(done);
+    for (const auto& key : keys) {
+      StoreCallback<bool> one = [join](Result<bool> r) { join->Add(std::move(r)); };
+      WithRow(key, one, [this, key, one](const Row* row) {
+        Shard& shard = ShardFor(KeyHash(key));
+        bool found = false;
+        {
+          std::lock_guard<std::mutex> lock(shard.mu);
+          found = LookupLocked(shard, key, WallMs(), row) != nullptr;
+        }
+        one(found);
+      });
+    }
+    return;
+  }
   UnixMillis now = WallMs();
   int64_t found = 0;
   for (const auto& key : keys) {
@@ -453,15 +524,18 @@ void Engine::Exists(std::vector<std::string> keys, StoreCallback<int64_t> done) 
 }
 
 void Engine::Expire(std::string key, Expiry expiry, StoreCallback<bool> done) {
-  ExpireKey(key, expiry, std::move(done));
+  WithRow(key, done, [this, key, expiry, done](const Row* row) {
+    ExpireKey(key, expiry, done, row);
+  });
 }
 
-void Engine::ExpireKey(const std::string& key, Expiry expiry, StoreCallback<bool> done) {
+void Engine::ExpireKey(const std::string& key, Expiry expiry, StoreCallback<bool> done,
+                       const Row* row) {
   uint64_t hash = KeyHash(key);
   Shard& shard = ShardFor(hash);
   UnixMillis now = WallMs();
   std::unique_lock<std::mutex> lock(shard.mu);
-  Entry* e = FindLive(shard, key, now);
+  Entry* e = LookupLocked(shard, key, now, row);
   if (e == nullptr || (expiry.kind == Expiry::Kind::kNone && e->expires_at == 0)) {
     lock.unlock();
     return done(false);  // missing, or PERSIST of a key without a deadline
@@ -479,12 +553,17 @@ void Engine::ExpireKey(const std::string& key, Expiry expiry, StoreCallback<bool
 }
 
 void Engine::Ttl(std::string key, StoreCallback<TtlReply> done) {
+  WithRow(key, done, [this, key, done](const Row* row) { TtlOp(key, done, row); });
+}
+
+void Engine::TtlOp(const std::string& key, const StoreCallback<TtlReply>& done,
+                   const Row* row) {
   Shard& shard = ShardFor(KeyHash(key));
   UnixMillis now = WallMs();
   TtlReply reply;
   {
     std::lock_guard<std::mutex> lock(shard.mu);
-    Entry* e = FindLive(shard, key, now);
+    Entry* e = LookupLocked(shard, key, now, row);
     if (e != nullptr && e->expires_at == 0) {
       reply.state = TtlReply::State::kNoExpiry;
     } else if (e != nullptr) {
@@ -501,8 +580,8 @@ StoreStats Engine::Stats() const {
   s.durability = !durable() ? "none"
                  : options_.durability == Durability::kSync ? "sync"
                                                            : "async";
-  s.sessions = count_.load();
-  s.expiring = expiring_.load();
+  s.sessions = shared() ? shared_sessions_.load() : count_.load();
+  s.expiring = shared() ? shared_expiring_.load() : expiring_.load();
   s.cached_values = cached_values_.load();
   s.memory_bytes = memory_bytes_.load();
   s.queue_depth = queued_.load();

@@ -54,9 +54,15 @@ struct Partition {
   std::thread thread;
 };
 
+using Row = std::optional<DurableValue>;
+
+// Work for a loader thread: a key to read from PostgreSQL, or (with `task`) a statement to
+// run on the loader's connection.
 struct LoadRequest {
   std::string key;
-  std::function<void(Result<bool>)> then;  // true: value now cached; false: key is gone
+  std::function<void(Result<bool>)> then;  // a load: true: value now cached; false: gone
+  std::function<void(Result<Row>)> fetched;  // a fetch (shared coherence): the row, untouched
+  std::function<void(int reader)> task;  // reader -1: refused, the store is closing
 };
 
 class Engine final : public SessionStore {
@@ -78,7 +84,7 @@ class Engine final : public SessionStore {
   void Ttl(std::string key, StoreCallback<TtlReply> done) override;
   void Scan(uint64_t cursor, std::string pattern, size_t count,
             StoreCallback<ScanReply> done) override;
-  int64_t Count() const override { return count_.load(); }
+  int64_t Count() const override { return shared() ? shared_sessions_.load() : count_.load(); }
   StoreStats Stats() const override;
   Status Close(std::chrono::milliseconds timeout) override;
 
@@ -87,6 +93,7 @@ class Engine final : public SessionStore {
   enum class ReadKind { kGet, kGetEx, kGetDel };
 
   bool durable() const { return durable_ != nullptr; }
+  bool shared() const { return durable_ != nullptr && options_.shared; }
   UnixMillis WallMs() const;
   int64_t SteadyMs() const;
   Shard& ShardFor(uint64_t hash) { return shards_[ShardOf(hash)]; }
@@ -100,6 +107,15 @@ class Engine final : public SessionStore {
   }
   // Finds a live entry, dropping it (lazily expiring) if its deadline passed.
   Entry* FindLive(Shard& shard, const std::string& key, UnixMillis now);
+  // The key's live entry as an operation must see it. Exclusive (or `row` null): FindLive.
+  // Shared: this daemon's uncommitted write or queued delete if there is one (newer than any
+  // committed row), else `row` — just read from PostgreSQL — installed in place of any older
+  // copy in memory.
+  Entry* LookupLocked(Shard& shard, const std::string& key, UnixMillis now, const Row* row);
+  // Shared coherence: calls `op(&row)` with the key's row read from PostgreSQL now (batched
+  // with other reads); exclusive: `op(nullptr)` at once. A failed read fails `done`.
+  template <typename T, typename Op>
+  void WithRow(const std::string& key, const StoreCallback<T>& done, Op op);
   void EraseLocked(Shard& shard, std::unordered_map<std::string, Entry>::iterator it);
   // Every deadline change goes through here, so the count of expiring keys stays exact.
   void SetDeadlineLocked(Entry& e, UnixMillis deadline);
@@ -121,10 +137,12 @@ class Engine final : public SessionStore {
   uint64_t EnqueueLocked(uint64_t hash, DurableWrite write, DurableDone done);
   void ReleaseReservation(size_t n);
   void ReadOp(ReadKind kind, std::string key, std::optional<Expiry> change,
-              StoreCallback<std::optional<std::string>> done, int attempt);
-  void SetOp(SetRequest request, StoreCallback<SetReply> done, int attempt);
-  void DeleteKey(const std::string& key, const std::function<void(Result<bool>)>& done);
-  void ExpireKey(const std::string& key, Expiry expiry, StoreCallback<bool> done);
+              StoreCallback<std::optional<std::string>> done, int attempt, const Row* row);
+  void SetOp(SetRequest request, StoreCallback<SetReply> done, int attempt, const Row* row);
+  void DeleteKey(const std::string& key, const StoreCallback<bool>& done, const Row* row);
+  void ExpireKey(const std::string& key, Expiry expiry, StoreCallback<bool> done,
+                 const Row* row);
+  void TtlOp(const std::string& key, const StoreCallback<TtlReply>& done, const Row* row);
 
   // Writers (engine_writer.cc).
   void WriterLoop(int index);
@@ -137,7 +155,15 @@ class Engine final : public SessionStore {
 
   // Loaders and maintenance (engine_maintenance.cc).
   void Load(std::string key, std::function<void(Result<bool>)> then);
+  void Fetch(std::string key, std::function<void(Result<Row>)> then);
+  void RunOnLoader(std::function<void(int reader)> task);
+  void Enqueue(LoadRequest request);
   void LoaderLoop(int index);
+  void ApplyLoaded(const std::string& key, Row row);
+  void ScanShared(uint64_t cursor, std::string pattern, size_t count,
+                  StoreCallback<ScanReply> done);
+  // Shared coherence: DBSIZE and the gauges come from PostgreSQL's count.
+  Status RefreshSharedCount();
   // `next_durable`: when the first PostgreSQL sweep is due (read at Start, not in the thread,
   // so a thread that starts late still sees the clock as it was at Start).
   void SweeperLoop(Clock::TimePoint next_durable);
@@ -167,6 +193,8 @@ class Engine final : public SessionStore {
   std::atomic<uint64_t> seq_{0};
   std::atomic<int64_t> count_{0};
   std::atomic<int64_t> expiring_{0};  // live keys with a deadline
+  std::atomic<int64_t> shared_sessions_{0};  // shared coherence: PostgreSQL's count
+  std::atomic<int64_t> shared_expiring_{0};
   std::atomic<uint64_t> queued_{0};
   std::atomic<size_t> evict_cursor_{0};
   std::atomic<uint64_t> memory_bytes_{0};

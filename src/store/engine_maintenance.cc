@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <unordered_map>
 
 #include "store/engine.h"
 
@@ -16,47 +17,114 @@ constexpr int kDurableSweepRoundsPerTick = 20;
 
 }  // namespace
 
-void Engine::Load(std::string key, std::function<void(Result<bool>)> then) {
+void Engine::Enqueue(LoadRequest request) {
   {
     std::lock_guard<std::mutex> lock(load_mu_);
-    loads_.push_back({std::move(key), std::move(then)});
+    if (!stopping_.load()) {
+      loads_.push_back(std::move(request));
+      load_cv_.notify_one();
+      return;
+    }
   }
-  load_cv_.notify_one();
+  // The loaders are stopping: fail the request rather than leave its caller waiting.
+  Error closed = Error::Unavailable("the store is shutting down; retry on the next daemon");
+  if (request.then) request.then(closed);
+  if (request.fetched) request.fetched(closed);
+  if (request.task) request.task(-1);
+}
+
+void Engine::Load(std::string key, std::function<void(Result<bool>)> then) {
+  LoadRequest request;
+  request.key = std::move(key);
+  request.then = std::move(then);
+  Enqueue(std::move(request));
+}
+
+void Engine::Fetch(std::string key, std::function<void(Result<Row>)> then) {
+  ++misses_;
+  LoadRequest request;
+  request.key = std::move(key);
+  request.fetched = std::move(then);
+  Enqueue(std::move(request));
+}
+
+void Engine::RunOnLoader(std::function<void(int reader)> task) {
+  LoadRequest request;
+  request.task = std::move(task);
+  Enqueue(std::move(request));
+}
+
+void Engine::ApplyLoaded(const std::string& key, Row row) {
+  Shard& shard = ShardFor(KeyHash(key));
+  std::lock_guard<std::mutex> lock(shard.mu);
+  auto it = shard.entries.find(key);
+  if (it == shard.entries.end() || it->second.value) return;
+  if (row.has_value()) {
+    SetValueLocked(shard, it->second, std::move(row->value));
+  } else if (it->second.dirty_seq == 0) {
+    // The index said live, the durable copy is gone (swept elsewhere): it is gone.
+    spdlog::warn("store: '{}' was in the index but not in PostgreSQL; dropping it", key);
+    EraseLocked(shard, it);
+  }
 }
 
 void Engine::LoaderLoop(int index) {
+  // Reads waiting together go to PostgreSQL as one statement.
+  constexpr size_t kMaxReadBatch = 256;
   while (true) {
-    LoadRequest request;
+    std::vector<LoadRequest> batch;
     {
       std::unique_lock<std::mutex> lock(load_mu_);
       load_cv_.wait(lock, [&] { return !loads_.empty() || stopping_.load(); });
       if (loads_.empty()) return;
-      request = std::move(loads_.front());
-      loads_.pop_front();
-    }
-    auto row = durable_->Read(index, request.key, WallMs());
-    if (!row.ok()) {
-      request.then(Error::Unavailable("cannot read '" + request.key +
-                                      "' from PostgreSQL: " + row.error().message));
-      continue;
-    }
-    Shard& shard = ShardFor(KeyHash(request.key));
-    {
-      std::lock_guard<std::mutex> lock(shard.mu);
-      auto it = shard.entries.find(request.key);
-      if (it != shard.entries.end() && !it->second.value) {
-        if (row->has_value()) {
-          SetValueLocked(shard, it->second, std::move((*row)->value));
-        } else if (it->second.dirty_seq == 0) {
-          // The index said live, the durable copy is gone (swept elsewhere): it is gone.
-          spdlog::warn("store: '{}' was in the index but not in PostgreSQL; dropping it",
-                       request.key);
-          EraseLocked(shard, it);
+      if (loads_.front().task) {
+        batch.push_back(std::move(loads_.front()));
+        loads_.pop_front();
+      } else {
+        while (!loads_.empty() && !loads_.front().task && batch.size() < kMaxReadBatch) {
+          batch.push_back(std::move(loads_.front()));
+          loads_.pop_front();
         }
       }
     }
-    request.then(true);
+    if (batch.front().task) {
+      batch.front().task(index);
+      continue;
+    }
+    std::vector<std::string> keys;
+    std::unordered_map<std::string, size_t> slot_of;
+    for (const auto& r : batch) {
+      if (slot_of.emplace(r.key, keys.size()).second) keys.push_back(r.key);
+    }
+    auto rows = durable_->ReadMany(index, keys, WallMs());
+    for (auto& r : batch) {
+      if (!rows.ok()) {
+        Error failed = Error::Unavailable("cannot read '" + r.key + "' from PostgreSQL: " +
+                                          rows.error().message);
+        if (r.fetched) {
+          r.fetched(failed);
+        } else {
+          r.then(failed);
+        }
+        continue;
+      }
+      const Row& row = (*rows)[slot_of[r.key]];
+      if (r.fetched) {
+        r.fetched(row);
+      } else {
+        ApplyLoaded(r.key, row);
+        r.then(true);
+      }
+    }
   }
+}
+
+Status Engine::RefreshSharedCount() {
+  auto count = durable_->CountLive(WallMs());
+  if (!count.ok()) return std::move(count).error().Within("count sessions");
+  shared_sessions_ = count->sessions;
+  shared_expiring_ = count->expiring;
+  return Ok();
 }
 
 void Engine::SweeperLoop(Clock::TimePoint next_durable) {
@@ -69,6 +137,10 @@ void Engine::SweeperLoop(Clock::TimePoint next_durable) {
     SweepMemory();
     if (durable() && clock_.Now() >= next_durable) {
       SweepDurable();
+      if (shared()) {
+        Status counted = RefreshSharedCount();
+        if (!counted.ok()) spdlog::warn("store: {}", counted.error().message);
+      }
       next_durable = clock_.Now() + options_.durable_sweep_interval;
     }
   }
@@ -84,6 +156,8 @@ void Engine::SweepMemory() {
       if (IsExpired(it->second, now)) {
         EraseLocked(shard, it);
         ++expirations_;
+      } else if (shared() && it->second.dirty_seq == 0) {
+        EraseLocked(shard, it);  // shared: memory keeps only this daemon's uncommitted writes
       }
       it = next;
     }
@@ -139,6 +213,7 @@ void Engine::Scan(uint64_t cursor, std::string pattern, size_t count,
   // Walks the key space in hash order; the cursor is the next hash to visit. Keys sharing a
   // hash are returned together, so a live key is never skipped.
   count = std::max<size_t>(count, 1);
+  if (shared()) return ScanShared(cursor, std::move(pattern), count, std::move(done));
   UnixMillis now = WallMs();
   ScanReply reply;
   size_t examined = 0;
@@ -169,6 +244,29 @@ void Engine::Scan(uint64_t cursor, std::string pattern, size_t count,
   }
   reply.next_cursor = 0;
   done(std::move(reply));
+}
+
+void Engine::ScanShared(uint64_t cursor, std::string pattern, size_t count,
+                        StoreCallback<ScanReply> done) {
+  RunOnLoader([this, cursor, pattern = std::move(pattern), count, done](int reader) {
+    if (reader < 0) return done(Error::Unavailable("the store is shutting down"));
+    auto page = durable_->ScanKeys(reader, cursor, count, WallMs());
+    if (!page.ok()) return done(std::move(page).error().Within("SCAN"));
+    ScanReply reply;
+    reply.next_cursor = page->next_cursor;
+    for (auto& key : page->keys) {
+      Shard& shard = ShardFor(KeyHash(key));
+      {
+        // Deleted here, not committed yet: already gone for this daemon's clients.
+        std::lock_guard<std::mutex> lock(shard.mu);
+        auto it = shard.entries.find(key);
+        bool own_write = it != shard.entries.end() && it->second.dirty_seq != 0;
+        if (!own_write && shard.pending_deletes.count(key) != 0) continue;
+      }
+      if (pattern.empty() || GlobMatch(pattern, key)) reply.keys.push_back(std::move(key));
+    }
+    done(std::move(reply));
+  });
 }
 
 Status Engine::Close(std::chrono::milliseconds timeout) {

@@ -188,8 +188,18 @@ void Engine::MarkClean(const std::vector<DurableWrite>& rows, const std::vector<
   for (size_t i = 0; i < rows.size(); ++i) {
     Shard& shard = ShardFor(KeyHash(rows[i].key));
     std::lock_guard<std::mutex> lock(shard.mu);
+    if (shared()) {
+      auto deleted = shard.pending_deletes.find(rows[i].key);
+      if (deleted != shard.pending_deletes.end() && deleted->second <= seqs[i]) {
+        shard.pending_deletes.erase(deleted);
+      }
+    }
     auto it = shard.entries.find(rows[i].key);
     if (it == shard.entries.end() || it->second.dirty_seq != seqs[i]) continue;
+    if (shared()) {
+      EraseLocked(shard, it);  // committed: from now on PostgreSQL's row is the truth
+      continue;
+    }
     it->second.dirty_seq = 0;
     it->second.last_access_ms = SteadyMs();
     LruTouch(shard, it->second);

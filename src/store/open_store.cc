@@ -15,7 +15,8 @@ MemoryTierOptions MemoryOptionsFrom(const StoreConfig& config) {
   return o;
 }
 
-TieredOptions TieredOptionsFrom(const StoreConfig& config, int store_pool, int store_writers) {
+TieredOptions TieredOptionsFrom(const StoreConfig& config, int store_pool, int store_writers,
+                                bool shared) {
   TieredOptions o;
   o.memory = MemoryOptionsFrom(config);
   o.durability = config.durability == "async" ? Durability::kAsync : Durability::kSync;
@@ -25,9 +26,13 @@ TieredOptions TieredOptionsFrom(const StoreConfig& config, int store_pool, int s
   o.batch_max_rows = static_cast<size_t>(config.batch_max_rows);
   o.ttl_persist_slack = config.ttl_persist_slack;
   // The store pool: one loader, one sweeper, and up to the rest as writers (at least one).
-  o.readers = 1;
-  o.writers = std::max(1, store_pool - 2);
+  // Shared coherence reads every key from PostgreSQL: two loaders, and exact deadlines (other
+  // daemons read the persisted one).
+  o.shared = shared;
+  o.readers = shared ? 2 : 1;
+  o.writers = std::max(1, store_pool - 1 - o.readers);
   if (store_writers > 0) o.writers = std::min(o.writers, store_writers);
+  if (shared) o.ttl_persist_slack = std::chrono::milliseconds(0);
   return o;
 }
 
@@ -36,7 +41,8 @@ Result<std::unique_ptr<SessionStore>> OpenSessionStore(const StoreOpenRequest& r
   if (request.config.kind == "memory") {
     return NewMemoryStore(MemoryOptionsFrom(request.config), clock);
   }
-  TieredOptions options = TieredOptionsFrom(request.config, request.store_pool, request.store_writers);
+  TieredOptions options = TieredOptionsFrom(request.config, request.store_pool,
+                                            request.store_writers, request.shared);
   auto durable = NewPostgresDurable(request.conninfo, request.description, options.writers,
                                     options.readers);
   auto store = NewTieredStore(options, clock, std::move(durable));

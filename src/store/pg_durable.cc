@@ -11,6 +11,7 @@
 #include <memory>
 #include <mutex>
 #include <set>
+#include <unordered_map>
 
 #include "skydb/durable.h"
 
@@ -46,6 +47,21 @@ const char* const kUpsertOnlySql = SKYDB_UPSERT_SQL;
 const char* const kReadSql =
     "SELECT data, COALESCE(expires_at, 0) FROM sky_sessions "
     "WHERE id = $1 AND (expires_at IS NULL OR expires_at > $2)";
+
+const char* const kReadManySql =
+    "SELECT id, data, COALESCE(expires_at, 0) FROM sky_sessions "
+    "WHERE id = ANY($1::bytea[]) AND (expires_at IS NULL OR expires_at > $2)";
+
+const char* const kCountSql =
+    "SELECT count(*), count(expires_at) FROM sky_sessions "
+    "WHERE expires_at IS NULL OR expires_at > $1";
+
+// SCAN for shared coherence: keyset pagination over a 60-bit hash of the key, so the cursor is
+// a number (as Redis clients expect) and rows added or removed meanwhile shift nothing.
+const char* const kScanSql =
+    "SELECT id, h FROM (SELECT id, ('x' || substr(md5(id), 1, 15))::bit(60)::int8 AS h"
+    " FROM sky_sessions WHERE expires_at IS NULL OR expires_at > $1) AS k"
+    " WHERE h >= $2 ORDER BY h LIMIT $3";
 
 const char* const kIndexSql =
     "SELECT id, COALESCE(expires_at, 0), octet_length(data) FROM sky_sessions "
@@ -136,7 +152,13 @@ class Slot {
   Result<PGconn*> Get() {
     if (conn_ && PQstatus(conn_.get()) == CONNECTION_OK) return conn_.get();
     prepared_.clear();
-    conn_.reset(PQconnectdb(conninfo_.c_str()));
+    // Defaults first, then the operator's string (URI or keywords, several hosts allowed),
+    // which overrides them: a read-write server is required (a standby or a read-only server
+    // is skipped for the next host), and an unreachable host costs at most connect_timeout.
+    const char* const keywords[] = {"application_name", "connect_timeout",
+                                    "target_session_attrs", "dbname", nullptr};
+    const char* const values[] = {"skydb", "10", "read-write", conninfo_.c_str(), nullptr};
+    conn_.reset(PQconnectdbParams(keywords, values, /*expand_dbname=*/1));
     if (PQstatus(conn_.get()) != CONNECTION_OK) {
       std::string why = Trimmed(PQerrorMessage(conn_.get()));
       Reset();
@@ -190,6 +212,14 @@ class Slot {
  private:
   Error Failure(PGconn* conn, const PGresult* res) {
     std::string why = Trimmed(res != nullptr ? PQresultErrorMessage(res) : PQerrorMessage(conn));
+    const char* state = res != nullptr ? PQresultErrorField(res, PG_DIAG_SQLSTATE) : nullptr;
+    if (state != nullptr && std::strcmp(state, "25006") == 0) {
+      // read_only_sql_transaction: this server became a standby or read-only. Reconnecting
+      // lets libpq find the read-write server among the connection string's hosts.
+      Reset();
+      return Error::Unavailable(why + " (SQLSTATE 25006: the server is read-only; reconnecting "
+                                      "to find a read-write primary among the hosts)");
+    }
     if (PQstatus(conn) != CONNECTION_OK) Reset();
     return Error::Unavailable(why);
   }
@@ -280,6 +310,75 @@ class PgDurable final : public DurableBackend {
     v.value.assign(PQgetvalue(r, 0, 0), static_cast<size_t>(PQgetlength(r, 0, 0)));
     v.expires_at = GetInt64(PQgetvalue(r, 0, 1));
     return std::optional<DurableValue>(std::move(v));
+  }
+
+  Result<std::vector<std::optional<DurableValue>>> ReadMany(
+      int reader, const std::vector<std::string>& keys, UnixMillis now) override {
+    if (keys.size() == 1) {
+      auto one = Read(reader, keys[0], now);
+      if (!one.ok()) return std::move(one).error();
+      return std::vector<std::optional<DurableValue>>{std::move(one).value()};
+    }
+    BinaryArray ids(kByteaOid);
+    std::unordered_map<std::string_view, size_t> slot_of;
+    for (size_t i = 0; i < keys.size(); ++i) {
+      ids.Add(keys[i]);
+      slot_of.emplace(keys[i], i);
+    }
+    Slot& slot = *readers_[static_cast<size_t>(reader) % readers_.size()];
+    auto res = slot.Exec(kReadManySql, {ids.Encode(), Int64Param(now)}, {1001, kInt8Oid},
+                         "skydb_read_many");
+    if (!res.ok()) return std::move(res).error().Within("read");
+    std::vector<std::optional<DurableValue>> rows(keys.size());
+    PGresult* r = res->get();
+    for (int i = 0; i < PQntuples(r); ++i) {
+      std::string_view id(PQgetvalue(r, i, 0), static_cast<size_t>(PQgetlength(r, i, 0)));
+      auto found = slot_of.find(id);
+      if (found == slot_of.end()) continue;
+      DurableValue v;
+      v.value.assign(PQgetvalue(r, i, 1), static_cast<size_t>(PQgetlength(r, i, 1)));
+      v.expires_at = GetInt64(PQgetvalue(r, i, 2));
+      rows[found->second] = std::move(v);
+    }
+    return rows;
+  }
+
+  Result<LiveCount> CountLive(UnixMillis now) override {
+    auto res = sweeper_.Exec(kCountSql, {Int64Param(now)}, {kInt8Oid});
+    if (!res.ok()) return std::move(res).error();
+    LiveCount count;
+    count.sessions = GetInt64(PQgetvalue(res->get(), 0, 0));
+    count.expiring = GetInt64(PQgetvalue(res->get(), 0, 1));
+    return count;
+  }
+
+  Result<ScanReply> ScanKeys(int reader, uint64_t cursor, size_t count,
+                             UnixMillis now) override {
+    Slot& slot = *readers_[static_cast<size_t>(reader) % readers_.size()];
+    // One row more than asked, to know whether the last hash is complete and where to go on.
+    auto res = slot.Exec(kScanSql,
+                         {Int64Param(now), Int64Param(static_cast<int64_t>(cursor)),
+                          Int64Param(static_cast<int64_t>(count) + 1)},
+                         {kInt8Oid, kInt8Oid, kInt8Oid});
+    if (!res.ok()) return std::move(res).error();
+    PGresult* r = res->get();
+    int n = PQntuples(r);
+    ScanReply reply;
+    auto hash_at = [&](int i) { return static_cast<uint64_t>(GetInt64(PQgetvalue(r, i, 1))); };
+    int keep = n;
+    if (n > static_cast<int>(count)) {
+      // The page is full: stop before the hash of the extra row, so that hash is read whole
+      // next time (keys sharing it are returned together).
+      uint64_t next = hash_at(n - 1);
+      keep = 0;
+      while (keep < n && hash_at(keep) < next) ++keep;
+      if (keep == 0) keep = n;  // every row shares one hash: return them all (60 bits: rare)
+      reply.next_cursor = keep < n ? hash_at(keep) : hash_at(n - 1) + 1;
+    }
+    for (int i = 0; i < keep; ++i) {
+      reply.keys.emplace_back(PQgetvalue(r, i, 0), static_cast<size_t>(PQgetlength(r, i, 0)));
+    }
+    return reply;
   }
 
   Status LoadIndex(UnixMillis now,

@@ -41,6 +41,9 @@ struct Shard {
   std::mutex mu;
   std::unordered_map<std::string, Entry> entries;
   std::list<const std::string*> lru;  // keys of clean cached values, least recent first
+  // Shared coherence: keys whose delete is queued, not yet committed, with its seq. Until it
+  // commits, PostgreSQL still has the row, and the key must read as gone.
+  std::unordered_map<std::string, uint64_t> pending_deletes;
 };
 
 }  // namespace skydb::store

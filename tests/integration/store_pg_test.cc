@@ -53,9 +53,11 @@ void ResetSchema() {
 
 class PgHarness final : public StoreHarness {
  public:
-  explicit PgHarness(Durability durability) {
-    ResetSchema();
+  explicit PgHarness(Durability durability, bool shared = false, bool reset = true) {
+    if (reset) ResetSchema();
     options_.durability = durability;
+    options_.shared = shared;
+    if (shared) options_.ttl_persist_slack = std::chrono::milliseconds(0);
     options_.flush_interval = std::chrono::milliseconds(2);
     Open();
   }
@@ -63,6 +65,7 @@ class PgHarness final : public StoreHarness {
   SessionStore& store() override { return *store_; }
   FakeClock& clock() override { return clock_; }
   bool durable() const override { return true; }
+  bool exact_count() const override { return !options_.shared; }
   void Restart() override {
     Close();
     Open();
@@ -89,8 +92,34 @@ INSTANTIATE_TEST_SUITE_P(
     Postgres, StoreBehaviour,
     ::testing::Values(
         NamedFactory{"Sync", [] { return std::make_unique<PgHarness>(Durability::kSync); }},
-        NamedFactory{"Async", [] { return std::make_unique<PgHarness>(Durability::kAsync); }}),
+        NamedFactory{"Async", [] { return std::make_unique<PgHarness>(Durability::kAsync); }},
+        NamedFactory{"SharedSync",
+                     [] { return std::make_unique<PgHarness>(Durability::kSync, true); }}),
     FactoryName);
+
+// Two shared stores on one table, as two daemons on one database: each reads the other's
+// acknowledged writes, deletes and deadlines; SCAN over PostgreSQL walks every key once.
+TEST(PostgresShared, TwoStoresReadEachOthersAcknowledgedWrites) {
+  PgHarness a(Durability::kSync, /*shared=*/true);
+  PgHarness b(Durability::kSync, /*shared=*/true, /*reset=*/false);
+  ASSERT_TRUE(a.Set("s", std::string("a\0'\\", 4), Expiry::None()).ok());
+  EXPECT_EQ(**b.Get("s"), std::string("a\0'\\", 4));
+  ASSERT_TRUE(b.Set("s", "from-b", Expiry::None()).ok());
+  EXPECT_EQ(**a.Get("s"), "from-b");
+  ASSERT_TRUE(*a.Expire("s", Expiry::At(a.NowMs() + 5000)));
+  auto ttl = b.Ttl("s");
+  ASSERT_EQ(ttl->state, TtlReply::State::kExpiring);
+  EXPECT_LE(ttl->remaining_ms, 5000);
+  ASSERT_EQ(*b.Del({"s"}), 1);
+  EXPECT_FALSE(a.Get("s")->has_value());
+  for (int i = 0; i < 120; ++i) {
+    ASSERT_TRUE((i % 2 == 0 ? a : b).Set("k" + std::to_string(i), "v").ok());
+  }
+  auto keys = a.ScanAll("k*", 7);
+  std::sort(keys.begin(), keys.end());
+  EXPECT_EQ(keys.size(), 120u);
+  EXPECT_EQ(std::unique(keys.begin(), keys.end()), keys.end());
+}
 
 UnixMillis NowMs() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(

@@ -71,7 +71,7 @@ TEST_P(StoreBehaviour, SetThenGetRoundTrips) {
   ASSERT_TRUE(h().Set("session:1", "hello")->applied);
   EXPECT_EQ(**h().Get("session:1"), "hello");
   EXPECT_FALSE(h().Get("session:2")->has_value());
-  EXPECT_EQ(h().store().Count(), 1);
+  ExpectCount(1);
 }
 
 TEST_P(StoreBehaviour, BinaryKeysAndValuesWithEveryByteRoundTrip) {
@@ -86,7 +86,7 @@ TEST_P(StoreBehaviour, OverwriteKeepsOneSession) {
   ASSERT_TRUE(h().Set("a", "1").ok());
   ASSERT_TRUE(h().Set("a", "2").ok());
   EXPECT_EQ(**h().Get("a"), "2");
-  EXPECT_EQ(h().store().Count(), 1);
+  ExpectCount(1);
 }
 
 TEST_P(StoreBehaviour, NxSetsOnlyAbsentXxOnlyPresent) {
@@ -119,11 +119,11 @@ TEST_P(StoreBehaviour, DefaultTtlAppliesAndNoneMeansNoExpiry) {
   ASSERT_TRUE(h().Set("b", "1", Expiry::None()).ok());
   EXPECT_EQ(h().Ttl("b")->state, TtlReply::State::kNoExpiry);
   EXPECT_EQ(h().Ttl("missing")->state, TtlReply::State::kMissing);
-  EXPECT_EQ(h().store().Stats().expiring, 1);  // exact, like the session count
+  ExpectExpiring(1);  // exact, like the session count
   ASSERT_TRUE(*h().Expire("b", Expiry::At(h().NowMs() + 5000)));
-  EXPECT_EQ(h().store().Stats().expiring, 2);
+  ExpectExpiring(2);
   ASSERT_EQ(*h().Del({"a"}), 1);
-  EXPECT_EQ(h().store().Stats().expiring, 1);
+  ExpectExpiring(1);
 }
 
 TEST_P(StoreBehaviour, ExpiryIsExactlyAtTheDeadline) {
@@ -136,7 +136,7 @@ TEST_P(StoreBehaviour, ExpiryIsExactlyAtTheDeadline) {
   EXPECT_FALSE(h().Get("a")->has_value());
   EXPECT_EQ(h().Ttl("a")->state, TtlReply::State::kMissing);
   EXPECT_EQ(*h().Exists({"a"}), 0);
-  EXPECT_EQ(h().store().Count(), 0);
+  ExpectCount(0);
 }
 
 TEST_P(StoreBehaviour, CountFollowsSetExpiryAndDelete) {
@@ -144,16 +144,16 @@ TEST_P(StoreBehaviour, CountFollowsSetExpiryAndDelete) {
     ASSERT_TRUE(h().Set("k" + std::to_string(i), "v", Expiry::At(h().NowMs() + 1000 + i)).ok());
   }
   ASSERT_TRUE(h().Set("forever", "v", Expiry::None()).ok());
-  EXPECT_EQ(h().store().Count(), 11);
+  ExpectCount(11);
   EXPECT_EQ(*h().Del({"k0", "k1", "nope"}), 2);
-  EXPECT_EQ(h().store().Count(), 9);
+  ExpectCount(9);
   h().clock().Advance(milliseconds(1005));  // k2..k5 expire at +1002..+1005, k6.. later
   EXPECT_EQ(*h().Exists({"k2", "k3", "k4", "k5", "k6"}), 1);
   h().clock().Advance(seconds(1));
   // Expired keys leave the count when read or swept; a scan sees none of them.
   EXPECT_EQ(h().ScanAll(), std::vector<std::string>{"forever"});
   for (int i = 0; i < 10; ++i) (void)h().Get("k" + std::to_string(i));
-  EXPECT_EQ(h().store().Count(), 1);
+  ExpectCount(1);
 }
 
 TEST_P(StoreBehaviour, KeepTtlKeepsTheDeadline) {
@@ -177,14 +177,14 @@ TEST_P(StoreBehaviour, ExpireSetsPersistClearsPastDeadlineDeletes) {
   EXPECT_TRUE(*h().Expire("a", Expiry::At(h().NowMs() - 1)));
   EXPECT_FALSE(h().Get("a")->has_value());
   EXPECT_FALSE(*h().Expire("missing", Expiry::At(h().NowMs() + 1000)));
-  EXPECT_EQ(h().store().Count(), 0);
+  ExpectCount(0);
 }
 
 TEST_P(StoreBehaviour, SetWithPastDeadlineRemovesTheKey) {
   ASSERT_TRUE(h().Set("a", "1").ok());
   ASSERT_TRUE(h().Set("a", "2", Expiry::At(h().NowMs() - 5)).ok());
   EXPECT_FALSE(h().Get("a")->has_value());
-  EXPECT_EQ(h().store().Count(), 0);
+  ExpectCount(0);
 }
 
 TEST_P(StoreBehaviour, GetExSlidesTheTtlWithoutChangingTheValue) {
@@ -203,7 +203,7 @@ TEST_P(StoreBehaviour, GetDelReturnsAndRemoves) {
   ASSERT_TRUE(h().Set("a", "v").ok());
   EXPECT_EQ(**h().GetDel("a"), "v");
   EXPECT_FALSE(h().GetDel("a")->has_value());
-  EXPECT_EQ(h().store().Count(), 0);
+  ExpectCount(0);
 }
 
 TEST_P(StoreBehaviour, ExistsCountsRepeatedKeys) {
@@ -218,7 +218,7 @@ TEST_P(StoreBehaviour, OversizedKeyOrValueIsRefusedWithTheLimit) {
   auto big_value = h().Set("k", std::string((1 << 20) + 1, 'v'));
   ASSERT_FALSE(big_value.ok());
   EXPECT_NE(big_value.error().message.find("store.max_value_bytes"), std::string::npos);
-  EXPECT_EQ(h().store().Count(), 0);
+  ExpectCount(0);
   EXPECT_TRUE(h().Set(std::string(512, 'k'), std::string(1 << 20, 'v')).ok());
 }
 
@@ -301,7 +301,7 @@ TEST_P(StoreBehaviour, AcknowledgedWritesSurviveARestart) {
   ASSERT_TRUE(h().Set("gone", "v3").ok());
   ASSERT_EQ(*h().Del({"gone"}), 1);
   h().Restart();
-  EXPECT_EQ(h().store().Count(), 2);
+  ExpectCount(2);
   EXPECT_EQ(**h().Get("keep"), "v1");
   EXPECT_EQ(**h().Get("ttl"), "v2");
   EXPECT_FALSE(h().Get("gone")->has_value());
@@ -311,7 +311,7 @@ TEST_P(StoreBehaviour, AcknowledgedWritesSurviveARestart) {
   EXPECT_GE(ttl->remaining_ms, 60000);
   h().clock().Advance(std::chrono::minutes(10));
   EXPECT_FALSE(h().Get("ttl")->has_value());
-  EXPECT_EQ(h().store().Count(), 1);
+  ExpectCount(1);
 }
 
 }  // namespace

@@ -39,6 +39,8 @@ class StoreHarness {
   virtual FakeClock& clock() = 0;
   virtual bool durable() const = 0;
   virtual void Restart() = 0;
+  // False for shared coherence, whose count is PostgreSQL's, refreshed periodically.
+  virtual bool exact_count() const { return true; }
 
   // Blocking conveniences over the callback API.
   Result<SetReply> Set(const std::string& key, const std::string& value,
@@ -69,6 +71,17 @@ class StoreBehaviour : public ::testing::TestWithParam<NamedFactory> {
   void SetUp() override { h_ = GetParam().make(); }
   void TearDown() override { h_.reset(); }
   StoreHarness& h() { return *h_; }
+  // The session count, where the backend promises it exactly at every moment.
+  void ExpectCount(int64_t expected) {
+    if (h().exact_count()) {
+      EXPECT_EQ(h().store().Count(), expected);
+    }
+  }
+  void ExpectExpiring(int64_t expected) {
+    if (h().exact_count()) {
+      EXPECT_EQ(h().store().Stats().expiring, expected);
+    }
+  }
 
  private:
   std::unique_ptr<StoreHarness> h_;

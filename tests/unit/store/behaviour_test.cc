@@ -16,6 +16,11 @@ INSTANTIATE_TEST_SUITE_P(
                      [] {
                        return std::make_unique<FakeTieredHarness>(
                            FakeOptions(Durability::kAsync));
+                     }},
+        NamedFactory{"SharedSync",
+                     [] {
+                       return std::make_unique<FakeTieredHarness>(
+                           FakeOptions(Durability::kSync, /*shared=*/true));
                      }}),
     FactoryName);
 

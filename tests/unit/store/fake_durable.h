@@ -2,6 +2,7 @@
 // with switches to fail or hold commits and a log of every write it was asked to commit.
 #pragma once
 
+#include <algorithm>
 #include <condition_variable>
 #include <map>
 #include <memory>
@@ -68,6 +69,40 @@ class FakeDurable final : public DurableBackend {
       return std::optional<DurableValue>();
     }
     return std::optional<DurableValue>(it->second);
+  }
+
+  Result<LiveCount> CountLive(UnixMillis now) override {
+    std::lock_guard<std::mutex> lock(state_->mu);
+    LiveCount count;
+    for (const auto& [key, row] : state_->rows) {
+      if (row.expires_at != 0 && row.expires_at <= now) continue;
+      ++count.sessions;
+      if (row.expires_at != 0) ++count.expiring;
+    }
+    return count;
+  }
+
+  // Like the real backend: hash order, keys sharing a hash returned together.
+  Result<ScanReply> ScanKeys(int, uint64_t cursor, size_t count, UnixMillis now) override {
+    std::lock_guard<std::mutex> lock(state_->mu);
+    std::vector<std::pair<uint64_t, std::string>> live;
+    for (const auto& [key, row] : state_->rows) {
+      if (row.expires_at != 0 && row.expires_at <= now) continue;
+      uint64_t h = 1469598103934665603ULL;
+      for (unsigned char c : key) h = (h ^ c) * 1099511628211ULL;
+      h >>= 4;
+      if (h >= cursor) live.emplace_back(h, key);
+    }
+    std::sort(live.begin(), live.end());
+    ScanReply reply;
+    for (size_t i = 0; i < live.size(); ++i) {
+      if (reply.keys.size() >= count && live[i].first != live[i - 1].first) {
+        reply.next_cursor = live[i].first;
+        break;
+      }
+      reply.keys.push_back(live[i].second);
+    }
+    return reply;
   }
 
   Status LoadIndex(UnixMillis now,

@@ -23,10 +23,17 @@ class MemoryHarness final : public StoreHarness {
 class FakeTieredHarness final : public StoreHarness {
  public:
   explicit FakeTieredHarness(TieredOptions options) : options_(options) { Open(); }
+  // A second store on the same fake table (another daemon on one database).
+  FakeTieredHarness(TieredOptions options, std::shared_ptr<FakeDurableState> state)
+      : options_(options), state_(std::move(state)) {
+    Open();
+  }
+  std::shared_ptr<FakeDurableState> shared_state() const { return state_; }
   ~FakeTieredHarness() override { Close(); }
   SessionStore& store() override { return *store_; }
   FakeClock& clock() override { return clock_; }
   bool durable() const override { return true; }
+  bool exact_count() const override { return !options_.shared; }
   void Restart() override {
     Close();
     Open();
@@ -50,8 +57,10 @@ class FakeTieredHarness final : public StoreHarness {
   std::unique_ptr<SessionStore> store_;
 };
 
-inline TieredOptions FakeOptions(Durability durability) {
+inline TieredOptions FakeOptions(Durability durability, bool shared = false) {
   TieredOptions o;
+  o.shared = shared;
+  if (shared) o.ttl_persist_slack = std::chrono::milliseconds(0);
   o.durability = durability;
   o.flush_interval = std::chrono::milliseconds(1);
   o.memory.sweep_interval = std::chrono::milliseconds(20);

@@ -1,0 +1,148 @@
+// Shared coherence (store.coherence = "shared"): two stores on one table, as two daemons on one
+// database. What one acknowledges, the other's next read returns; no memory copy is served
+// once it may be older than PostgreSQL's row.
+#include <thread>
+
+#include "harnesses.h"
+
+namespace skydb::testing {
+namespace {
+
+using std::chrono::milliseconds;
+
+bool WaitFor(const std::function<bool()>& condition) {
+  for (int i = 0; i < 2000; ++i) {
+    if (condition()) return true;
+    std::this_thread::sleep_for(milliseconds(5));
+  }
+  return condition();
+}
+
+void Hold(FakeDurableState& state, bool hold) {
+  {
+    std::lock_guard<std::mutex> lock(state.mu);
+    state.hold_commits = hold;
+  }
+  state.cv.notify_all();
+}
+
+class SharedStoresTest : public ::testing::Test {
+ protected:
+  TieredOptions Options(bool shared = true) {
+    TieredOptions o = FakeOptions(Durability::kSync, shared);
+    o.durable_sweep_interval = milliseconds(50);
+    return o;
+  }
+  FakeTieredHarness a_{Options()};
+  FakeTieredHarness b_{Options(), a_.shared_state()};
+};
+
+TEST_F(SharedStoresTest, EachStoreReadsTheOthersAcknowledgedWrites) {
+  ASSERT_TRUE(a_.Set("s", "from-a", Expiry::None()).ok());
+  EXPECT_EQ(**b_.Get("s"), "from-a");
+  ASSERT_TRUE(b_.Set("s", "from-b", Expiry::None()).ok());
+  EXPECT_EQ(**a_.Get("s"), "from-b");  // a had "from-a" in memory; it is not served
+  ASSERT_EQ(*b_.Del({"s"}), 1);
+  EXPECT_FALSE(a_.Get("s")->has_value());
+  EXPECT_EQ(*a_.Exists({"s"}), 0);
+}
+
+TEST_F(SharedStoresTest, ConditionsAndDeadlinesSeeTheOtherStoresWrites) {
+  ASSERT_TRUE(a_.Set("s", "1", Expiry::At(a_.NowMs() + 60000)).ok());
+  EXPECT_FALSE(b_.Set("s", "2", Expiry::None(), SetCondition::kIfAbsent)->applied);
+  EXPECT_TRUE(b_.Set("s", "3", Expiry::Keep(), SetCondition::kIfPresent)->applied);
+  auto ttl = a_.Ttl("s");
+  ASSERT_EQ(ttl->state, TtlReply::State::kExpiring);  // KEEPTTL kept a's deadline
+  EXPECT_GT(ttl->remaining_ms, 59000);
+  ASSERT_TRUE(*b_.Expire("s", Expiry::None()));
+  EXPECT_EQ(a_.Ttl("s")->state, TtlReply::State::kNoExpiry);
+  ASSERT_TRUE(*a_.Expire("s", Expiry::At(a_.NowMs() + 5000)));
+  ttl = b_.Ttl("s");
+  ASSERT_EQ(ttl->state, TtlReply::State::kExpiring);  // exact: no persist slack when shared
+  EXPECT_LE(ttl->remaining_ms, 5000);
+  EXPECT_EQ(**b_.GetDel("s"), "3");
+  EXPECT_FALSE(a_.Get("s")->has_value());
+}
+
+TEST_F(SharedStoresTest, OwnUncommittedWriteIsServedUntilItCommits) {
+  ASSERT_TRUE(a_.Set("s", "old", Expiry::None()).ok());
+  Hold(*a_.shared_state(), true);
+  std::atomic<bool> acked{false};
+  a_.store().Set({"s", "new", Expiry::None()}, [&](Result<SetReply> r) { acked = r.ok(); });
+  EXPECT_EQ(**a_.Get("s"), "new");  // newer than the committed row
+  EXPECT_EQ(**b_.Get("s"), "old");  // not acknowledged: the other store still sees the row
+  Hold(*a_.shared_state(), false);
+  ASSERT_TRUE(WaitFor([&] { return acked.load(); }));
+  EXPECT_EQ(**b_.Get("s"), "new");
+}
+
+TEST_F(SharedStoresTest, QueuedDeleteHidesTheRowStillInPostgres) {
+  ASSERT_TRUE(a_.Set("s", "v", Expiry::None()).ok());
+  Hold(*a_.shared_state(), true);
+  std::atomic<bool> deleted{false};
+  a_.store().Delete({"s"}, [&](Result<int64_t> r) { deleted = r.ok() && *r == 1; });
+  EXPECT_FALSE(a_.Get("s")->has_value());
+  EXPECT_EQ(*a_.Exists({"s"}), 0);
+  EXPECT_TRUE(a_.ScanAll().empty());
+  Hold(*a_.shared_state(), false);
+  ASSERT_TRUE(WaitFor([&] { return deleted.load(); }));
+  EXPECT_FALSE(b_.Get("s")->has_value());
+  // After the commit nothing lingers: a new row written by b is seen by a.
+  ASSERT_TRUE(b_.Set("s", "again", Expiry::None()).ok());
+  EXPECT_EQ(**a_.Get("s"), "again");
+}
+
+TEST_F(SharedStoresTest, ConcurrentWritersOnTheSameKeysEndAgreeing) {
+  std::vector<std::thread> threads;
+  for (auto* h : {&a_, &b_}) {
+    threads.emplace_back([h] {
+      for (int i = 0; i < 200; ++i) {
+        ASSERT_TRUE(h->Set("k" + std::to_string(i % 7), std::to_string(i), Expiry::None()).ok());
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  for (int k = 0; k < 7; ++k) {
+    std::string key = "k" + std::to_string(k);
+    std::string in_table;
+    {
+      std::lock_guard<std::mutex> lock(a_.shared_state()->mu);
+      in_table = a_.shared_state()->rows.at(key).value;
+    }
+    EXPECT_EQ(**a_.Get(key), in_table);
+    EXPECT_EQ(**b_.Get(key), in_table);
+  }
+}
+
+TEST_F(SharedStoresTest, ScanSeesBothStoresKeysAndCountFollowsTheTable) {
+  for (int i = 0; i < 30; ++i) {
+    auto& h = i % 2 == 0 ? a_ : b_;
+    ASSERT_TRUE(h.Set("key" + std::to_string(i), "v", Expiry::None()).ok());
+  }
+  auto keys = a_.ScanAll("key*", 4);
+  EXPECT_EQ(keys.size(), 30u);
+  // The count is PostgreSQL's, refreshed with each durable sweep.
+  a_.clock().Advance(milliseconds(100));
+  b_.clock().Advance(milliseconds(100));
+  EXPECT_TRUE(WaitFor([&] { return a_.store().Count() == 30 && b_.store().Count() == 30; }))
+      << a_.store().Count() << " " << b_.store().Count();
+}
+
+TEST_F(SharedStoresTest, MemoryKeepsOnlyUncommittedWrites) {
+  for (int i = 0; i < 50; ++i) ASSERT_TRUE(a_.Set("m" + std::to_string(i), "v").ok());
+  for (int i = 0; i < 50; ++i) ASSERT_TRUE(a_.Get("m" + std::to_string(i)).ok());
+  EXPECT_TRUE(WaitFor([&] { return a_.store().Stats().cached_values == 0; }))
+      << a_.store().Stats().cached_values;
+}
+
+// The contrast that makes "shared" necessary: exclusive stores trust their memory, so a second
+// daemon's write is not seen. This is why an external database defaults to shared.
+TEST(ExclusiveStoresTest, DoNotSeeEachOthersWrites) {
+  FakeTieredHarness a(FakeOptions(Durability::kSync));
+  FakeTieredHarness b(FakeOptions(Durability::kSync), a.shared_state());
+  ASSERT_TRUE(a.Set("s", "1", Expiry::None()).ok());
+  EXPECT_FALSE(b.Get("s")->has_value());
+}
+
+}  // namespace
+}  // namespace skydb::testing
