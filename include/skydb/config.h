@@ -74,6 +74,8 @@ struct StoreConfig {
   int64_t queue_max_writes = 100000;     // more queued: writes fail fast
   int64_t batch_max_rows = 1000;         // rows per group commit
   bool allow_memory_fallback = false;    // dev only: memory store if PostgreSQL cannot open
+  std::string database_url;              // external PostgreSQL (--database-url); "" = none
+  std::string coherence = "auto";        // auto | exclusive | shared (docs/scaling.md)
 
   bool operator==(const StoreConfig&) const = default;
 };

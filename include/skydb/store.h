@@ -200,6 +200,8 @@ struct StoreOpenRequest {
   bool shared = false;      // store.coherence resolved: true for "shared"
 };
 MemoryTierOptions MemoryOptionsFrom(const StoreConfig& config);
+// store.coherence resolved: "shared", or "auto" with a database URL.
+bool SharedCoherence(const StoreConfig& config);
 TieredOptions TieredOptionsFrom(const StoreConfig& config, int store_pool, int store_writers = 0,
                                 bool shared = false);
 // Loads the key index before returning; an error names the database and the reason.

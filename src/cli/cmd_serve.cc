@@ -1,4 +1,5 @@
-// `skydb serve --embed --data-dir DIR` and `skydb dev [--data-dir DIR]`: run the daemon.
+// `skydb serve --embed --data-dir DIR`, `skydb serve --database-url URL`, `skydb serve --store
+// memory` and `skydb dev [--data-dir DIR]`: run the daemon.
 #include <cstdio>
 #include <memory>
 
@@ -11,6 +12,7 @@ namespace {
 struct ServeFlags {
   bool embed = false;
   std::string store;
+  std::string database_url;
   std::string data_dir;
   std::string user;
 };
@@ -21,12 +23,36 @@ void AddDirAndUser(CLI::App* cmd, ServeFlags& flags, const std::string& dir_help
                   "when run as root: the unprivileged user that owns DIR and runs PostgreSQL");
 }
 
+constexpr char kModes[] =
+    "--embed (a private PostgreSQL cluster under --data-dir), --database-url URL (an external "
+    "PostgreSQL, also store.database_url) or --store memory (no PostgreSQL; nothing survives a "
+    "restart)";
+
+int Usage(const std::string& what) {
+  std::fprintf(stderr, "skydb: %s\n", what.c_str());
+  return kExitUsage;
+}
+
 int RunServe(CommandContext& ctx, const ServeFlags& flags, Profile profile) {
   if (!flags.data_dir.empty()) ctx.flag_values.emplace_back("data_dir", flags.data_dir);
   if (!flags.user.empty()) ctx.flag_values.emplace_back("run_as_user", flags.user);
   if (!flags.store.empty()) ctx.flag_values.emplace_back("store.kind", flags.store);
+  if (!flags.database_url.empty()) {
+    ctx.flag_values.emplace_back("store.database_url", flags.database_url);
+  }
   auto config = ctx.LoadConfigOrPrint();
   if (!config) return kExitUsage;
+  bool external = !config->store.database_url.empty();
+  bool memory = config->store.kind == "memory";
+  if (profile == Profile::kDev && external) {
+    return Usage("skydb dev runs a private cluster; store.database_url is set (unset it, or "
+                 "use skydb serve --database-url)");
+  }
+  if (profile != Profile::kDev && flags.embed + external + memory != 1) {
+    return Usage(std::string(flags.embed + external + memory == 0 ? "serve needs one of "
+                                                                  : "serve takes only one of ") +
+                 kModes);
+  }
   daemon::DaemonOptions options;
   options.config = std::move(config).value();
   options.profile = profile;
@@ -46,16 +72,10 @@ void AddServeCommands(CLI::App& app, CommandContext& ctx) {
   serve->add_option("--store", serve_flags->store,
                     "store.kind: tiered (with --embed) or memory (no PostgreSQL; nothing "
                     "survives a restart)");
+  serve->add_option("--database-url", serve_flags->database_url,
+                    "an external PostgreSQL (libpq URI or keyword string, several hosts "
+                    "allowed): no private cluster; coherence shared (docs/scaling.md)");
   serve->callback([&ctx, serve_flags] {
-    bool memory = serve_flags->store == "memory";
-    if (serve_flags->embed == memory) {
-      std::fprintf(stderr, "skydb: serve needs either --embed (a private PostgreSQL cluster "
-                           "under --data-dir, the durable store) or --store memory (no "
-                           "PostgreSQL; nothing survives a restart); --database-url is not "
-                           "available yet\n");
-      ctx.exit_code = kExitUsage;
-      return;
-    }
     ctx.exit_code = RunServe(ctx, *serve_flags, Profile::kEmbedded);
   });
 

@@ -300,6 +300,15 @@ std::vector<ConfigKey> BuildTable() {
       Bool("store.allow_memory_fallback", SKYDB_FIELD(store.allow_memory_fallback))
           .Describe("skydb dev only: if PostgreSQL cannot be opened, serve a memory store "
                     "(announced loudly); production never falls back"),
+      String("store.database_url", SKYDB_FIELD(store.database_url))
+          .Secret()
+          .Flag("--database-url")
+          .Accepts("a libpq URI or keyword string (several hosts allowed), or \"\" (none)")
+          .Describe("serve from this external PostgreSQL instead of a private cluster; it "
+                    "may hold a password, so it is never shown"),
+      Enum("store.coherence", SKYDB_FIELD(store.coherence), {"auto", "exclusive", "shared"})
+          .Describe("shared: several daemons use one database, every read goes to PostgreSQL; "
+                    "exclusive: memory is authoritative; auto: shared with a database URL"),
       String("resp.socket", SKYDB_FIELD(resp.socket))
           .Accepts("a socket path, or \"\" (DATA_DIR/run/skydb.sock)")
           .Describe("unix socket the Redis-protocol store listens on (mode 0660)"),

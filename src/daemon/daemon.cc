@@ -279,6 +279,7 @@ int RunDaemon(const DaemonOptions& options) {
   }
   RaiseOpenFileLimit(static_cast<uint64_t>(options.config.resp.max_clients));
   if (options.config.store.kind == "memory") return RunMemoryOnly(options);
+  if (!options.config.store.database_url.empty()) return RunExternal(options);
   Daemon daemon(options);
   return daemon.Run();
 }

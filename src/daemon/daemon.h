@@ -29,7 +29,15 @@ struct DaemonOptions {
 
 // 0 after a requested stop, 1 when the cluster could not be started or kept running.
 // With store.kind = memory, runs RunMemoryOnly instead (no PostgreSQL).
+// With store.database_url set, runs RunExternal instead (no private cluster).
 int RunDaemon(const DaemonOptions& options);
 int RunMemoryOnly(const DaemonOptions& options);
+// `serve --database-url`: store and listener on an external PostgreSQL; 2 for a URL libpq
+// cannot parse, 1 when no read-write server answered within supervisor.start_timeout or the
+// schema is newer than this binary.
+int RunExternal(const DaemonOptions& options);
+
+// DIR and DIR/run, created 0700 when missing; an existing DIR writable by others is refused.
+Status PrepareRunDir(const std::string& data_dir);
 
 }  // namespace skydb::daemon

@@ -12,9 +12,7 @@
 #include "daemon/serving.h"
 
 namespace skydb::daemon {
-namespace {
 
-// DIR and DIR/run, created 0700 when missing; an existing DIR writable by others is refused.
 Status PrepareRunDir(const std::string& data_dir) {
   for (const std::string& dir : {data_dir, data_dir + "/run"}) {
     struct stat st {};
@@ -28,8 +26,6 @@ Status PrepareRunDir(const std::string& data_dir) {
   }
   return Ok();
 }
-
-}  // namespace
 
 int RunMemoryOnly(const DaemonOptions& options) {
   const Config& config = options.config;

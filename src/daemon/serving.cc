@@ -33,7 +33,7 @@ Status Serving::Open(const std::string& conninfo, const std::string& description
   std::lock_guard<std::mutex> lock(mu_);
   if (stopped_) return Error::Unavailable("skydb is stopping");
   StoreOpenRequest request{config_.store, conninfo, description, pools.store_pool,
-                           pools.store_writers};
+                           pools.store_writers, SharedCoherence(config_.store)};
   if (conninfo.empty()) request.config.kind = "memory";
   auto store = OpenSessionStore(request, clock_);
   if (!store.ok() && allow_fallback_ && request.config.kind != "memory") {
@@ -57,7 +57,12 @@ Status Serving::Open(const std::string& conninfo, const std::string& description
     return std::move(server).error().Within("cannot listen for clients");
   }
   server_ = std::move(server).value();
-  store_text_ = stats.kind + " store (" + stats.durability + ")" +
+  if (request.shared && request.config.kind != "memory") {
+    options.store_description += ", shared coherence";
+  }
+  store_text_ = stats.kind + " store (" + stats.durability +
+                (request.shared && request.config.kind != "memory" ? ", shared coherence" : "") +
+                ")" +
                 (request.config.kind == "memory" ? "" : " on " + description) +
                 description_suffix_ + ", " + std::to_string(stats.sessions) +
                 " sessions, listening on " + options.unix_path +

@@ -2,6 +2,8 @@
 
 #include <libpq-fe.h>
 
+#include <map>
+
 #include <spdlog/spdlog.h>
 
 #include <cstdlib>
@@ -70,8 +72,35 @@ long QueryResult::AffectedRows() const {
 void Connection::Free::operator()(pg_conn* c) const { PQfinish(c); }
 Connection::Connection(pg_conn* conn) : conn_(conn) {}
 
-Result<Connection> Connection::Open(const std::string& conninfo) {
-  pg_conn* conn = PQconnectdb(conninfo.c_str());
+Result<std::string> DescribeConnInfo(const std::string& conninfo) {
+  char* why = nullptr;
+  PQconninfoOption* options = PQconninfoParse(conninfo.c_str(), &why);
+  if (options == nullptr) {
+    std::string message = why != nullptr ? Trimmed(why) : "out of memory";
+    if (why != nullptr) PQfreemem(why);
+    return Error::InvalidArgument("not a valid libpq connection string (" + message +
+                                  "); see docs/scaling.md for the forms accepted");
+  }
+  std::map<std::string, std::string> given;
+  for (PQconninfoOption* o = options; o->keyword != nullptr; ++o) {
+    if (o->val != nullptr && *o->val != '\0') given[o->keyword] = o->val;
+  }
+  PQconninfoFree(options);
+  std::string out;
+  for (const char* key : {"host", "hostaddr", "port", "dbname", "user", "target_session_attrs"}) {
+    auto it = given.find(key);
+    if (it == given.end()) continue;
+    if (!out.empty()) out += ' ';
+    out += it->first + "=" + it->second;
+  }
+  return out.empty() ? std::string("libpq defaults") : out;
+}
+
+Result<Connection> Connection::Open(const std::string& conninfo, bool read_write) {
+  const char* const keywords[] = {"connect_timeout", "target_session_attrs", "dbname", nullptr};
+  const char* const values[] = {"10", read_write ? "read-write" : "any", conninfo.c_str(),
+                                nullptr};
+  pg_conn* conn = PQconnectdbParams(keywords, values, /*expand_dbname=*/1);
   if (conn == nullptr) return Error::Unavailable("cannot allocate a libpq connection");
   // Server notices ("relation already exists, skipping") go to the debug log, not stderr.
   PQsetNoticeProcessor(

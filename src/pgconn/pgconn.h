@@ -33,6 +33,10 @@ enum class PingStatus {
   kNoAttempt,   // the connection string is malformed
 };
 const char* PingStatusName(PingStatus s);
+
+// The hosts, ports, database and user a connection string names (URI or keywords), for logs:
+// never its password. An error says why libpq cannot parse it.
+Result<std::string> DescribeConnInfo(const std::string& conninfo);
 PingStatus Ping(const std::string& conninfo);
 
 // The rows of one statement's result.
@@ -55,8 +59,10 @@ class QueryResult {
 
 class Connection {
  public:
-  // Connects (blocking); Unavailable with libpq's message on failure.
-  static Result<Connection> Open(const std::string& conninfo);
+  // Connects (blocking); Unavailable with libpq's message on failure. `read_write`: the
+  // connection string's hosts are tried until one accepts writes (target_session_attrs =
+  // read-write, unless the string says otherwise), each within a 10 s connect_timeout.
+  static Result<Connection> Open(const std::string& conninfo, bool read_write = false);
 
   Connection(Connection&&) noexcept = default;
   Connection& operator=(Connection&&) noexcept = default;

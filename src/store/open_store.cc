@@ -15,6 +15,11 @@ MemoryTierOptions MemoryOptionsFrom(const StoreConfig& config) {
   return o;
 }
 
+bool SharedCoherence(const StoreConfig& config) {
+  return config.coherence == "shared" ||
+         (config.coherence == "auto" && !config.database_url.empty());
+}
+
 TieredOptions TieredOptionsFrom(const StoreConfig& config, int store_pool, int store_writers,
                                 bool shared) {
   TieredOptions o;

@@ -137,6 +137,14 @@ struct PgResultFree {
 using ConnPtr = std::unique_ptr<PGconn, PgConnFree>;
 using ResultPtr = std::unique_ptr<PGresult, PgResultFree>;
 
+bool ReadOnly(PGconn* conn) {
+  auto on = [conn](const char* name) {
+    const char* v = PQparameterStatus(conn, name);
+    return v != nullptr && std::strcmp(v, "on") == 0;
+  };
+  return on("in_hot_standby") || on("default_transaction_read_only");
+}
+
 std::string Trimmed(const char* message) {
   std::string s = message != nullptr ? message : "";
   while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
@@ -150,7 +158,13 @@ class Slot {
   Slot(std::string conninfo, std::string name) : conninfo_(std::move(conninfo)), name_(name) {}
 
   Result<PGconn*> Get() {
-    if (conn_ && PQstatus(conn_.get()) == CONNECTION_OK) return conn_.get();
+    if (conn_ && PQstatus(conn_.get()) == CONNECTION_OK) {
+      if (!ReadOnly(conn_.get())) return conn_.get();
+      // The server says (PostgreSQL 14+ reports it) that it became a standby or read-only:
+      // a failover happened; find the read-write server among the hosts again.
+      spdlog::warn("store: the server of the {} connection became read-only; reconnecting",
+                   name_);
+    }
     prepared_.clear();
     // Defaults first, then the operator's string (URI or keywords, several hosts allowed),
     // which overrides them: a read-write server is required (a standby or a read-only server
@@ -202,6 +216,14 @@ class Slot {
                       : PQexecParams(conn, sql, static_cast<int>(params.size()), oids.data(),
                                      values.data(), lengths.data(), formats.data(), 1));
     busy_ = false;
+    if (ReadOnly(conn)) {
+      // The server reported, with this very result, that it turned read-only: what it
+      // answered may already be stale, as a new primary may be taking writes.
+      Reset();
+      return Error::Unavailable("the server became read-only (a standby, or "
+                                "default_transaction_read_only): reconnecting to find the "
+                                "read-write primary among the hosts");
+    }
     ExecStatusType status = PQresultStatus(res.get());
     if (status != PGRES_TUPLES_OK && status != PGRES_COMMAND_OK) return Failure(conn, res.get());
     return res;
@@ -302,7 +324,7 @@ class PgDurable final : public DurableBackend {
   Result<std::optional<DurableValue>> Read(int reader, const std::string& key,
                                            UnixMillis now) override {
     Slot& slot = *readers_[static_cast<size_t>(reader) % readers_.size()];
-    auto res = slot.Exec(kReadSql, {key, Int64Param(now)}, {kByteaOid, kInt8Oid});
+    auto res = ExecRetryingOnce(slot, kReadSql, {key, Int64Param(now)}, {kByteaOid, kInt8Oid});
     if (!res.ok()) return std::move(res).error().Within("read");
     PGresult* r = res->get();
     if (PQntuples(r) == 0) return std::optional<DurableValue>();
@@ -326,8 +348,8 @@ class PgDurable final : public DurableBackend {
       slot_of.emplace(keys[i], i);
     }
     Slot& slot = *readers_[static_cast<size_t>(reader) % readers_.size()];
-    auto res = slot.Exec(kReadManySql, {ids.Encode(), Int64Param(now)}, {1001, kInt8Oid},
-                         "skydb_read_many");
+    auto res = ExecRetryingOnce(slot, kReadManySql, {ids.Encode(), Int64Param(now)},
+                                {1001, kInt8Oid}, "skydb_read_many");
     if (!res.ok()) return std::move(res).error().Within("read");
     std::vector<std::optional<DurableValue>> rows(keys.size());
     PGresult* r = res->get();
@@ -428,6 +450,17 @@ class PgDurable final : public DurableBackend {
   }
 
  private:
+  // A read that failed because its connection broke or turned read-only (a failover) is
+  // retried at once on a fresh connection, so a client sees an error only if that fails too.
+  static Result<ResultPtr> ExecRetryingOnce(Slot& slot, const char* sql,
+                                            const std::vector<std::string>& params,
+                                            const std::vector<unsigned>& types,
+                                            const char* prepared_as = nullptr) {
+    auto res = slot.Exec(sql, params, types, prepared_as);
+    if (res.ok() || slot.open()) return res;
+    return slot.Exec(sql, params, types, prepared_as);
+  }
+
   std::string description_;
   std::vector<std::unique_ptr<Slot>> writers_;
   std::vector<std::unique_ptr<Slot>> readers_;
@@ -465,6 +498,12 @@ const std::vector<SchemaStep>& SessionSchema() {
       {102, "sky_sessions expiry index",
        "CREATE INDEX sky_sessions_expiry_bucket ON sky_sessions (expiry_bucket)"
        " WHERE expiry_bucket IS NOT NULL"},
+      // Citus: shards by the session key, so each statement for one key goes to one worker.
+      // Without Citus (no create_distributed_table function) the step does nothing.
+      {103, "sky_sessions distributed by id (Citus)",
+       "DO $$ BEGIN"
+       " IF EXISTS (SELECT 1 FROM pg_proc WHERE proname = 'create_distributed_table') THEN"
+       " PERFORM create_distributed_table('sky_sessions', 'id'); END IF; END $$"},
   };
   return kSteps;
 }

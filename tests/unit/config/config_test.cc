@@ -66,7 +66,8 @@ TEST(ConfigTableTest, HoldsExactlyTheConfigFields) {
                 "store.durability", "store.flush_interval", "store.write_timeout",
                 "store.default_ttl", "store.idle_evict", "store.ttl_persist_slack",
                 "store.max_memory", "store.max_value_bytes", "store.queue_max_writes",
-                "store.batch_max_rows", "store.allow_memory_fallback", "resp.socket",
+                "store.batch_max_rows", "store.allow_memory_fallback", "store.database_url",
+                "store.coherence", "resp.socket",
                 "resp.socket_group", "resp.tcp_port", "resp.bind", "resp.allow_remote",
                 "resp.requirepass", "resp.max_clients", "resp.idle_timeout", "resp.threads",
                 "http.bind", "http.port", "http.allow_remote"}));
