@@ -7,7 +7,9 @@
 # Run as root on Debian 12.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+phase() { echo "== tools/test.sh: $1 at ${SECONDS}s"; }
 bash tools/install-deps.sh
+phase "dependencies installed"
 export SKYDB_TEST_USER=skydbtest
 export ASAN_OPTIONS="detect_leaks=1:abort_on_error=1"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
@@ -16,8 +18,12 @@ CC=clang CXX=clang++ cmake -S . -B build-fuzz -DSKYDB_FUZZ=ON -DSKYDB_WERROR=ON 
   -DSKYDB_BUILD_BENCH=OFF -DSKYDB_FUZZ_SECONDS=30 >/dev/null
 cmake --build build-fuzz --target resp_parser_fuzz config_file_fuzz -j"$(nproc)"
 (cd build-fuzz && ctest --output-on-failure -L fuzz)
+phase "fuzz slices done"
 
 bash tools/build.sh asan
+phase "ASan build done"
 cd build-asan
 ctest --output-on-failure --timeout 600 -j2
+phase "ctest done"
 bash ../tools/package-test.sh  # builds, installs (dpkg -i), checks and purges the .deb
+phase "package test done"
