@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# Where a pipelined GET's time goes (docs/performance.md, the missed `GET -P 16` goal): runs
+# skydb (`serve --store memory`, the same memory-tier GET path as a cached tiered GET) and
+# redis-server under `valgrind --tool=callgrind`, drives each with the same redis-benchmark
+# GET load (-P 16, 2,080-byte value, unix socket), and prints instructions per GET and each
+# server's most expensive functions. Instruction counts do not depend on the machine's load,
+# so this may run on a busy machine; wall-clock figures from it mean nothing.
+# Output: bench/results/profile-get-<ts>/{skydb,redis}.callgrind and summary.txt.
+#
+# Usage: bench/profile_get.sh [--requests 200000]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+requests=200000
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --requests) requests="$2"; shift 2 ;;
+    *) echo "profile_get.sh: unknown argument $1" >&2; exit 2 ;;
+  esac
+done
+build=${BENCH_BUILD_DIR:-build}
+skydb="$(cd "$build" && pwd)/src/skydb"
+[ -x "$skydb" ] || { echo "profile_get.sh: build $build/src/skydb first" >&2; exit 2; }
+stamp=$(date -u +%Y%m%dT%H%M%SZ)
+out="bench/results/profile-get-$stamp"
+mkdir -p "$out"
+work=$(mktemp -d /tmp/skydb-profile-XXXXXX)
+pid=""
+cleanup() {
+  if [ -n "$pid" ]; then
+    kill -TERM "$pid" 2>/dev/null || true
+    for _ in $(seq 600); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+    kill -KILL "$pid" 2>/dev/null || true
+  fi
+  [ -n "${KEEP_WORK:-}" ] || rm -rf "$work"
+}
+trap cleanup EXIT
+
+value=$(head -c 2080 /dev/zero | tr '\0' 'v')
+profile() {  # $1 name, $2 socket, then the server's command
+  local name=$1 sock=$2
+  shift 2
+  valgrind --tool=callgrind --callgrind-out-file="$out/$name.callgrind" \
+    --instr-atstart=no "$@" >"$work/$name.log" 2>&1 &
+  pid=$!
+  for _ in $(seq 1200); do
+    [ "$(redis-cli -s "$sock" PING 2>/dev/null)" = PONG ] && break
+    sleep 0.1
+  done
+  redis-cli -s "$sock" SET key:__rand_int__ "$value" >/dev/null
+  # Only the measured requests are counted: collection is switched on around them.
+  callgrind_control -i on "$pid" >/dev/null
+  redis-benchmark -s "$sock" -t get -P 16 -c 16 -n "$requests" -d 2080 -q >"$out/$name.benchmark.txt"
+  callgrind_control -i off "$pid" >/dev/null
+  kill -TERM "$pid"
+  wait "$pid" 2>/dev/null || true
+  pid=""
+}
+
+mkdir -p "$work/skydb"
+export SKYDB_CONFIG="" SKYDB_HTTP_PORT=0  # valgrind must run skydb itself, not env
+profile skydb "$work/skydb/run/skydb.sock" "$skydb" serve --store memory --data-dir "$work/skydb"
+profile redis "$work/redis.sock" redis-server --unixsocket "$work/redis.sock" --port 0 \
+  --save '' --appendonly no
+
+{
+  echo "GET -P 16 -c 16, $requests requests of a 2,080-byte value; commit $(git rev-parse --short HEAD);"
+  echo "$(redis-server --version | cut -d' ' -f1-3); valgrind $(valgrind --version); $(uname -r)"
+  for name in skydb redis; do
+    total=$(callgrind_annotate "$out/$name.callgrind" 2>/dev/null |
+              awk '/PROGRAM TOTALS/ && !t {gsub(",", "", $1); t = $1} END {print t + 0}')
+    echo
+    echo "== $name: $total instructions in total, $((total / requests)) per GET"
+    callgrind_annotate --inclusive=no "$out/$name.callgrind" 2>/dev/null |
+      awk '/^-+$/{n++; next} n>=3 && NF && shown++ < 25' || true
+  done
+} | tee "$out/summary.txt"
