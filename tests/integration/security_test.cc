@@ -4,7 +4,9 @@
 // slow others; nothing listens on TCP unless configured; sockets and directories have their
 // documented modes; a world-writable DIR is refused; the password appears nowhere; failed AUTHs
 // are counted and slowed. Run as root (the cluster runs as SKYDB_TEST_USER).
+#include <arpa/inet.h>
 #include <fcntl.h>
+#include <netinet/in.h>
 #include <gtest/gtest.h>
 #include <poll.h>
 #include <signal.h>
@@ -380,6 +382,42 @@ TEST_F(MemoryDaemonTest, RefusesADataDirWritableByOthers) {
 
 // ---- the embedded daemon: PostgreSQL behind the store -----------------------------------------
 
+// A loopback port nothing listens on right now (bound, read, released).
+int FreeLoopbackPort() {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
+  socklen_t len = sizeof addr;
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+  ::close(fd);
+  return ntohs(addr.sin_port);
+}
+
+// The whole HTTP/1.0 response to GET `path` on 127.0.0.1:`port`, or "" if nothing answered.
+std::string HttpGet(int port, const std::string& path) {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  timeval tv{10, 0};
+  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  std::string response;
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0) {
+    std::string request = "GET " + path + " HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n";
+    if (::send(fd, request.data(), request.size(), MSG_NOSIGNAL) ==
+        static_cast<ssize_t>(request.size())) {
+      char buf[65536];
+      ssize_t n;
+      while ((n = ::recv(fd, buf, sizeof buf, 0)) > 0) response.append(buf, static_cast<size_t>(n));
+    }
+  }
+  ::close(fd);
+  return response;
+}
+
 class EmbeddedSecurityTest : public ::testing::Test {
  protected:
   static constexpr const char* kPassword = "pw-Zq81xT4-never-shown";
@@ -391,8 +429,8 @@ class EmbeddedSecurityTest : public ::testing::Test {
 
   // The password comes from the environment, as a service would pass it (argv is world-readable
   // in /proc; the environment is not).
-  std::unique_ptr<DaemonProcess> Serve() {
-    auto d = StartEmbedded(dir_, {}, {{"SKYDB_RESP_REQUIREPASS", kPassword}});
+  std::unique_ptr<DaemonProcess> Serve(const std::vector<std::string>& sets = {}) {
+    auto d = StartEmbedded(dir_, sets, {{"SKYDB_RESP_REQUIREPASS", kPassword}});
     EXPECT_TRUE(WaitDaemonReady(*d, dir_, seconds(90))) << d->Log();
     // The status file says ready when PostgreSQL is; the store socket follows shortly after.
     auto deadline = SteadyClock::now() + seconds(30);
@@ -499,7 +537,8 @@ TEST_F(EmbeddedSecurityTest, EveryByteRoundTripsThroughPostgresAndARestart) {
 // `status`, the status file, or the errors of a mistyped or invalid setting. Failed AUTHs are
 // counted in INFO and each one on a connection takes longer; other clients are not slowed.
 TEST_F(EmbeddedSecurityTest, PasswordNeverShownAndFailedAuthCountedAndSlowed) {
-  auto d = Serve();
+  int http_port = FreeLoopbackPort();
+  auto d = Serve({"http.port=" + std::to_string(http_port)});
   std::string socket = StoreSocket(dir_);
   EXPECT_EQ(Exchange(socket, "GET a\r\n", 34), "-NOAUTH Authentication required.\r\n");
 
@@ -561,6 +600,13 @@ TEST_F(EmbeddedSecurityTest, PasswordNeverShownAndFailedAuthCountedAndSlowed) {
   std::string status_text((std::istreambuf_iterator<char>(status_file)), {});
   EXPECT_FALSE(status_text.empty());
   EXPECT_EQ(status_text.find(kPassword), std::string::npos);
+
+  // The HTTP endpoints: /status carries the configuration's effect, /metrics every figure.
+  for (const char* path : {"/status", "/metrics", "/readyz", "/healthz"}) {
+    std::string response = HttpGet(http_port, path);
+    EXPECT_NE(response.find("200 OK"), std::string::npos) << path << "\n" << response;
+    EXPECT_EQ(response.find(kPassword), std::string::npos) << path;
+  }
 
   ASSERT_TRUE(d->Signal(SIGTERM).ok());
   ASSERT_TRUE(d->WaitExit(seconds(30)).has_value());
