@@ -13,6 +13,8 @@
 #pragma once
 
 #include <functional>
+#include <memory>
+#include <string>
 
 #include "skydb/config.h"
 #include "skydb/result.h"
@@ -39,5 +41,8 @@ int RunExternal(const DaemonOptions& options);
 
 // DIR and DIR/run, created 0700 when missing; an existing DIR writable by others is refused.
 Status PrepareRunDir(const std::string& data_dir);
+// PrepareRunDir, then DIR/skydb.lock held (one daemon per DIR) until the result is destroyed;
+// a second daemon is refused with the holder's pid.
+Result<std::shared_ptr<void>> PrepareAndLockRunDir(const std::string& data_dir);
 
 }  // namespace skydb::daemon

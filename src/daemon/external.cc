@@ -93,9 +93,9 @@ int RunExternal(const DaemonOptions& options) {
     return 2;
   }
   std::string where = "external PostgreSQL (" + *described + ")";
-  Status prepared = PrepareRunDir(config.data_dir);
-  if (!prepared.ok()) {
-    spdlog::error("skydb cannot start: {}", prepared.error().message);
+  auto dir_lock = PrepareAndLockRunDir(config.data_dir);
+  if (!dir_lock.ok()) {
+    spdlog::error("skydb cannot start: {}", dir_lock.error().message);
     return 1;
   }
   auto fs = NewRealFileSystem();

@@ -10,6 +10,7 @@
 #include "daemon/daemon.h"
 #include "daemon/observing.h"
 #include "daemon/serving.h"
+#include "skydb/supervisor.h"
 
 namespace skydb::daemon {
 
@@ -27,11 +28,17 @@ Status PrepareRunDir(const std::string& data_dir) {
   return Ok();
 }
 
+Result<std::shared_ptr<void>> PrepareAndLockRunDir(const std::string& data_dir) {
+  SKYDB_RETURN_IF_ERROR(PrepareRunDir(data_dir));
+  // One daemon per DIR, as with --embed: `skydb status` reads the same lock.
+  return NewRealHostOps()->LockExclusive(data_dir + "/skydb.lock");
+}
+
 int RunMemoryOnly(const DaemonOptions& options) {
   const Config& config = options.config;
-  Status prepared = PrepareRunDir(config.data_dir);
-  if (!prepared.ok()) {
-    spdlog::error("skydb cannot start: {}", prepared.error().message);
+  auto dir_lock = PrepareAndLockRunDir(config.data_dir);
+  if (!dir_lock.ok()) {
+    spdlog::error("skydb cannot start: {}", dir_lock.error().message);
     return 1;
   }
   auto clock = NewRealClock();

@@ -249,6 +249,13 @@ TEST_F(ExternalTest, UserErrorsSayWhatHappenedAndWhatToDo) {
   ASSERT_TRUE(info.ok());
   EXPECT_EQ(info->text.find("sekrit"), std::string::npos) << info->text;
   EXPECT_NE(info->text.find("external PostgreSQL"), std::string::npos) << info->text;
+  // One daemon per DIR: a second one is refused with the first one's pid.
+  auto second = StartExternal(url, dir);
+  auto second_status = second->WaitExit(seconds(30));
+  ASSERT_TRUE(second_status.has_value()) << second->Log();
+  EXPECT_EQ(second_status->exit_code, 1);
+  EXPECT_TRUE(second->LogContains("another skydb (pid " + std::to_string(d->pid())))
+      << second->Log();
   EXPECT_EQ(d->StopCleanly(seconds(20)), "");
   EXPECT_FALSE(d->LogContains("sekrit")) << d->Log();
 }
