@@ -381,7 +381,11 @@ void Engine::Set(SetRequest request, StoreCallback<SetReply> done) {
                                        " bytes; the limit (store.max_value_bytes) is " +
                                        std::to_string(options_.memory.max_value_bytes)));
   }
-  if (!shared()) return SetOp(std::move(request), std::move(done), 0, nullptr);
+  // A plain SET's outcome does not depend on the key's current row, so even a shared store
+  // need not read it first: the write becomes this daemon's newest state for the key at once.
+  bool plain = request.condition == SetCondition::kAlways && !request.return_old &&
+               request.expiry.kind != Expiry::Kind::kKeep;
+  if (!shared() || plain) return SetOp(std::move(request), std::move(done), 0, nullptr);
   std::string key = request.key;
   WithRow(key, done, [this, request = std::move(request), done](const Row* row) mutable {
     SetOp(std::move(request), done, 0, row);
