@@ -57,7 +57,7 @@ TEST_F(SupervisorIntegrationTest, FreshDirReadySelectStopCleanlyAndReuse) {
   EXPECT_EQ(Psql(dir_, "SELECT 1"), "1");
   EXPECT_EQ(Psql(dir_, "SHOW data_checksums"), "on");
   EXPECT_EQ(Psql(dir_, "SHOW listen_addresses"), "");
-  EXPECT_EQ(Psql(dir_, "SELECT max(version) FROM skydb_schema_migrations"), "102");
+  EXPECT_EQ(Psql(dir_, "SELECT max(version) FROM skydb_schema_migrations"), "103");
   EXPECT_TRUE(d->LogContains("skydb ready: PostgreSQL 15")) << d->Log();
   EXPECT_TRUE(d->LogContains("postgres: ")) << "PostgreSQL's stderr is forwarded, tagged";
   auto owner = NewRealFileSystem()->Stat(dir_ + "/pgdata");
