@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The whole test suite, as CI runs it: installs dependencies; fuzzes the RESP parser and the
-# config-file loader for a bounded 30 s each (clang, libFuzzer + ASan + UBSan, seeded by the
+# config-file loader for a bounded 20 s each (clang, libFuzzer + ASan + UBSan, seeded by the
 # committed corpora); builds with ASan+UBSan and -Werror and runs every unit and integration
 # test (real PostgreSQL 15, run as the unprivileged user skydbtest; real redis-cli,
 # python3-redis, redis-benchmark).
@@ -15,7 +15,7 @@ export ASAN_OPTIONS="detect_leaks=1:abort_on_error=1"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
 
 CC=clang CXX=clang++ cmake -S . -B build-fuzz -DSKYDB_FUZZ=ON -DSKYDB_WERROR=ON \
-  -DSKYDB_BUILD_BENCH=OFF -DSKYDB_FUZZ_SECONDS=30 >/dev/null
+  -DSKYDB_BUILD_BENCH=OFF -DSKYDB_FUZZ_SECONDS=20 >/dev/null
 cmake --build build-fuzz --target resp_parser_fuzz config_file_fuzz -j"$(nproc)"
 (cd build-fuzz && ctest --output-on-failure -L fuzz)
 phase "fuzz slices done"
