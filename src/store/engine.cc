@@ -39,6 +39,17 @@ struct CountJoin {
   }
 };
 
+// Calls `each(key, one)` for every key; `done` gets how many `one` calls said true, or the
+// first error, once all have answered.
+void CountOverKeys(const std::vector<std::string>& keys, StoreCallback<int64_t> done,
+                   const std::function<void(const std::string&, StoreCallback<bool>)>& each) {
+  if (keys.empty()) return done(int64_t{0});
+  auto join = std::make_shared<CountJoin>();
+  join->remaining = keys.size();
+  join->done = std::move(done);
+  for (const auto& key : keys) each(key, [join](Result<bool> r) { join->Add(std::move(r)); });
+}
+
 }  // namespace
 
 uint64_t KeyHash(std::string_view key) {
@@ -465,14 +476,9 @@ void Engine::SetOp(SetRequest request, StoreCallback<SetReply> done, int attempt
 }
 
 void Engine::Delete(std::vector<std::string> keys, StoreCallback<int64_t> done) {
-  if (keys.empty()) return done(int64_t{0});
-  auto join = std::make_shared<CountJoin>();
-  join->remaining = keys.size();
-  join->done = std::move(done);
-  for (const auto& key : keys) {
-    StoreCallback<bool> one = [join](Result<bool> r) { join->Add(std::move(r)); };
+  CountOverKeys(keys, std::move(done), [this](const std::string& key, StoreCallback<bool> one) {
     WithRow(key, one, [this, key, one](const Row* row) { DeleteKey(key, one, row); });
-  }
+  });
 }
 
 void Engine::DeleteKey(const std::string& key, const StoreCallback<bool>& done, const Row* row) {
@@ -499,12 +505,8 @@ void Engine::DeleteKey(const std::string& key, const StoreCallback<bool>& done, 
 
 void Engine::Exists(std::vector<std::string> keys, StoreCallback<int64_t> done) {
   if (shared()) {
-    if (keys.empty()) return done(int64_t{0});
-    auto join = std::make_shared<CountJoin>();
-    join->remaining = keys.size();
-    join->done = std::move(done);
-    for (const auto& key : keys) {
-      StoreCallback<bool> one = [join](Result<bool> r) { join->Add(std::move(r)); };
+    return CountOverKeys(keys, std::move(done), [this](const std::string& key,
+                                                       StoreCallback<bool> one) {
       WithRow(key, one, [this, key, one](const Row* row) {
         Shard& shard = ShardFor(KeyHash(key));
         bool found = false;
@@ -514,8 +516,7 @@ void Engine::Exists(std::vector<std::string> keys, StoreCallback<int64_t> done) 
         }
         one(found);
       });
-    }
-    return;
+    });
   }
   UnixMillis now = WallMs();
   int64_t found = 0;

@@ -30,9 +30,11 @@ struct Waiter {
   std::atomic<bool> fired{false};
   DurableDone done;
   Clock::TimePoint enqueued{};
-  // True if this call fired it.
-  bool Fire(Status status) {
+  // True if this call fired it. `counted`, if given, is incremented before the reply runs,
+  // so whoever sees the reply also sees the count.
+  bool Fire(Status status, std::atomic<uint64_t>* counted = nullptr) {
     if (fired.exchange(true)) return false;
+    if (counted != nullptr) ++*counted;
     done(std::move(status));
     return true;
   }

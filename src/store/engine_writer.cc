@@ -121,9 +121,8 @@ void Engine::CommitWithRetry(int index, std::vector<PendingWrite>& batch) {
     for (auto& pending : batch) {
       if (!pending.waiter) continue;
       if (giving_up || now - pending.enqueued >= options_.write_timeout) {
-        if (pending.waiter->Fire(Error::Timeout(TimeoutMessage(committed.error().message)))) {
-          ++write_timeouts_;
-        }
+        pending.waiter->Fire(Error::Timeout(TimeoutMessage(committed.error().message)),
+                             &write_timeouts_);
         pending.waiter.reset();
       }
     }
@@ -176,7 +175,7 @@ void Engine::DeadlineWatcherLoop() {
         }
       }
       for (auto& w : expired) {
-        if (w->Fire(Error::Timeout(TimeoutMessage(cause)))) ++write_timeouts_;
+        w->Fire(Error::Timeout(TimeoutMessage(cause)), &write_timeouts_);
       }
     }
     std::unique_lock<std::mutex> lock(sweep_mu_);

@@ -382,19 +382,6 @@ TEST_F(MemoryDaemonTest, RefusesADataDirWritableByOthers) {
 
 // ---- the embedded daemon: PostgreSQL behind the store -----------------------------------------
 
-// A loopback port nothing listens on right now (bound, read, released).
-int FreeLoopbackPort() {
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
-  socklen_t len = sizeof addr;
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
-  ::close(fd);
-  return ntohs(addr.sin_port);
-}
-
 // The whole HTTP/1.0 response to GET `path` on 127.0.0.1:`port`, or "" if nothing answered.
 std::string HttpGet(int port, const std::string& path) {
   int fd = ::socket(AF_INET, SOCK_STREAM, 0);
@@ -537,7 +524,7 @@ TEST_F(EmbeddedSecurityTest, EveryByteRoundTripsThroughPostgresAndARestart) {
 // `status`, the status file, or the errors of a mistyped or invalid setting. Failed AUTHs are
 // counted in INFO and each one on a connection takes longer; other clients are not slowed.
 TEST_F(EmbeddedSecurityTest, PasswordNeverShownAndFailedAuthCountedAndSlowed) {
-  int http_port = FreeLoopbackPort();
+  int http_port = FreePort();
   auto d = Serve({"http.port=" + std::to_string(http_port)});
   std::string socket = StoreSocket(dir_);
   EXPECT_EQ(Exchange(socket, "GET a\r\n", 34), "-NOAUTH Authentication required.\r\n");

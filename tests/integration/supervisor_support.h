@@ -92,5 +92,7 @@ inline std::string StoreSocket(const std::string& dir) { return dir + "/run/skyd
 std::string RedisCli(const std::string& socket, const std::vector<std::string>& args);
 // Polls PING until PONG; false after `timeout`.
 bool WaitForPong(const std::string& socket, std::chrono::seconds timeout);
+// A loopback TCP port nothing listens on right now (bound, read, released).
+int FreePort();
 
 }  // namespace skydb::testing

@@ -1,11 +1,24 @@
 // Store harnesses for unit tests: memory-only, and tiered over the fake durable layer.
 #pragma once
 
+#include <chrono>
+#include <functional>
+#include <thread>
+
 #include "fake_durable.h"
 #include "skydb/durable.h"
 #include "support/store_suite.h"
 
 namespace skydb::testing {
+
+// Polls `condition` every 5 ms for up to 10 s.
+inline bool WaitFor(const std::function<bool()>& condition) {
+  for (int i = 0; i < 2000; ++i) {
+    if (condition()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  return condition();
+}
 
 class MemoryHarness final : public StoreHarness {
  public:

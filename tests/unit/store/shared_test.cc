@@ -10,14 +10,6 @@ namespace {
 
 using std::chrono::milliseconds;
 
-bool WaitFor(const std::function<bool()>& condition) {
-  for (int i = 0; i < 2000; ++i) {
-    if (condition()) return true;
-    std::this_thread::sleep_for(milliseconds(5));
-  }
-  return condition();
-}
-
 void Hold(FakeDurableState& state, bool hold) {
   {
     std::lock_guard<std::mutex> lock(state.mu);

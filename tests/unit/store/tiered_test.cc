@@ -9,14 +9,6 @@ namespace {
 
 using std::chrono::milliseconds;
 
-bool WaitFor(const std::function<bool()>& condition) {
-  for (int i = 0; i < 2000; ++i) {
-    if (condition()) return true;
-    std::this_thread::sleep_for(milliseconds(5));
-  }
-  return condition();
-}
-
 TEST(TieredStoreTest, SyncAcknowledgesOnlyAfterCommit) {
   FakeTieredHarness h(FakeOptions(Durability::kSync));
   { std::lock_guard<std::mutex> lock(h.state().mu); h.state().hold_commits = true; }
