@@ -3,9 +3,16 @@
 # an operator gets (skydb --version from /usr/bin, the conffile, units that pass
 # systemd-analyze verify, the skydb user, the docs), then purges it so the machine is left as
 # it was. Run as root on Debian 12 after tools/install-deps.sh.
-#   tools/package-test.sh [BUILD_DIR]   # default build-package; "build" reuses a release build
+#   tools/package-test.sh [--build-only] [BUILD_DIR]   # default build-package; "build" reuses
+#                                                      # a release build
+# --build-only compiles skydb and stops (tools/test.sh runs it while the tests run).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+build_only=0
+if [ "${1:-}" = "--build-only" ]; then
+  build_only=1
+  shift
+fi
 build="${1:-build-package}"
 
 if dpkg-query -W skydb >/dev/null 2>&1; then
@@ -19,6 +26,7 @@ if [ ! -f "$build/CMakeCache.txt" ]; then
     -DSKYDB_BUILD_TESTS=OFF -DSKYDB_BUILD_BENCH=OFF >/dev/null
 fi
 cmake --build "$build" -j"$(nproc)" --target skydb
+[ "$build_only" -eq 1 ] && exit 0
 rm -f "$build"/skydb_*.deb
 (cd "$build" && cpack -G DEB >/dev/null)
 deb="$(ls "$build"/skydb_*.deb)"

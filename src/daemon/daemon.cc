@@ -169,6 +169,15 @@ int Daemon::Run() {
         first_ready = false;
         return;
       }
+      if (!opened.ok() &&
+          probe_->PingServer(supervisor_->ConnInfo()) != PgProbe::Ping::kOk) {
+        // PostgreSQL died between ready and the store's open: the supervisor restarts it,
+        // and the store opens at the next ready instead of the daemon giving up.
+        spdlog::warn("the session store could not open ({}); PostgreSQL stopped answering, so "
+                     "it opens once PostgreSQL is ready again",
+                     opened.error().message);
+        return;
+      }
       if (!opened.ok()) {
         spdlog::error("skydb cannot serve sessions: {}", opened.error().message);
         serving_failed_ = true;
