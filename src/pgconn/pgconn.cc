@@ -97,9 +97,10 @@ Result<std::string> DescribeConnInfo(const std::string& conninfo) {
 }
 
 Result<Connection> Connection::Open(const std::string& conninfo, bool read_write) {
-  const char* const keywords[] = {"connect_timeout", "target_session_attrs", "dbname", nullptr};
-  const char* const values[] = {"10", read_write ? "read-write" : "any", conninfo.c_str(),
-                                nullptr};
+  const char* const keywords[] = {"connect_timeout", "target_session_attrs", "options", "dbname",
+                                  nullptr};
+  const char* const values[] = {"10", read_write ? "read-write" : "any", kSearchPathOption,
+                                conninfo.c_str(), nullptr};
   pg_conn* conn = PQconnectdbParams(keywords, values, /*expand_dbname=*/1);
   if (conn == nullptr) return Error::Unavailable("cannot allocate a libpq connection");
   // Server notices ("relation already exists, skipping") go to the debug log, not stderr.

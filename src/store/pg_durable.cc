@@ -13,6 +13,7 @@
 #include <set>
 #include <unordered_map>
 
+#include "pgconn/pgconn.h"
 #include "skydb/durable.h"
 
 namespace skydb::store {
@@ -170,8 +171,9 @@ class Slot {
     // which overrides them: a read-write server is required (a standby or a read-only server
     // is skipped for the next host), and an unreachable host costs at most connect_timeout.
     const char* const keywords[] = {"application_name", "connect_timeout",
-                                    "target_session_attrs", "dbname", nullptr};
-    const char* const values[] = {"skydb", "10", "read-write", conninfo_.c_str(), nullptr};
+                                    "target_session_attrs", "options", "dbname", nullptr};
+    const char* const values[] = {"skydb", "10", "read-write", pg::kSearchPathOption,
+                                  conninfo_.c_str(), nullptr};
     conn_.reset(PQconnectdbParams(keywords, values, /*expand_dbname=*/1));
     if (PQstatus(conn_.get()) != CONNECTION_OK) {
       std::string why = Trimmed(PQerrorMessage(conn_.get()));

@@ -260,6 +260,33 @@ TEST_F(ExternalTest, UserErrorsSayWhatHappenedAndWhatToDo) {
   EXPECT_FALSE(d->LogContains("sekrit")) << d->Log();
 }
 
+// A role named like skydb's own schema (the production cluster user is `skydb`, and migration
+// 1 creates schema skydb): with PostgreSQL's default search_path ("$user", public) the tables
+// would move to that schema once it exists, and the second start failed with "relation
+// sky_sessions already exists". skydb pins search_path to public.
+TEST_F(ExternalTest, RoleNamedSkydbRestartsOnItsOwnSchema) {
+  std::string url = Database("t_role");
+  ASSERT_TRUE(cluster_->Sql("DROP ROLE IF EXISTS skydb").ok());
+  ASSERT_TRUE(cluster_->Sql("CREATE ROLE skydb LOGIN SUPERUSER").ok());
+  url = "host=" + cluster_->dir() + " port=5432 dbname=t_role user=skydb";
+  std::string dir = root_.Dir("d");
+  for (int start = 0; start < 2; ++start) {
+    auto d = StartExternal(url, dir);
+    ASSERT_TRUE(WaitForPong(StoreSocket(dir), seconds(60))) << "start " << start << "\n" << d->Log();
+    RespClient c = Client(StoreSocket(dir));
+    if (start == 0) {
+      ASSERT_TRUE(Set(c, "kept", "across restarts"));
+    }
+    EXPECT_EQ(Get(c, "kept"), "across restarts");
+    EXPECT_EQ(d->StopCleanly(seconds(20)), "");
+  }
+  EXPECT_EQ(Q("SELECT string_agg(n.nspname || '.' || c.relname, ',' ORDER BY c.relname) FROM "
+              "pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.relname IN "
+              "('sky_sessions', 'skydb_schema_migrations')",
+              "t_role"),
+            "public.sky_sessions,public.skydb_schema_migrations");
+}
+
 // Citus is not in Debian's archive: a stand-in create_distributed_table records the call the
 // migration makes when the function exists.
 TEST_F(ExternalTest, CitusMigrationDistributesByTheSessionKey) {
