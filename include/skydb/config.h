@@ -65,6 +65,7 @@ struct StoreConfig {
   std::string kind = "tiered";      // store.kind: tiered (memory + PostgreSQL) | memory
   std::string durability = "sync";  // store.durability: sync | async
   std::chrono::milliseconds flush_interval{10};      // async: loss window
+  std::chrono::milliseconds async_max_lag{100};      // async: back-pressure beyond this lag
   std::chrono::milliseconds write_timeout{10000};    // sync: longest wait for COMMIT
   std::chrono::milliseconds default_ttl{1800000};    // SET without EX/PX; 0 = never expires
   std::chrono::milliseconds idle_evict{300000};      // clean values idle this long leave memory

@@ -274,6 +274,10 @@ std::vector<ConfigKey> BuildTable() {
                     "committed within flush_interval (that is the loss window)"),
       Duration("store.flush_interval", SKYDB_FIELD(store.flush_interval), 1, 10 * kSecond)
           .Describe("async: the longest a write waits to be batched and committed"),
+      Duration("store.async_max_lag", SKYDB_FIELD(store.async_max_lag), 1, 10 * kMinute)
+          .Describe("async: when the oldest write not yet committed is older than this, new "
+                    "writes are acknowledged only after their commit (back-pressure) until "
+                    "PostgreSQL catches up; this bounds what a crash can lose"),
       Duration("store.write_timeout", SKYDB_FIELD(store.write_timeout), 10, 10 * kMinute)
           .Describe("sync: the longest a write waits for COMMIT (e.g. while PostgreSQL "
                     "restarts) before it fails with an error"),
