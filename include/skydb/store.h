@@ -162,6 +162,9 @@ struct TieredOptions {
   MemoryTierOptions memory;
   Durability durability = Durability::kSync;
   std::chrono::milliseconds flush_interval{10};   // async: longest a write waits to be batched
+  // Async: while the oldest uncommitted write is older than this, writes are acknowledged
+  // only after their commit (back-pressure), so a crash loses at most this much.
+  std::chrono::milliseconds async_max_lag{100};
   std::chrono::milliseconds write_timeout{10000};  // sync: longest a write waits for COMMIT
   size_t queue_max_writes = 100000;                // more queued: writes fail fast
   size_t batch_max_rows = 1000;

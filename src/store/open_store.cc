@@ -26,6 +26,7 @@ TieredOptions TieredOptionsFrom(const StoreConfig& config, int store_pool, int s
   o.memory = MemoryOptionsFrom(config);
   o.durability = config.durability == "async" ? Durability::kAsync : Durability::kSync;
   o.flush_interval = config.flush_interval;
+  o.async_max_lag = config.async_max_lag;
   o.write_timeout = config.write_timeout;
   o.queue_max_writes = static_cast<size_t>(config.queue_max_writes);
   o.batch_max_rows = static_cast<size_t>(config.batch_max_rows);
@@ -46,10 +47,10 @@ Result<std::unique_ptr<SessionStore>> OpenSessionStore(const StoreOpenRequest& r
   if (request.config.kind == "memory") {
     return NewMemoryStore(MemoryOptionsFrom(request.config), clock);
   }
-  TieredOptions options = TieredOptionsFrom(request.config, request.store_pool,
-                                            request.store_writers, request.shared);
-  auto durable = NewPostgresDurable(request.conninfo, request.description, options.writers,
-                                    options.readers);
+  TieredOptions options =
+      TieredOptionsFrom(request.config, request.store_pool, request.store_writers, request.shared);
+  auto durable =
+      NewPostgresDurable(request.conninfo, request.description, options.writers, options.readers);
   auto store = NewTieredStore(options, clock, std::move(durable));
   if (!store.ok()) {
     return std::move(store).error().Within("cannot open the PostgreSQL session store (" +

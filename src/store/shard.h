@@ -1,4 +1,5 @@
-// The memory tier's shards: every live key's metadata, and the values that are cached.
+// The memory tier's shards: every live key's metadata, the values that are cached, and the
+// keys whose delete is queued but not yet committed.
 //
 // A key lives in shard (hash >> 56): 256 shards, each with its own mutex, so SCAN can walk the
 // key space in hash order one shard at a time. An entry whose value was evicted keeps its
@@ -8,13 +9,15 @@
 
 #include <cstdint>
 #include <list>
-#include <mutex>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
 
+#include "base/mutex.h"
 #include "skydb/store.h"
+#include "store/waiter.h"
 
 namespace skydb::store {
 
@@ -27,23 +30,31 @@ uint64_t KeyHash(std::string_view key);
 inline int ShardOf(uint64_t hash) { return static_cast<int>(hash >> (64 - kShardBits)); }
 
 struct Entry {
-  const std::string* key = nullptr;  // the map's own key (stable while the entry lives)
-  std::optional<std::string> value;  // nullopt: evicted; PostgreSQL holds it
-  UnixMillis expires_at = 0;         // true deadline; 0 = none
+  const std::string* key = nullptr;     // the map's own key (stable while the entry lives)
+  std::optional<std::string> value;     // nullopt: evicted; PostgreSQL holds it
+  UnixMillis expires_at = 0;            // true deadline; 0 = none
   UnixMillis persisted_expires_at = 0;  // deadline last sent to the durable layer
-  int64_t last_access_ms = 0;        // steady-clock ms, for idle eviction
-  uint64_t dirty_seq = 0;            // seq of the last write not yet committed; 0 = clean
+  int64_t last_access_ms = 0;           // steady-clock ms, for idle eviction
+  uint64_t dirty_seq = 0;               // seq of the last write not yet committed; 0 = clean
+  // Sync durability: the waiter of the write `dirty_seq` names; replies that reflect this
+  // entry wait for it. Null when clean or when nobody waits (async).
+  std::shared_ptr<Waiter> inflight;
   bool in_lru = false;
   std::list<const std::string*>::iterator lru_pos;  // valid when in_lru
 };
 
+// A delete queued for the durable layer and not committed yet: until it commits, PostgreSQL
+// still holds the row, so the key reads as gone — and, in sync mode, a reply saying so waits.
+struct PendingDelete {
+  uint64_t seq = 0;
+  std::shared_ptr<Waiter> inflight;
+};
+
 struct Shard {
-  std::mutex mu;
-  std::unordered_map<std::string, Entry> entries;
-  std::list<const std::string*> lru;  // keys of clean cached values, least recent first
-  // Shared coherence: keys whose delete is queued, not yet committed, with its seq. Until it
-  // commits, PostgreSQL still has the row, and the key must read as gone.
-  std::unordered_map<std::string, uint64_t> pending_deletes;
+  Mutex mu;
+  std::unordered_map<std::string, Entry> entries GUARDED_BY(mu);
+  std::list<const std::string*> lru GUARDED_BY(mu);  // clean cached values, least recent first
+  std::unordered_map<std::string, PendingDelete> pending_deletes GUARDED_BY(mu);
 };
 
 }  // namespace skydb::store

@@ -1,23 +1,29 @@
 #include "skydb/store.h"
 
-#include "store/engine.h"
+#include "store/shared_store.h"
+#include "store/tiered_store.h"
 
 namespace skydb {
 
 std::unique_ptr<SessionStore> NewMemoryStore(const MemoryTierOptions& options, Clock& clock) {
   TieredOptions tiered;
   tiered.memory = options;
-  auto engine = std::make_unique<store::Engine>(tiered, clock, nullptr);
-  (void)engine->Start();  // memory-only start cannot fail: there is nothing to load
-  return engine;
+  auto store = std::make_unique<store::TieredStore>(tiered, clock, nullptr);
+  (void)store->Start();  // memory-only start cannot fail: there is nothing to load
+  return store;
 }
 
 Result<std::unique_ptr<SessionStore>> NewTieredStore(const TieredOptions& options, Clock& clock,
                                                      std::unique_ptr<DurableBackend> durable) {
   if (durable == nullptr) return Error::InvalidArgument("a tiered store needs a durable backend");
-  auto engine = std::make_unique<store::Engine>(options, clock, std::move(durable));
-  SKYDB_RETURN_IF_ERROR(engine->Start());
-  return std::unique_ptr<SessionStore>(std::move(engine));
+  auto core = std::make_unique<store::TieredStore>(options, clock, std::move(durable));
+  if (options.shared) {
+    auto shared = std::make_unique<store::SharedStore>(std::move(core));
+    SKYDB_RETURN_IF_ERROR(shared->Start());
+    return std::unique_ptr<SessionStore>(std::move(shared));
+  }
+  SKYDB_RETURN_IF_ERROR(core->Start());
+  return std::unique_ptr<SessionStore>(std::move(core));
 }
 
 }  // namespace skydb

@@ -1,0 +1,49 @@
+// The store's maintenance thread: the memory sweep (expiry, idle and memory-cap eviction)
+// every store sweep interval, and the expiry sweep in PostgreSQL in small statements.
+#include <spdlog/spdlog.h>
+
+#include "store/tiered_store.h"
+
+namespace skydb::store {
+namespace {
+
+// Deleting rows this long after their persisted deadline leaves room for a queued deadline
+// extension that PostgreSQL has not seen yet (an outage shorter than this loses nothing).
+constexpr int64_t kDurableSweepGraceMs = 5 * 60 * 1000;
+constexpr int kDurableSweepRoundsPerTick = 20;
+
+}  // namespace
+
+void TieredStore::MaintenanceLoop(Clock::TimePoint next_durable) {
+  while (true) {
+    {
+      MutexLock lock(maintenance_mu_);
+      if (!stopping_) maintenance_cv_.WaitFor(maintenance_mu_, options_.memory.sweep_interval);
+      if (stopping_) return;
+    }
+    tier_.Sweep();
+    if (durable_ && clock_.Now() >= next_durable) {
+      SweepDurable();
+      if (durable_sweep_hook_) durable_sweep_hook_();
+      next_durable = clock_.Now() + options_.durable_sweep_interval;
+    }
+  }
+}
+
+void TieredStore::SweepDurable() {
+  UnixMillis cutoff = tier_.WallMs() - kDurableSweepGraceMs;
+  for (int round = 0; round < kDurableSweepRoundsPerTick; ++round) {
+    {
+      MutexLock lock(maintenance_mu_);
+      if (stopping_) return;
+    }
+    auto deleted = durable_->SweepExpired(cutoff, options_.durable_sweep_batch);
+    if (!deleted.ok()) {
+      spdlog::warn("store: expiry sweep in PostgreSQL failed: {}", deleted.error().message);
+      return;
+    }
+    if (*deleted < options_.durable_sweep_batch) return;
+  }
+}
+
+}  // namespace skydb::store

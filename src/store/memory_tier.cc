@@ -1,0 +1,274 @@
+#include "store/memory_tier.h"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+
+namespace skydb::store {
+namespace {
+
+uint64_t EntryBytes(const std::string& key, const Entry& e) {
+  return kEntryOverheadBytes + key.size() + (e.value ? e.value->size() : 0);
+}
+
+}  // namespace
+
+uint64_t KeyHash(std::string_view key) {
+  // FNV-1a then a 64-bit finaliser, so the top bits (the shard) are well mixed.
+  uint64_t h = 1469598103934665603ULL;
+  for (unsigned char c : key) {
+    h ^= c;
+    h *= 1099511628211ULL;
+  }
+  h ^= h >> 33;
+  h *= 0xff51afd7ed558ccdULL;
+  h ^= h >> 33;
+  h *= 0xc4ceb9fe1a85ec53ULL;
+  h ^= h >> 33;
+  return h;
+}
+
+MemoryTier::MemoryTier(const TierOptions& options, Clock& clock)
+    : options_(options), clock_(clock), shards_(kShardCount) {}
+
+UnixMillis MemoryTier::WallMs() const {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(clock_.WallNow().time_since_epoch())
+      .count();
+}
+
+int64_t MemoryTier::SteadyMs() const {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(clock_.Now().time_since_epoch())
+      .count();
+}
+
+Found MemoryTier::Lookup(Shard& shard, const std::string& key, UnixMillis now) {
+  auto it = shard.entries.find(key);
+  if (it != shard.entries.end()) {
+    if (!IsExpired(it->second, now)) return {&it->second, it->second.inflight};
+    std::shared_ptr<Waiter> pending = it->second.inflight;
+    ExpireLocked(shard, it);
+    return {nullptr, std::move(pending)};
+  }
+  auto deleted = shard.pending_deletes.find(key);
+  if (deleted != shard.pending_deletes.end()) return {nullptr, deleted->second.inflight};
+  return {};
+}
+
+Found MemoryTier::LookupWithRow(Shard& shard, const std::string& key, UnixMillis now,
+                                const Row& row) {
+  auto it = shard.entries.find(key);
+  if (it != shard.entries.end() && it->second.dirty_seq != 0) return Lookup(shard, key, now);
+  // A clean copy may be older than the row just read: it is replaced, never trusted.
+  if (it != shard.entries.end()) EraseLocked(shard, it);
+  auto deleted = shard.pending_deletes.find(key);
+  if (deleted != shard.pending_deletes.end()) return {nullptr, deleted->second.inflight};
+  if (!row.has_value() || (row->expires_at != 0 && row->expires_at <= now)) return {};
+  Entry& e = Insert(shard, key);
+  SetDeadline(shard, e, row->expires_at);
+  e.persisted_expires_at = row->expires_at;
+  SetValue(shard, e, row->value);
+  return {&e, nullptr};
+}
+
+Entry& MemoryTier::Insert(Shard& shard, const std::string& key) {
+  auto [it, inserted] = shard.entries.try_emplace(key);
+  Entry& e = it->second;
+  if (inserted) {
+    e.key = &it->first;
+    memory_bytes_ += EntryBytes(it->first, e);
+    ++count_;
+  }
+  return e;
+}
+
+void MemoryTier::Remove(Shard& shard, const std::string& key, uint64_t seq,
+                        std::shared_ptr<Waiter> inflight) {
+  auto it = shard.entries.find(key);
+  if (it != shard.entries.end()) EraseLocked(shard, it);
+  if (seq != 0) shard.pending_deletes[key] = {seq, std::move(inflight)};
+}
+
+void MemoryTier::SetDeadline(Shard& /*shard*/, Entry& e, UnixMillis deadline) {
+  if ((e.expires_at != 0) != (deadline != 0)) expiring_ += deadline != 0 ? 1 : -1;
+  e.expires_at = deadline;
+}
+
+void MemoryTier::SetValue(Shard& shard, Entry& e, std::string value) {
+  memory_bytes_ -= EntryBytes(*e.key, e);
+  if (!e.value) ++cached_values_;
+  e.value = std::move(value);
+  memory_bytes_ += EntryBytes(*e.key, e);
+  Touch(shard, e);
+}
+
+void MemoryTier::Touch(Shard& shard, Entry& e) {
+  e.last_access_ms = SteadyMs();
+  if (!options_.evictable || e.dirty_seq != 0 || !e.value) return;
+  LruRemove(shard, e);
+  shard.lru.push_back(e.key);
+  e.lru_pos = std::prev(shard.lru.end());
+  e.in_lru = true;
+}
+
+void MemoryTier::MarkDirty(Shard& shard, Entry& e, uint64_t seq, std::shared_ptr<Waiter> inflight) {
+  if (seq == 0) return;  // memory-only: nothing is ever queued
+  LruRemove(shard, e);
+  e.dirty_seq = seq;
+  e.inflight = std::move(inflight);
+}
+
+bool MemoryTier::HasPendingDelete(Shard& shard, const std::string& key) {
+  auto it = shard.entries.find(key);
+  if (it != shard.entries.end() && it->second.dirty_seq != 0) return false;
+  return shard.pending_deletes.count(key) != 0;
+}
+
+void MemoryTier::OnCommitted(const std::string& key, uint64_t seq) {
+  Shard& shard = ShardFor(KeyHash(key));
+  MutexLock lock(shard.mu);
+  auto deleted = shard.pending_deletes.find(key);
+  if (deleted != shard.pending_deletes.end() && deleted->second.seq <= seq) {
+    shard.pending_deletes.erase(deleted);
+  }
+  auto it = shard.entries.find(key);
+  if (it == shard.entries.end() || it->second.dirty_seq != seq) return;
+  if (!options_.retain_committed) return EraseLocked(shard, it);  // PostgreSQL is the truth
+  it->second.dirty_seq = 0;
+  it->second.inflight.reset();
+  Touch(shard, it->second);
+}
+
+void MemoryTier::ApplyLoaded(const std::string& key, const Row& row) {
+  Shard& shard = ShardFor(KeyHash(key));
+  MutexLock lock(shard.mu);
+  auto it = shard.entries.find(key);
+  if (it == shard.entries.end() || it->second.value) return;
+  if (row.has_value()) {
+    SetValue(shard, it->second, row->value);
+  } else if (it->second.dirty_seq == 0) {
+    // The index said live, the durable copy is gone (swept elsewhere): it is gone. The key is
+    // a credential and is not logged.
+    spdlog::warn("store: a key in the index was not in PostgreSQL; dropping it");
+    EraseLocked(shard, it);
+  }
+}
+
+void MemoryTier::AddIndexed(std::string key, UnixMillis expires_at) {
+  Shard& shard = ShardFor(KeyHash(key));
+  MutexLock lock(shard.mu);
+  if (shard.entries.count(key) != 0) return;
+  Entry& e = Insert(shard, key);
+  SetDeadline(shard, e, expires_at);
+  e.persisted_expires_at = expires_at;
+}
+
+void MemoryTier::EraseLocked(Shard& shard, std::unordered_map<std::string, Entry>::iterator it) {
+  if (it->second.expires_at != 0) --expiring_;
+  LruRemove(shard, it->second);
+  memory_bytes_ -= EntryBytes(it->first, it->second);
+  if (it->second.value) --cached_values_;
+  shard.entries.erase(it);
+  --count_;
+}
+
+void MemoryTier::ExpireLocked(Shard& shard, std::unordered_map<std::string, Entry>::iterator it) {
+  if (it->second.dirty_seq != 0) {
+    shard.pending_deletes[it->first] = {it->second.dirty_seq, it->second.inflight};
+  }
+  EraseLocked(shard, it);
+  ++counters_.expirations;
+}
+
+void MemoryTier::LruRemove(Shard& shard, Entry& e) {
+  if (!e.in_lru) return;
+  shard.lru.erase(e.lru_pos);
+  e.in_lru = false;
+}
+
+void MemoryTier::DropValueLocked(Shard& shard, Entry& e) {
+  LruRemove(shard, e);
+  memory_bytes_ -= e.value->size();
+  e.value.reset();
+  --cached_values_;
+}
+
+void MemoryTier::Sweep() {
+  UnixMillis now = WallMs();
+  int64_t idle_before = SteadyMs() - options_.memory.idle_evict.count();
+  bool idle_eviction = options_.evictable && options_.memory.idle_evict.count() > 0;
+  for (auto& shard : shards_) {
+    MutexLock lock(shard.mu);
+    for (auto it = shard.entries.begin(); it != shard.entries.end();) {
+      auto next = std::next(it);
+      if (IsExpired(it->second, now)) {
+        ExpireLocked(shard, it);
+      } else if (!options_.retain_committed && it->second.dirty_seq == 0) {
+        EraseLocked(shard, it);  // memory keeps only this store's uncommitted writes
+      }
+      it = next;
+    }
+    while (idle_eviction && !shard.lru.empty()) {
+      Entry& e = shard.entries.find(*shard.lru.front())->second;
+      if (e.last_access_ms > idle_before) break;
+      DropValueLocked(shard, e);
+      ++counters_.evictions_idle;
+    }
+  }
+  if (OverMemoryCap()) EvictForMemory();
+}
+
+bool MemoryTier::OverMemoryCap() const {
+  return options_.evictable && options_.memory.max_memory_bytes != 0 &&
+         memory_bytes_.load() > options_.memory.max_memory_bytes;
+}
+
+void MemoryTier::EvictForMemory() {
+  // Approximate LRU: the least recent clean value of each shard in turn.
+  size_t idle_shards = 0;
+  while (OverMemoryCap() && idle_shards < shards_.size()) {
+    Shard& shard = shards_[evict_cursor_++ % shards_.size()];
+    MutexLock lock(shard.mu);
+    if (shard.lru.empty()) {
+      ++idle_shards;
+      continue;
+    }
+    idle_shards = 0;
+    DropValueLocked(shard, shard.entries.find(*shard.lru.front())->second);
+    ++counters_.evictions_memory;
+  }
+}
+
+ScanReply MemoryTier::Scan(uint64_t cursor, const std::string& pattern, size_t count) {
+  // Walks the key space in hash order; the cursor is the next hash to visit. Keys sharing a
+  // hash are returned together, so a live key is never skipped.
+  UnixMillis now = WallMs();
+  ScanReply reply;
+  size_t examined = 0;
+  uint64_t pos = cursor;
+  std::optional<uint64_t> last_hash;
+  for (int s = ShardOf(pos); s < kShardCount; ++s) {
+    std::vector<std::pair<uint64_t, std::string>> found;
+    {
+      MutexLock lock(shards_[s].mu);
+      for (const auto& [key, entry] : shards_[s].entries) {
+        uint64_t h = KeyHash(key);
+        if (h >= pos && !IsExpired(entry, now)) found.emplace_back(h, key);
+      }
+    }
+    std::sort(found.begin(), found.end());
+    for (auto& [hash, key] : found) {
+      if (examined >= count && hash != last_hash) {
+        reply.next_cursor = hash;
+        return reply;
+      }
+      ++examined;
+      last_hash = hash;
+      if (pattern.empty() || GlobMatch(pattern, key)) reply.keys.push_back(std::move(key));
+    }
+    if (s + 1 < kShardCount) pos = static_cast<uint64_t>(s + 1) << (64 - kShardBits);
+  }
+  reply.next_cursor = 0;
+  return reply;
+}
+
+}  // namespace skydb::store

@@ -1,0 +1,138 @@
+#include "store/shared_store.h"
+
+#include <spdlog/spdlog.h>
+
+namespace skydb::store {
+
+Status SharedStore::Start() {
+  SKYDB_RETURN_IF_ERROR(RefreshCount());
+  spdlog::info("store: shared coherence on {}: {} live sessions", core_->durable()->Describe(),
+               sessions_.load());
+  core_->SetDurableSweepHook([this] {
+    Status counted = RefreshCount();
+    if (!counted.ok()) spdlog::warn("store: {}", counted.error().message);
+  });
+  return core_->Start(/*load_index=*/false);
+}
+
+Status SharedStore::RefreshCount() {
+  auto count = core_->durable()->CountLive(core_->tier().WallMs());
+  if (!count.ok()) return std::move(count).error().Within("count sessions");
+  sessions_ = count->sessions;
+  expiring_ = count->expiring;
+  return Ok();
+}
+
+template <typename T, typename Then>
+void SharedStore::WithRows(std::vector<std::string> keys, StoreCallback<T> done, Then then) {
+  core_->tier().counters().misses += keys.size();
+  std::vector<std::string> asked = keys;
+  core_->loader()->Read(std::move(keys),
+                        [asked = std::move(asked), done = std::move(done),
+                         then = std::move(then)](Result<std::vector<Row>> rows) mutable {
+                          if (!rows.ok()) return done(std::move(rows).error());
+                          RowSet set;
+                          set.reserve(asked.size());
+                          for (size_t i = 0; i < asked.size(); ++i)
+                            set.emplace_back(asked[i], std::move((*rows)[i]));
+                          then(std::move(done), &set);
+                        });
+}
+
+void SharedStore::Read(ReadKind kind, std::string key, std::optional<Expiry> change,
+                       StoreCallback<std::optional<std::string>> done) {
+  std::vector<std::string> keys{key};
+  WithRows(std::move(keys), std::move(done),
+           [this, kind, key = std::move(key), change](auto reply, const RowSet* rows) mutable {
+             core_->ReadWith(kind, std::move(key), change, std::move(reply), rows);
+           });
+}
+
+void SharedStore::Get(std::string key, StoreCallback<std::optional<std::string>> done) {
+  Read(ReadKind::kGet, std::move(key), std::nullopt, std::move(done));
+}
+
+void SharedStore::GetEx(std::string key, std::optional<Expiry> change,
+                        StoreCallback<std::optional<std::string>> done) {
+  Read(change ? ReadKind::kGetEx : ReadKind::kGet, std::move(key), change, std::move(done));
+}
+
+void SharedStore::GetDel(std::string key, StoreCallback<std::optional<std::string>> done) {
+  Read(ReadKind::kGetDel, std::move(key), std::nullopt, std::move(done));
+}
+
+void SharedStore::Set(SetRequest request, StoreCallback<SetReply> done) {
+  bool plain = request.condition == SetCondition::kAlways && !request.return_old &&
+               request.expiry.kind != Expiry::Kind::kKeep;
+  if (plain) return core_->Set(std::move(request), std::move(done));
+  std::vector<std::string> keys{request.key};
+  WithRows(std::move(keys), std::move(done),
+           [this, request = std::move(request)](auto reply, const RowSet* rows) mutable {
+             core_->SetWith(std::move(request), std::move(reply), rows);
+           });
+}
+
+void SharedStore::Delete(std::vector<std::string> keys, StoreCallback<int64_t> done) {
+  if (keys.empty()) return done(int64_t{0});
+  std::vector<std::string> asked = keys;
+  WithRows(std::move(asked), std::move(done),
+           [this, keys = std::move(keys)](auto reply, const RowSet* rows) mutable {
+             core_->DeleteWith(std::move(keys), std::move(reply), rows);
+           });
+}
+
+void SharedStore::Exists(std::vector<std::string> keys, StoreCallback<int64_t> done) {
+  if (keys.empty()) return done(int64_t{0});
+  std::vector<std::string> asked = keys;
+  WithRows(std::move(asked), std::move(done),
+           [this, keys = std::move(keys)](auto reply, const RowSet* rows) mutable {
+             core_->ExistsWith(std::move(keys), std::move(reply), rows);
+           });
+}
+
+void SharedStore::Expire(std::string key, Expiry expiry, StoreCallback<bool> done) {
+  std::vector<std::string> keys{key};
+  WithRows(std::move(keys), std::move(done),
+           [this, key = std::move(key), expiry](auto reply, const RowSet* rows) mutable {
+             core_->ExpireWith(std::move(key), expiry, std::move(reply), rows);
+           });
+}
+
+void SharedStore::Ttl(std::string key, StoreCallback<TtlReply> done) {
+  std::vector<std::string> keys{key};
+  WithRows(std::move(keys), std::move(done),
+           [this, key = std::move(key)](auto reply, const RowSet* rows) mutable {
+             core_->TtlWith(std::move(key), std::move(reply), rows);
+           });
+}
+
+void SharedStore::Scan(uint64_t cursor, std::string pattern, size_t count,
+                       StoreCallback<ScanReply> done) {
+  count = std::max<size_t>(count, 1);
+  core_->loader()->Run([this, cursor, pattern = std::move(pattern), count, done](int reader) {
+    if (reader < 0) return done(Error::Unavailable("the store is shutting down"));
+    auto page = core_->durable()->ScanKeys(reader, cursor, count, core_->tier().WallMs());
+    if (!page.ok()) return done(std::move(page).error().Within("SCAN"));
+    ScanReply reply;
+    reply.next_cursor = page->next_cursor;
+    for (auto& key : page->keys) {
+      Shard& shard = core_->tier().ShardFor(KeyHash(key));
+      {
+        // Deleted here, not committed yet: already gone for this daemon's clients.
+        MutexLock lock(shard.mu);
+        if (core_->tier().HasPendingDelete(shard, key)) continue;
+      }
+      if (pattern.empty() || GlobMatch(pattern, key)) reply.keys.push_back(std::move(key));
+    }
+    done(std::move(reply));
+  });
+}
+
+StoreStats SharedStore::Stats() const {
+  StoreStats s = core_->Stats();
+  s.sessions = sessions_.load();
+  s.expiring = expiring_.load();
+  return s;
+}
+
+}  // namespace skydb::store

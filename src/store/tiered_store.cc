@@ -1,0 +1,387 @@
+#include "store/tiered_store.h"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+
+namespace skydb::store {
+namespace {
+
+constexpr int kMaxLoadAttempts = 3;
+
+// The shards of an operation's keys, locked in index order (so operations on overlapping
+// shard sets never deadlock) and released together.
+class ShardLocks {
+ public:
+  ShardLocks(MemoryTier& tier, const std::vector<std::string>& keys) NO_THREAD_SAFETY_ANALYSIS {
+    for (const auto& key : keys) held_.push_back(ShardOf(KeyHash(key)));
+    std::sort(held_.begin(), held_.end());
+    held_.erase(std::unique(held_.begin(), held_.end()), held_.end());
+    for (int index : held_) tier.ShardAt(index).mu.Lock();
+    tier_ = &tier;
+  }
+  ~ShardLocks() { Unlock(); }
+  ShardLocks(const ShardLocks&) = delete;
+  ShardLocks& operator=(const ShardLocks&) = delete;
+
+  void Unlock() NO_THREAD_SAFETY_ANALYSIS {
+    for (auto it = held_.rbegin(); it != held_.rend(); ++it) tier_->ShardAt(*it).mu.Unlock();
+    held_.clear();
+  }
+
+ private:
+  MemoryTier* tier_ = nullptr;
+  std::vector<int> held_;
+};
+
+TierOptions TierOptionsFor(const TieredOptions& o, bool durable) {
+  TierOptions t;
+  t.memory = o.memory;
+  t.evictable = durable;
+  t.retain_committed = !o.shared;
+  return t;
+}
+
+Status CheckSizes(const SetRequest& r, const MemoryTierOptions& o) {
+  if (r.key.size() > o.max_key_bytes) {
+    return Error::InvalidArgument("key is " + std::to_string(r.key.size()) +
+                                  " bytes; the limit is " + std::to_string(o.max_key_bytes));
+  }
+  if (r.value.size() > o.max_value_bytes) {
+    return Error::InvalidArgument("value is " + std::to_string(r.value.size()) +
+                                  " bytes; the limit (store.max_value_bytes) is " +
+                                  std::to_string(o.max_value_bytes));
+  }
+  return Ok();
+}
+
+}  // namespace
+
+TieredStore::TieredStore(const TieredOptions& options, Clock& clock,
+                         std::unique_ptr<DurableBackend> durable)
+    : options_(options),
+      clock_(clock),
+      durable_(std::move(durable)),
+      tier_(TierOptionsFor(options, durable_ != nullptr), clock) {
+  scope_config_.default_ttl = options_.memory.default_ttl;
+  scope_config_.persist_slack = options_.ttl_persist_slack;
+  scope_config_.durable = durable_ != nullptr;
+  scope_config_.sync = durable_ != nullptr && options_.durability == Durability::kSync;
+  if (!durable_) return;
+  CommitterOptions c;
+  c.partitions = std::max(1, options_.writers);
+  c.gather = options_.durability == Durability::kAsync;
+  c.flush_interval = options_.flush_interval;
+  c.write_timeout = options_.write_timeout;
+  c.queue_max_writes = options_.queue_max_writes;
+  c.batch_max_rows = options_.batch_max_rows;
+  c.batch_max_bytes = options_.batch_max_bytes;
+  committer_ =
+      std::make_unique<GroupCommitter>(c, clock_, *durable_, static_cast<CommitListener&>(*this));
+  loader_ = std::make_unique<Loader>(options_.readers, *durable_, clock_);
+}
+
+TieredStore::~TieredStore() {
+  if (started_ && !closed_) (void)Close(std::chrono::milliseconds(0));
+}
+
+Status TieredStore::Start(bool load_index) {
+  if (durable_ && load_index) SKYDB_RETURN_IF_ERROR(LoadIndex());
+  if (committer_) committer_->Start();
+  if (loader_) loader_->Start();
+  auto first_durable_sweep = clock_.Now() + options_.durable_sweep_interval;
+  maintenance_ = std::thread([this, first_durable_sweep] { MaintenanceLoop(first_durable_sweep); });
+  started_ = true;
+  return Ok();
+}
+
+Status TieredStore::LoadIndex() {
+  int64_t before = tier_.count();
+  SKYDB_RETURN_IF_ERROR(durable_->LoadIndex(
+      tier_.WallMs(), [&](std::string key, UnixMillis expires_at, size_t /*value_bytes*/) {
+        tier_.AddIndexed(std::move(key), expires_at);
+      }));
+  spdlog::info("store: loaded the index of {} live sessions from {}", tier_.count() - before,
+               durable_->Describe());
+  return Ok();
+}
+
+bool TieredStore::ReplyWaitsForCommit() const {
+  if (!committer_) return false;
+  if (options_.durability == Durability::kSync) return true;
+  return committer_->OldestPendingAge() > options_.async_max_lag;
+}
+
+Status TieredStore::Reserve(size_t writes) {
+  if (closing_) return Error::Unavailable("the store is shutting down; retry on the next daemon");
+  if (committer_) {
+    if (committer_->Reserve(writes)) return Ok();
+    ++queue_full_;
+    return Error::Unavailable(committer_->QueueFullMessage());
+  }
+  if (options_.memory.max_memory_bytes != 0 &&
+      tier_.memory_bytes() > options_.memory.max_memory_bytes) {
+    return Error::Unavailable(
+        "OOM command not allowed when used memory > 'maxmemory' "
+        "(memory-only store at store.max_memory)");
+  }
+  return Ok();
+}
+
+std::vector<std::string> TieredStore::EvictedAmong(const std::vector<std::string>& reads,
+                                                   UnixMillis now) {
+  std::vector<std::string> evicted;
+  for (const auto& key : reads) {
+    Shard& shard = tier_.ShardFor(KeyHash(key));
+    shard.mu.AssertHeld();
+    Found found = tier_.Lookup(shard, key, now);
+    if (found.entry != nullptr && !found.entry->value) evicted.push_back(key);
+  }
+  return evicted;
+}
+
+template <typename T, typename Apply>
+void TieredStore::Run(OpPlan plan, Apply apply, StoreCallback<T> done, const RowSet* rows,
+                      int attempt) {
+  ShardLocks locks(tier_, plan.keys);
+  UnixMillis now = tier_.WallMs();
+  // With rows (shared coherence) every value read comes with its row: nothing to load.
+  if (rows == nullptr && !plan.reads.empty()) {
+    std::vector<std::string> evicted = EvictedAmong(plan.reads, now);
+    if (!evicted.empty()) {
+      locks.Unlock();
+      tier_.counters().misses += evicted.size();
+      if (attempt >= kMaxLoadAttempts) {
+        return done(
+            Error::Unavailable("a value was evicted again while loading; raise "
+                               "store.max_memory"));
+      }
+      return Load(std::move(evicted), [this, plan = std::move(plan), apply = std::move(apply), done,
+                                       attempt](Status loaded) mutable {
+        if (!loaded.ok()) return done(std::move(loaded).error());
+        Run<T>(std::move(plan), std::move(apply), std::move(done), nullptr, attempt + 1);
+      });
+    }
+    if (attempt == 0) tier_.counters().hits += plan.reads.size();
+  }
+  if (plan.max_writes > 0) {
+    Status room = Reserve(plan.max_writes);
+    if (!room.ok()) {
+      locks.Unlock();
+      return done(std::move(room).error());
+    }
+  }
+  Scope scope(tier_, scope_config_, now, clock_.Now(), rows,
+              committer_
+                  ? std::function<uint64_t()>([c = committer_.get()] { return c->NextSeq(); })
+                  : nullptr,
+              ReplyWaitsForCommit());
+  T result = apply(scope);
+  std::vector<std::shared_ptr<Waiter>>& waits = scope.depends();
+  size_t queued = scope.writes().size();
+  if (committer_ && plan.max_writes > queued) committer_->Release(plan.max_writes - queued);
+  writes_ += scope.applied_writes();
+  if (queued > 0) {
+    if (scope.waiter()) waits.push_back(scope.waiter());
+    committer_->Enqueue({std::move(scope.writes()), scope.waiter()});
+  }
+  locks.Unlock();
+  if (queued > 0 && tier_.OverMemoryCap()) tier_.EvictForMemory();
+  if (waits.empty()) return done(std::move(result));
+  AfterAll(waits, [done = std::move(done), result = std::move(result)](const Status& s) {
+    if (s.ok()) return done(result);
+    done(s.error());
+  });
+}
+
+void TieredStore::Load(std::vector<std::string> keys, std::function<void(Status)> then) {
+  std::vector<std::string> asked = keys;
+  loader_->Read(std::move(keys), [this, asked = std::move(asked),
+                                  then = std::move(then)](Result<std::vector<Row>> rows) {
+    if (!rows.ok()) return then(std::move(rows).error());
+    for (size_t i = 0; i < asked.size(); ++i) tier_.ApplyLoaded(asked[i], (*rows)[i]);
+    then(Ok());
+  });
+}
+
+void TieredStore::OnCommitted(const Batch& batch) {
+  for (size_t i = 0; i < batch.rows.size(); ++i) {
+    tier_.OnCommitted(batch.rows[i].key, batch.seqs[i]);
+  }
+}
+
+void TieredStore::Get(std::string key, StoreCallback<std::optional<std::string>> done) {
+  ReadWith(ReadKind::kGet, std::move(key), std::nullopt, std::move(done), nullptr);
+}
+
+void TieredStore::GetEx(std::string key, std::optional<Expiry> change,
+                        StoreCallback<std::optional<std::string>> done) {
+  ReadKind kind = change ? ReadKind::kGetEx : ReadKind::kGet;
+  ReadWith(kind, std::move(key), change, std::move(done), nullptr);
+}
+
+void TieredStore::GetDel(std::string key, StoreCallback<std::optional<std::string>> done) {
+  ReadWith(ReadKind::kGetDel, std::move(key), std::nullopt, std::move(done), nullptr);
+}
+
+void TieredStore::ReadWith(ReadKind kind, std::string key, std::optional<Expiry> change,
+                           StoreCallback<std::optional<std::string>> done, const RowSet* rows) {
+  OpPlan plan{{key}, {key}, kind == ReadKind::kGet ? size_t{0} : size_t{1}};
+  Run<std::optional<std::string>>(
+      std::move(plan),
+      [key = std::move(key), kind, change](Scope& s) {
+        Shard& shard = s.ShardOf(key);
+        shard.mu.AssertHeld();
+        return ReadKey(s, shard, key, kind, change);
+      },
+      std::move(done), rows, 0);
+}
+
+void TieredStore::Set(SetRequest request, StoreCallback<SetReply> done) {
+  SetWith(std::move(request), std::move(done), nullptr);
+}
+
+void TieredStore::SetWith(SetRequest request, StoreCallback<SetReply> done, const RowSet* rows) {
+  Status sizes = CheckSizes(request, options_.memory);
+  if (!sizes.ok()) return done(std::move(sizes).error());
+  OpPlan plan{{request.key}, {}, 1};
+  if (request.return_old) plan.reads.push_back(request.key);
+  Run<SetReply>(
+      std::move(plan),
+      [request = std::move(request)](Scope& s) mutable {
+        Shard& shard = s.ShardOf(request.key);
+        shard.mu.AssertHeld();
+        return SetKey(s, shard, request);
+      },
+      std::move(done), rows, 0);
+}
+
+void TieredStore::Delete(std::vector<std::string> keys, StoreCallback<int64_t> done) {
+  DeleteWith(std::move(keys), std::move(done), nullptr);
+}
+
+void TieredStore::DeleteWith(std::vector<std::string> keys, StoreCallback<int64_t> done,
+                             const RowSet* rows) {
+  if (keys.empty()) return done(int64_t{0});
+  size_t n = keys.size();
+  OpPlan plan{keys, {}, n};
+  Run<int64_t>(
+      std::move(plan),
+      [keys = std::move(keys)](Scope& s) {
+        int64_t deleted = 0;
+        for (const auto& key : keys) {
+          Shard& shard = s.ShardOf(key);
+          shard.mu.AssertHeld();
+          if (DeleteKey(s, shard, key)) ++deleted;
+        }
+        return deleted;
+      },
+      std::move(done), rows, 0);
+}
+
+void TieredStore::Exists(std::vector<std::string> keys, StoreCallback<int64_t> done) {
+  ExistsWith(std::move(keys), std::move(done), nullptr);
+}
+
+void TieredStore::ExistsWith(std::vector<std::string> keys, StoreCallback<int64_t> done,
+                             const RowSet* rows) {
+  if (keys.empty()) return done(int64_t{0});
+  OpPlan plan{keys, {}, 0};
+  Run<int64_t>(
+      std::move(plan),
+      [keys = std::move(keys)](Scope& s) {
+        int64_t found = 0;
+        for (const auto& key : keys) {
+          Shard& shard = s.ShardOf(key);
+          shard.mu.AssertHeld();
+          if (ExistsKey(s, shard, key)) ++found;
+        }
+        return found;
+      },
+      std::move(done), rows, 0);
+}
+
+void TieredStore::Expire(std::string key, Expiry expiry, StoreCallback<bool> done) {
+  ExpireWith(std::move(key), expiry, std::move(done), nullptr);
+}
+
+void TieredStore::ExpireWith(std::string key, Expiry expiry, StoreCallback<bool> done,
+                             const RowSet* rows) {
+  OpPlan plan{{key}, {}, 1};
+  Run<bool>(
+      std::move(plan),
+      [key = std::move(key), expiry](Scope& s) {
+        Shard& shard = s.ShardOf(key);
+        shard.mu.AssertHeld();
+        return ExpireKey(s, shard, key, expiry);
+      },
+      std::move(done), rows, 0);
+}
+
+void TieredStore::Ttl(std::string key, StoreCallback<TtlReply> done) {
+  TtlWith(std::move(key), std::move(done), nullptr);
+}
+
+void TieredStore::TtlWith(std::string key, StoreCallback<TtlReply> done, const RowSet* rows) {
+  OpPlan plan{{key}, {}, 0};
+  Run<TtlReply>(
+      std::move(plan),
+      [key = std::move(key)](Scope& s) {
+        Shard& shard = s.ShardOf(key);
+        shard.mu.AssertHeld();
+        return TtlKey(s, shard, key);
+      },
+      std::move(done), rows, 0);
+}
+
+void TieredStore::Scan(uint64_t cursor, std::string pattern, size_t count,
+                       StoreCallback<ScanReply> done) {
+  done(tier_.Scan(cursor, pattern, std::max<size_t>(count, 1)));
+}
+
+StoreStats TieredStore::Stats() const {
+  StoreStats s;
+  s.kind = durable_ ? "tiered" : "memory";
+  s.durability = !durable_ ? "none" : options_.durability == Durability::kSync ? "sync" : "async";
+  s.sessions = tier_.count();
+  s.expiring = tier_.expiring();
+  s.cached_values = tier_.cached_values();
+  s.memory_bytes = tier_.memory_bytes();
+  s.writes = writes_.load();
+  s.queue_full_rejections = queue_full_.load();
+  const TierCounters& c = tier_.counters();
+  s.cache_hits = c.hits.load();
+  s.cache_misses = c.misses.load();
+  s.evictions_idle = c.evictions_idle.load();
+  s.evictions_memory = c.evictions_memory.load();
+  s.expirations = c.expirations.load();
+  if (committer_) committer_->FillStats(s);
+  if (durable_) {
+    DurablePoolStats pool = durable_->PoolStats();
+    s.pool_size = pool.size;
+    s.pool_open = pool.open;
+    s.pool_busy = pool.busy;
+    s.pool_waiters = loader_->waiting();
+  }
+  return s;
+}
+
+Status TieredStore::Close(std::chrono::milliseconds timeout) {
+  if (closed_) return Ok();
+  closed_ = true;
+  closing_ = true;
+  uint64_t left = committer_ ? committer_->Stop(clock_.Now() + timeout) : 0;
+  if (loader_) loader_->Stop();
+  {
+    MutexLock lock(maintenance_mu_);
+    stopping_ = true;
+  }
+  maintenance_cv_.NotifyAll();
+  if (maintenance_.joinable()) maintenance_.join();
+  if (left != 0) {
+    return Error::Timeout(std::to_string(left) + " writes were not committed before shutdown");
+  }
+  return Ok();
+}
+
+}  // namespace skydb::store
