@@ -20,7 +20,7 @@
 
 #include "skydb/resp.h"
 #include "skydb/store.h"
-#include "../store/fake_durable.h"  // the store unit tests' durable fake
+#include "support/fake_durable.h"
 #include "skydb/durable.h"
 #include "resp/server_internal.h"
 #include "support/fakes.h"

@@ -5,7 +5,7 @@
 #include <functional>
 #include <thread>
 
-#include "fake_durable.h"
+#include "support/fake_durable.h"
 #include "skydb/durable.h"
 #include "support/store_suite.h"
 

@@ -61,10 +61,18 @@ TEST_F(SharedStoresTest, OwnUncommittedWriteIsServedUntilItCommits) {
   Hold(*a_.shared_state(), true);
   std::atomic<bool> acked{false};
   a_.store().Set({"s", "new", Expiry::None()}, [&](Result<SetReply> r) { acked = r.ok(); });
-  EXPECT_EQ(**a_.Get("s"), "new");  // newer than the committed row
+  // a's own read is answered from its write (newer than the row), once that write commits.
+  std::atomic<bool> read{false};
+  std::optional<std::string> seen;
+  a_.store().Get("s", [&](Result<std::optional<std::string>> r) {
+    if (r.ok()) seen = *r;
+    read = true;
+  });
   EXPECT_EQ(**b_.Get("s"), "old");  // not acknowledged: the other store still sees the row
+  EXPECT_FALSE(read.load());
   Hold(*a_.shared_state(), false);
-  ASSERT_TRUE(WaitFor([&] { return acked.load(); }));
+  ASSERT_TRUE(WaitFor([&] { return acked.load() && read.load(); }));
+  EXPECT_EQ(seen, "new");
   EXPECT_EQ(**b_.Get("s"), "new");
 }
 
@@ -73,11 +81,25 @@ TEST_F(SharedStoresTest, QueuedDeleteHidesTheRowStillInPostgres) {
   Hold(*a_.shared_state(), true);
   std::atomic<bool> deleted{false};
   a_.store().Delete({"s"}, [&](Result<int64_t> r) { deleted = r.ok() && *r == 1; });
-  EXPECT_FALSE(a_.Get("s")->has_value());
-  EXPECT_EQ(*a_.Exists({"s"}), 0);
-  EXPECT_TRUE(a_.ScanAll().empty());
+  // The key reads as gone to a's clients, and a reply saying so waits for the delete's commit.
+  std::atomic<int> answered{0};
+  bool gone = false;
+  int64_t exists = -1;
+  a_.store().Get("s", [&](Result<std::optional<std::string>> r) {
+    gone = r.ok() && !r->has_value();
+    ++answered;
+  });
+  a_.store().Exists({"s"}, [&](Result<int64_t> r) {
+    if (r.ok()) exists = *r;
+    ++answered;
+  });
+  EXPECT_TRUE(a_.ScanAll().empty());  // SCAN promises only keys live for the whole scan
+  std::this_thread::sleep_for(milliseconds(30));
+  EXPECT_EQ(answered.load(), 0);
   Hold(*a_.shared_state(), false);
-  ASSERT_TRUE(WaitFor([&] { return deleted.load(); }));
+  ASSERT_TRUE(WaitFor([&] { return deleted.load() && answered.load() == 2; }));
+  EXPECT_TRUE(gone);
+  EXPECT_EQ(exists, 0);
   EXPECT_FALSE(b_.Get("s")->has_value());
   // After the commit nothing lingers: a new row written by b is seen by a.
   ASSERT_TRUE(b_.Set("s", "again", Expiry::None()).ok());

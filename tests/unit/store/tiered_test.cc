@@ -14,15 +14,23 @@ TEST(TieredStoreTest, SyncAcknowledgesOnlyAfterCommit) {
   { std::lock_guard<std::mutex> lock(h.state().mu); h.state().hold_commits = true; }
   std::atomic<bool> acked{false};
   h.store().Set({"a", "1", Expiry::None()}, [&](Result<SetReply> r) { acked = r.ok(); });
+  // A read of the key waits for the write's COMMIT: no reply reflects an uncommitted write.
+  std::atomic<bool> read{false};
+  std::optional<std::string> value;
+  h.store().Get("a", [&](Result<std::optional<std::string>> r) {
+    if (r.ok()) value = *r;
+    read = true;
+  });
   std::this_thread::sleep_for(milliseconds(50));
   EXPECT_FALSE(acked.load());
-  EXPECT_EQ(**h.Get("a"), "1");  // memory serves it while the commit is in flight
+  EXPECT_FALSE(read.load());
   {
     std::lock_guard<std::mutex> lock(h.state().mu);
     h.state().hold_commits = false;
   }
   h.state().cv.notify_all();
-  EXPECT_TRUE(WaitFor([&] { return acked.load(); }));
+  EXPECT_TRUE(WaitFor([&] { return acked.load() && read.load(); }));
+  EXPECT_EQ(value, "1");
   std::lock_guard<std::mutex> lock(h.state().mu);
   EXPECT_EQ(h.state().rows.at("a").value, "1");
 }
