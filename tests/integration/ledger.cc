@@ -160,18 +160,26 @@ std::vector<std::string> Ledger::Verify(const std::string& socket,
   return problems;
 }
 
-milliseconds Ledger::OldestLostAckAge(const std::string& socket, TimePoint moment) const {
+std::vector<Ledger::TimePoint> Ledger::LostAcks(const std::string& socket) const {
   std::vector<std::string> problems;
   auto seqs = ReadAll(socket, problems);
-  milliseconds oldest{0};
+  std::vector<TimePoint> lost;
   for (size_t i = 0; i < seqs.size(); ++i) {
     if (!seqs[i]) continue;
     KeyState& state = keys_[i];
     std::lock_guard<std::mutex> lock(state.mu);
     for (const Ack& ack : state.acks) {
-      if (ack.seq > *seqs[i] && ack.at <= moment) {
-        oldest = std::max(oldest, std::chrono::duration_cast<milliseconds>(moment - ack.at));
-      }
+      if (ack.seq > *seqs[i]) lost.push_back(ack.at);
+    }
+  }
+  return lost;
+}
+
+milliseconds Ledger::OldestLostAckAge(const std::string& socket, TimePoint moment) const {
+  milliseconds oldest{0};
+  for (TimePoint at : LostAcks(socket)) {
+    if (at <= moment) {
+      oldest = std::max(oldest, std::chrono::duration_cast<milliseconds>(moment - at));
     }
   }
   return oldest;

@@ -51,6 +51,8 @@ class Ledger {
   // For an async loss: the age, at `moment`, of the oldest acknowledgement that Verify(socket)
   // found missing (zero when nothing was lost).
   std::chrono::milliseconds OldestLostAckAge(const std::string& socket, TimePoint moment) const;
+  // When each acknowledgement that Verify(socket) found missing was received.
+  std::vector<TimePoint> LostAcks(const std::string& socket) const;
 
  private:
   struct Ack {
