@@ -208,7 +208,8 @@ std::string RenderConfigHelp();
 // Rejects negatives, fractions, overflow and anything else with InvalidArgument.
 Result<uint64_t> ParseSize(const std::string& text);
 // Parses "10ms", "5s", "30m", "1h" → milliseconds. Units: ms, s, min (or m), h, d; a whole
-// number and a unit are required (a bare "30" is rejected: seconds or milliseconds?).
+// number and a unit are required (a bare "30" is rejected: seconds or milliseconds?), except
+// for a bare "0", which is the same in every unit.
 Result<std::chrono::milliseconds> ParseDuration(const std::string& text);
 // The inverse spellings, in the largest unit that is exact: "1975MiB", "512B", "5min", "500ms".
 std::string FormatSize(uint64_t bytes);
