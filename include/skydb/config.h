@@ -98,6 +98,11 @@ struct HttpConfig {
   std::string bind = "127.0.0.1";  // http.bind: address of /metrics, /healthz, /readyz, /status
   int64_t port = 9733;             // http.port: 0 = no HTTP endpoints
   bool allow_remote = false;       // http.allow_remote: permit a non-loopback http.bind
+  // http.listen: "tcp" = http.bind:http.port; otherwise a unix socket path (relative: under
+  // DATA_DIR/run), and http.bind, http.port and http.allow_remote are unused.
+  std::string listen = "tcp";
+  std::string socket_mode = "0660";  // http.socket_mode: octal, at most 0777
+  std::string socket_group;          // http.socket_group: "" = skydb's own group
 
   bool operator==(const HttpConfig&) const = default;
 };
