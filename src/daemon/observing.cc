@@ -23,7 +23,7 @@ HttpOptions HttpOptionsFrom(const Config& config) {
   o.bind = config.http.bind;
   o.port = static_cast<int>(config.http.port);
   o.allow_remote = config.http.allow_remote;
-  if (config.http.listen != "tcp") {
+  if (!config.http.listen.empty() && config.http.listen != "tcp") {
     const std::string& path = config.http.listen;
     o.unix_path = path.front() == '/' ? path : config.data_dir + "/run/" + path;
     // The config table accepts only octal modes up to 0777.
