@@ -99,6 +99,11 @@ struct HttpConfig {
   std::string bind = "127.0.0.1";  // http.bind: address of /metrics, /healthz, /readyz, /status
   int64_t port = 9733;             // http.port: 0 = no HTTP endpoints
   bool allow_remote = false;       // http.allow_remote: permit a non-loopback http.bind
+  // http.listen: "tcp" = http.bind:http.port; otherwise a unix socket path (relative: under
+  // DATA_DIR/run), and http.bind, http.port and http.allow_remote are unused.
+  std::string listen = "tcp";
+  std::string socket_mode = "0660";  // http.socket_mode: octal, at most 0777
+  std::string socket_group;          // http.socket_group: "" = skydb's own group
 
   bool operator==(const HttpConfig&) const = default;
 };
@@ -209,7 +214,8 @@ std::string RenderConfigHelp();
 // Rejects negatives, fractions, overflow and anything else with InvalidArgument.
 Result<uint64_t> ParseSize(const std::string& text);
 // Parses "10ms", "5s", "30m", "1h" → milliseconds. Units: ms, s, min (or m), h, d; a whole
-// number and a unit are required (a bare "30" is rejected: seconds or milliseconds?).
+// number and a unit are required (a bare "30" is rejected: seconds or milliseconds?), except
+// for a bare "0", which is the same in every unit.
 Result<std::chrono::milliseconds> ParseDuration(const std::string& text);
 // The inverse spellings, in the largest unit that is exact: "1975MiB", "512B", "5min", "500ms".
 std::string FormatSize(uint64_t bytes);

@@ -1,8 +1,8 @@
 // Observability: what an operator sees of a running daemon.
 //
-//   HTTP (loopback by default): GET /metrics (Prometheus text), /healthz (the process answers),
-//   /readyz (200 once PostgreSQL is ready and the store open, 503 with the reason otherwise),
-//   /status (JSON: cluster, store, pool, sessions, memory, settings).
+//   HTTP (loopback TCP by default, or a unix socket): GET /metrics (Prometheus text), /healthz
+//   (the process answers), /readyz (200 once PostgreSQL is ready and the store open, 503 with
+//   the reason otherwise), /status (JSON: cluster, store, pool, sessions, memory, settings).
 //
 // The daemon gathers an ObservedState at scrape time (cheap: stats structs and the poller's
 // last result, never a blocking query); DaemonFamilies and StatusJson turn it into text and
@@ -11,7 +11,9 @@
 //
 // Thread-safety: HttpEndpoints calls its handlers from its worker threads, concurrently.
 // PostgresPoller::Latest is safe from any thread. Pure functions are pure.
-// Failure: NewHttpEndpoints names the address and port it could not bind and what to change.
+// Failure: NewHttpEndpoints names the address and port (or socket) it could not listen on and
+// what to change. A taken port is refused, never shared (no SO_REUSEPORT); a socket file a live
+// server answers on is refused, a stale one replaced (os/listen_socket.h).
 #pragma once
 
 #include <sys/types.h>
@@ -41,6 +43,12 @@ struct HttpOptions {
   int port = 9464;            // 0: no HTTP listener
   bool allow_remote = false;  // a non-loopback bind is refused without it
   bool any_port = false;      // tests: an ephemeral port instead of `port`; port() tells which
+  // Non-empty: serve on this unix socket instead of bind:port, which are then unused.
+  std::string unix_path;
+  uint32_t unix_mode = 0660;
+  std::string unix_group;  // "": the process's group
+
+  bool enabled() const { return !unix_path.empty() || port != 0 || any_port; }
 };
 
 // Checks the options without touching the OS; the message names the config key to change.
@@ -60,7 +68,7 @@ struct HttpHandlers {
 class HttpEndpoints {
  public:
   virtual ~HttpEndpoints() = default;  // shuts down if still running
-  virtual int port() const = 0;        // the bound port
+  virtual int port() const = 0;        // the bound port; 0 on a unix socket
   virtual void Shutdown() = 0;         // stops accepting, joins the threads; idempotent
 };
 

@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
+#include <string>
 
 #include "cli/command.h"
 
@@ -44,14 +45,53 @@ std::optional<Config> CommandContext::LoadConfigOrPrint() const {
   return std::nullopt;
 }
 
+namespace {
+
+// The command given deepest on the line ("skydb config"), or the app itself.
+const CLI::App& DeepestCommand(const CLI::App& app) {
+  const CLI::App* at = &app;
+  while (!at->get_subcommands().empty()) at = at->get_subcommands().front();
+  return *at;
+}
+
+// When a required command is missing because the word in its place is none of them, names the
+// word and the commands there are; CLI11 would only say "A subcommand is required". False when
+// no command word was given at all.
+bool PrintUnknownCommand(const CLI::App& app) {
+  std::string word;
+  for (const std::string& arg : app.remaining(true)) {
+    if (!arg.empty() && arg.front() != '-') {
+      word = arg;
+      break;
+    }
+  }
+  if (word.empty()) return false;
+  const CLI::App& parent = DeepestCommand(app);
+  std::string names;
+  for (const CLI::App* command : parent.get_subcommands({})) {
+    names += (names.empty() ? "" : ", ") + command->get_name();
+  }
+  std::string where = &parent == &app ? "" : " for '" + parent.get_name() + "'";
+  std::fprintf(stderr, "skydb: unknown command '%s'%s; commands: %s (--help explains them)\n",
+               word.c_str(), where.c_str(), names.c_str());
+  return true;
+}
+
+}  // namespace
+
 int Main(int argc, char** argv) {
   CLI::App app{"skydb: embedded-PostgreSQL supervisor and session store for Sky.Live"};
   app.require_subcommand(1);
+  // Every command made after this inherits it: an option a command does not know (--config,
+  // --set) falls through to the global ones, so they may follow the command too.
+  app.fallthrough();
   CommandContext ctx;
   app.add_option("--config", ctx.globals.config_file,
                  "configuration file (default $SKYDB_CONFIG, else /etc/skydb/skydb.toml)");
+  // One key=value per --set, so the word after it is the command again ("--set k=v frob").
   app.add_option("--set", ctx.globals.sets,
-                 "override one config key, e.g. --set store.durability=async (repeatable)");
+                 "override one config key, e.g. --set store.durability=async (repeatable)")
+      ->allow_extra_args(false);
   AddVersionCommand(app, ctx);
   AddConfigCommand(app, ctx);
   AddTuneCommand(app, ctx);
@@ -62,10 +102,12 @@ int Main(int argc, char** argv) {
   AddBundleCommand(app, ctx);
   try {
     app.parse(argc, argv);
-  } catch (const CLI::CallForHelp& e) {
+  } catch (const CLI::Success& e) {  // --help, --help-all, --version
     return app.exit(e);
-  } catch (const CLI::CallForAllHelp& e) {
-    return app.exit(e);
+  } catch (const CLI::RequiredError& e) {
+    if (PrintUnknownCommand(app)) return kExitUsage;
+    app.exit(e);
+    return kExitUsage;
   } catch (const CLI::ParseError& e) {
     app.exit(e);
     return kExitUsage;

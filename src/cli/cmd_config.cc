@@ -77,19 +77,15 @@ int Show(const CommandContext& ctx) {
 void AddConfigCommand(CLI::App& app, CommandContext& ctx) {
   auto* config = app.add_subcommand("config", "check, show or list skydb's configuration");
   config->require_subcommand(1);
-  // Lets --config and --set follow the subcommand: `skydb config check --config FILE`.
-  config->fallthrough();
 
   auto* check = config->add_subcommand(
       "check",
       "validate the file, environment and flags; print \"ok: FILE\" or the error "
       "(exit 2)");
-  check->fallthrough();
   check->callback([&ctx] { ctx.exit_code = Check(ctx); });
 
   auto* show = config->add_subcommand(
       "show", "print the effective configuration as TOML, each value with where it came from");
-  show->fallthrough();
   show->callback([&ctx] { ctx.exit_code = Show(ctx); });
 
   auto* keys = config->add_subcommand("keys",

@@ -181,6 +181,16 @@ bool AllDigits(const std::string& s) {
          std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
 }
 
+// A file mode as chmod takes it: three or four octal digits, no bits above 0777 (a socket
+// has no use for setuid, setgid or sticky).
+std::string SocketModeRule(const ConfigValue& v) {
+  const auto& mode = std::get<std::string>(v);
+  bool octal = (mode.size() == 3 || mode.size() == 4) &&
+               std::all_of(mode.begin(), mode.end(), [](char c) { return c >= '0' && c <= '7'; });
+  if (!octal) return "is not an octal mode";
+  return mode.size() == 4 && mode.front() != '0' ? "has bits above 0777" : "";
+}
+
 // "" (any), "15" (any 15.x) or "15.18" (exactly).
 std::string VersionPinRule(const ConfigValue& v) {
   const auto& pin = std::get<std::string>(v);
@@ -349,6 +359,19 @@ std::vector<ConfigKey> BuildTable() {
           .Describe("TCP port of the HTTP endpoints; give each instance on a host its own"),
       Bool("http.allow_remote", SKYDB_FIELD(http.allow_remote))
           .Describe("allow a non-loopback http.bind; the endpoints have no authentication"),
+      String("http.listen", SKYDB_FIELD(http.listen))
+          .Rule(NotEmpty)
+          .Accepts("\"tcp\", or a unix socket path (relative: under DATA_DIR/run)")
+          .Describe("where the HTTP endpoints listen: tcp = http.bind:http.port; a socket path "
+                    "instead (no TCP port), which only http.socket_group may reach"),
+      String("http.socket_mode", SKYDB_FIELD(http.socket_mode))
+          .Rule(SocketModeRule)
+          .Accepts("an octal mode of at most 0777, such as \"0660\"")
+          .Describe("mode of the http.listen socket; connecting needs write permission"),
+      String("http.socket_group", SKYDB_FIELD(http.socket_group))
+          .Accepts("a group name, or \"\" (skydb's own group)")
+          .Describe("group that owns the http.listen socket: with mode 0660 its members may "
+                    "read /metrics and /status"),
   };
 }
 

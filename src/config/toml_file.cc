@@ -93,6 +93,8 @@ Result<ConfigValue> ScalarValue(const ConfigKey& key, const toml::node& node) {
       return wrong;
     case ConfigType::kDuration:
       if (auto s = node.value_exact<std::string>()) return ParseValueText(key, *s);
+      // `idle_evict = 0` reads as naturally as "0s"; other integers lack a unit.
+      if (auto i = node.value_exact<int64_t>(); i && *i == 0) return ParseValueText(key, "0");
       return wrong;
     case ConfigType::kStringList:
       return ListValue(node);

@@ -101,6 +101,9 @@ Result<uint64_t> ParseSize(const std::string& text) {
 
 Result<std::chrono::milliseconds> ParseDuration(const std::string& text) {
   SKYDB_ASSIGN_OR_RETURN(NumberAndUnit parsed, SplitNumber(text));
+  // Zero is the same in every unit, so a bare 0 ("off", where a key allows it) is unambiguous;
+  // any other bare number could mean seconds or milliseconds.
+  if (parsed.unit.empty() && parsed.number == 0) return std::chrono::milliseconds(0);
   if (parsed.unit.empty()) {
     return Error::InvalidArgument("'" + text + "' has no unit (use ms, s, min, h or d)");
   }

@@ -2,6 +2,10 @@
 
 #include <spdlog/spdlog.h>
 
+#include <cstdlib>
+
+#include "daemon/daemon.h"
+
 #ifndef SKYDB_VERSION_TEXT
 #define SKYDB_VERSION_TEXT "0.0.0"
 #endif
@@ -19,6 +23,13 @@ HttpOptions HttpOptionsFrom(const Config& config) {
   o.bind = config.http.bind;
   o.port = static_cast<int>(config.http.port);
   o.allow_remote = config.http.allow_remote;
+  if (!config.http.listen.empty() && config.http.listen != "tcp") {
+    const std::string& path = config.http.listen;
+    o.unix_path = path.front() == '/' ? path : config.data_dir + "/run/" + path;
+    // The config table accepts only octal modes up to 0777.
+    o.unix_mode = static_cast<uint32_t>(std::strtoul(config.http.socket_mode.c_str(), nullptr, 8));
+    o.unix_group = config.http.socket_group;
+  }
   return o;
 }
 
@@ -29,7 +40,11 @@ Observing::~Observing() { Stop(); }
 
 Status Observing::Start() {
   HttpOptions options = HttpOptionsFrom(config_);
-  if (options.port != 0) {
+  if (options.enabled()) {
+    // A relative http.listen names a socket under DATA_DIR/run, which a first embedded start
+    // has not made yet (the supervisor makes it later, and keeps what it finds if it is safe).
+    bool under_run = !options.unix_path.empty() && config_.http.listen.front() != '/';
+    if (under_run) SKYDB_RETURN_IF_ERROR(PrepareRunDir(config_.data_dir));
     HttpHandlers handlers{[this] { return RenderPrometheusText(DaemonFamilies(Observe())); },
                           [this] { return CurrentReadiness(); },
                           [this] { return StatusJson(Observe()); }};

@@ -4,7 +4,8 @@
 // Thread-safety: Start/Stop from the daemon's main thread; the rest from any thread.
 // Ownership: borrows the supervisor (null without a private cluster), the serving half, the
 // probe, the notifier and the clock; they must outlive Stop().
-// Failure: Start fails when the HTTP port cannot be bound; the message says which key to change.
+// Failure: Start fails when the HTTP port or socket cannot be listened on; the message says
+// which key to change.
 #pragma once
 
 #include <atomic>

@@ -1,16 +1,37 @@
-// HttpEndpoints over cpp-httplib: /metrics, /healthz, /readyz, /status on one loopback port.
+// HttpEndpoints over cpp-httplib: /metrics, /healthz, /readyz, /status on one loopback port or
+// one unix socket.
 #include <arpa/inet.h>
+#include <fcntl.h>
 #include <httplib.h>
 #include <spdlog/spdlog.h>
+#include <unistd.h>
 
 #include <thread>
 
+#include "os/listen_socket.h"
 #include "skydb/obs.h"
 
 namespace skydb {
 namespace {
 
 constexpr const char* kPrometheusType = "text/plain; version=0.0.4; charset=utf-8";
+
+// An httplib::Server that serves a socket skydb made (os/listen_socket.h). httplib's own bind
+// sets SO_REUSEPORT, which let a second daemon share the port and split scrapes and /readyz
+// with the first, and it cannot set a unix socket's mode before it listens.
+class AdoptingServer final : public httplib::Server {
+ public:
+  ~AdoptingServer() override {
+    int fd = svr_sock_.exchange(INVALID_SOCKET);
+    if (fd != INVALID_SOCKET) ::close(fd);  // adopted, never served
+  }
+  // Takes ownership of the listening `fd`; listen_after_bind() serves it, stop() closes it.
+  void Adopt(int fd) {
+    // httplib's accept loop is written for the blocking sockets it makes itself.
+    ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+    svr_sock_ = fd;
+  }
+};
 
 bool IsLoopback(const std::string& host) {
   if (host == "localhost" || host == "::1") return true;
@@ -31,23 +52,17 @@ class HttpEndpointsImpl final : public HttpEndpoints {
   ~HttpEndpointsImpl() override { Shutdown(); }
 
   Status Bind(const HttpOptions& options) {
-    int port = options.any_port
-                   ? server_.bind_to_any_port(options.bind)
-                   : (server_.bind_to_port(options.bind, options.port) ? options.port : -1);
-    if (port < 0) {
-      return Error::Conflict("http: cannot listen on " + options.bind + ":" +
-                             std::to_string(options.port) +
-                             " (in use, or not an address of this host); set http.port to a "
-                             "free port, or 0 to turn the HTTP endpoints off");
-    }
-    port_ = port;
+    SKYDB_ASSIGN_OR_RETURN(int fd, Listen(options));
+    server_.Adopt(fd);
+    unix_path_ = options.unix_path;
     thread_ = std::thread([this] { server_.listen_after_bind(); });
     // The socket already listens (connections queue); wait for the accept loop so that an
     // early Shutdown finds it running (stop() before it runs would be lost).
     for (int i = 0; i < 5000 && !server_.is_running(); ++i) {
       std::this_thread::sleep_for(std::chrono::milliseconds(1));
     }
-    spdlog::info("http: /metrics, /healthz, /readyz, /status on {}:{}", options.bind, port_);
+    spdlog::info("http: /metrics, /healthz, /readyz, /status on {}",
+                 unix_path_.empty() ? options.bind + ":" + std::to_string(port_) : unix_path_);
     return Ok();
   }
 
@@ -57,6 +72,7 @@ class HttpEndpointsImpl final : public HttpEndpoints {
     if (!thread_.joinable()) return;
     server_.stop();
     thread_.join();
+    if (!unix_path_.empty()) ::unlink(unix_path_.c_str());
   }
 
  private:
@@ -77,15 +93,39 @@ class HttpEndpointsImpl final : public HttpEndpoints {
     });
   }
 
+  // The listening socket, or why there is none in words that name the key to change.
+  Result<int> Listen(const HttpOptions& options) {
+    if (!options.unix_path.empty()) {
+      auto fd = ListenUnix(options.unix_path, options.unix_mode, options.unix_group);
+      if (fd.ok()) return fd;
+      return Error{fd.error().code, "http: cannot listen on " + options.unix_path + " (" +
+                                        fd.error().message +
+                                        "); check http.listen, http.socket_mode and "
+                                        "http.socket_group"};
+    }
+    auto fd = ListenTcp(options.bind, options.any_port ? 0 : options.port, &port_);
+    if (fd.ok()) return fd;
+    return Error::Conflict("http: cannot listen on " + options.bind + ":" +
+                           std::to_string(options.port) + " (" + fd.error().message +
+                           "); set http.port to a free port, or 0 to turn the HTTP endpoints off");
+  }
+
   HttpHandlers handlers_;
-  httplib::Server server_;
+  AdoptingServer server_;
   std::thread thread_;
   int port_ = 0;
+  std::string unix_path_;  // removed at Shutdown
 };
 
 }  // namespace
 
 Status ValidateHttpOptions(const HttpOptions& options) {
+  if (!options.unix_path.empty()) {
+    if (options.unix_mode > 0777) {
+      return Error::InvalidArgument("http.socket_mode must be at most 0777");
+    }
+    return Ok();  // bind, port and allow_remote are unused
+  }
   if (options.port < 0 || options.port > 65535) {
     return Error::InvalidArgument("http.port must be 0..65535, not " +
                                   std::to_string(options.port));
@@ -102,8 +142,7 @@ Status ValidateHttpOptions(const HttpOptions& options) {
 Result<std::unique_ptr<HttpEndpoints>> NewHttpEndpoints(const HttpOptions& options,
                                                         HttpHandlers handlers) {
   SKYDB_RETURN_IF_ERROR(ValidateHttpOptions(options));
-  if (options.port == 0 && !options.any_port)
-    return Error::InvalidArgument("http.port is 0: the endpoints are off");
+  if (!options.enabled()) return Error::InvalidArgument("http.port is 0: the endpoints are off");
   auto server = std::make_unique<HttpEndpointsImpl>(std::move(handlers));
   SKYDB_RETURN_IF_ERROR(server->Bind(options));
   return std::unique_ptr<HttpEndpoints>(std::move(server));

@@ -78,13 +78,18 @@ void PersistenceSection(CommandExecutor& executor, const StoreStats& stats, std:
 
 void StatsSection(CommandExecutor& executor, const StoreStats& stats, std::ostream& out) {
   const auto& c = executor.counters();
+  // evicted_keys is Redis's count of keys deleted to make room. skydb never deletes one: an
+  // evicted value stays in PostgreSQL and its key stays live, so the cache's evictions have
+  // fields of their own.
   out << "total_connections_received:" << c.total_connections.load() << "\r\n"
       << "total_commands_processed:" << c.total_commands.load() << "\r\n"
       << "rejected_connections:" << c.rejected_connections.load() << "\r\n"
       << "total_error_replies_protocol:" << c.protocol_errors.load() << "\r\n"
       << "acl_access_denied_auth:" << c.auth_failures.load() << "\r\n"
       << "expired_keys:" << stats.expirations << "\r\n"
-      << "evicted_keys:" << stats.evictions_idle + stats.evictions_memory << "\r\n"
+      << "evicted_keys:0\r\n"
+      << "evicted_values_idle:" << stats.evictions_idle << "\r\n"
+      << "evicted_values_memory:" << stats.evictions_memory << "\r\n"
       << "keyspace_hits:" << stats.cache_hits << "\r\n"
       << "keyspace_misses:" << stats.cache_misses << "\r\n";
 }

@@ -23,6 +23,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "os/listen_socket.h"
 #include "resp/commands.h"
 #include "resp/parser.h"
 #include "skydb/resp.h"
@@ -152,9 +153,5 @@ std::chrono::milliseconds AuthFailureDelay(uint32_t failures);
 
 // Reads and drops input already queued on `fd` (bounded), so closing it does not reset the peer.
 void DiscardUnreadInput(int fd);
-
-// Listening sockets; each returns a non-blocking, close-on-exec listening fd.
-Result<int> ListenUnix(const std::string& path, uint32_t mode, const std::string& group);
-Result<int> ListenTcp(const std::string& host, int port, int* bound_port);
 
 }  // namespace skydb::resp

@@ -125,5 +125,61 @@ TEST(CliConfigTest, KeysListsEveryKey) {
   EXPECT_THAT(run.out, HasSubstr("SKY_POSTGRES_BIN"));
 }
 
+// --config and --set are global options, read before or after any command (and its own
+// subcommand), as docs/configuration.md says.
+TEST(CliGlobalOptionsTest, ConfigAndSetWorkAfterEveryCommand) {
+  const std::vector<std::string> host = {"--set", "host.ram=1975MiB", "--set", "host.cores=2"};
+  std::vector<std::string> before = host;
+  before.insert(before.end(), {"tune", "--format", "conf"});
+  std::vector<std::string> after = {"tune", "--format", "conf"};
+  after.insert(after.end(), host.begin(), host.end());
+  CliRun first = RunSkydb(before);
+  CliRun last = RunSkydb(after);
+  ASSERT_EQ(first.exit_code, 0) << first.err;
+  EXPECT_EQ(last.exit_code, 0) << last.err;
+  EXPECT_EQ(last.out, first.out);
+
+  // Each command that loads the configuration reads a --config given after it: the missing
+  // file is what stops it, not an unexpected argument.
+  TempDir tmp;
+  std::string absent = tmp.path() + "/absent.toml";
+  const std::vector<std::vector<std::string>> commands = {
+      {"tune"}, {"doctor"}, {"status"}, {"psql"}, {"serve"}, {"dev"}, {"config", "check"}};
+  for (std::vector<std::string> args : commands) {
+    SCOPED_TRACE(args.front());
+    args.insert(args.end(), {"--config", absent});
+    CliRun run = RunSkydb(args);
+    EXPECT_EQ(run.exit_code, 2);
+    EXPECT_THAT(run.err, HasSubstr("absent.toml: cannot read the config file")) << run.err;
+  }
+}
+
+TEST(CliGlobalOptionsTest, VersionFlagIsTheVersionCommand) {
+  CliRun command = RunSkydb({"version"});
+  CliRun flag = RunSkydb({"--version"});
+  EXPECT_EQ(command.exit_code, 0) << command.err;
+  EXPECT_EQ(flag.exit_code, 0) << flag.err;
+  EXPECT_THAT(command.out, StartsWith("skydb "));
+  EXPECT_EQ(flag.out, command.out);
+}
+
+TEST(CliGlobalOptionsTest, UnknownCommandIsNamed) {
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"frob"}, {"--set", "log.level=warn", "frob", "--x"}}) {
+    CliRun run = RunSkydb(args);
+    EXPECT_EQ(run.exit_code, 2);
+    EXPECT_THAT(run.err, StartsWith("skydb: unknown command 'frob'")) << run.err;
+    EXPECT_THAT(run.err, HasSubstr("serve")) << run.err;  // the commands there are
+  }
+  CliRun nested = RunSkydb({"config", "frob"});
+  EXPECT_EQ(nested.exit_code, 2);
+  EXPECT_THAT(nested.err, StartsWith("skydb: unknown command 'frob' for 'config'; commands: "
+                                     "check, show, keys"))
+      << nested.err;
+  CliRun none = RunSkydb({});
+  EXPECT_EQ(none.exit_code, 2);
+  EXPECT_THAT(none.err, HasSubstr("A subcommand is required")) << none.err;
+}
+
 }  // namespace
 }  // namespace skydb::testing

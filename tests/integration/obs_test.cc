@@ -41,6 +41,42 @@ HttpReply Get(int port, const std::string& path) {
   return {res->status, res->body};
 }
 
+// GET over a unix socket with a plain HTTP/1.1 request; status 0 when nothing answers.
+HttpReply GetUnix(const std::string& socket_path, const std::string& path) {
+  int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  std::snprintf(addr.sun_path, sizeof addr.sun_path, "%s", socket_path.c_str());
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
+    ::close(fd);
+    return {};
+  }
+  timeval tv{5, 0};
+  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  std::string request = "GET " + path + " HTTP/1.1\r\nHost: skydb\r\nConnection: close\r\n\r\n";
+  (void)!::write(fd, request.data(), request.size());
+  std::string response;
+  char buf[4096];
+  for (ssize_t n; (n = ::read(fd, buf, sizeof buf)) > 0;) response.append(buf, n);
+  ::close(fd);
+  HttpReply reply;
+  if (response.rfind("HTTP/1.1 ", 0) != 0 || response.size() < 12) return reply;
+  reply.status = std::stoi(response.substr(9, 3));
+  size_t body = response.find("\r\n\r\n");
+  if (body != std::string::npos) reply.body = response.substr(body + 4);
+  return reply;
+}
+
+HttpReply WaitHealthyUnix(const std::string& socket_path, seconds timeout) {
+  HttpReply reply;
+  for (auto deadline = Clock::now() + timeout; Clock::now() < deadline;) {
+    reply = GetUnix(socket_path, "/healthz");
+    if (reply.status == 200) break;
+    std::this_thread::sleep_for(milliseconds(50));
+  }
+  return reply;
+}
+
 // The value of the sample line starting with `series` ("name{labels}"), or -1.
 double Sample(const std::string& metrics, const std::string& series) {
   std::istringstream in(metrics);
@@ -262,6 +298,26 @@ TEST_F(ObsIntegrationTest, ReadyzTurnsFrom503To200AndMetricsFollowTheStore) {
   EXPECT_EQ(d->StopCleanly(seconds(20)), "");
 }
 
+// A relative http.listen is under DATA_DIR/run, which the first embedded start makes only after
+// the endpoints are up; they answer from the start and keep answering once PostgreSQL is ready.
+TEST_F(ObsIntegrationTest, HttpOnARelativeUnixSocketFromTheFirstEmbeddedStart) {
+  DaemonProcess d({"--set", "http.listen=http.sock", "serve", "--embed", "--data-dir", dir_,
+                   "--user", TestUser()});
+  std::string socket = dir_ + "/run/http.sock";
+  ASSERT_EQ(WaitHealthyUnix(socket, seconds(20)).status, 200) << d.Log();
+  HttpReply ready;
+  for (auto deadline = Clock::now() + seconds(60); Clock::now() < deadline;) {
+    ready = GetUnix(socket, "/readyz");
+    if (ready.status == 200) break;
+    std::this_thread::sleep_for(milliseconds(100));
+  }
+  ASSERT_EQ(ready.status, 200) << ready.body << d.Log();
+  HttpReply metrics = GetUnix(socket, "/metrics");
+  EXPECT_EQ(metrics.status, 200);
+  EXPECT_GE(Sample(metrics.body, "skydb_sessions_active{store=\"tiered\"}"), 0) << metrics.body;
+  EXPECT_EQ(d.StopCleanly(seconds(20)), "");
+}
+
 // Sends SIGCONT to a stopped postmaster however the test ends.
 struct ContinueOnExit {
   pid_t pid = 0;
@@ -367,6 +423,58 @@ TEST(ObsStartupErrorTest, HttpPortInUseStopsTheStartNamingTheKey) {
   EXPECT_NE(run.err.find("http.port"), std::string::npos) << run.err;
 }
 
+// A second daemon on a taken HTTP port stops with the documented message (docs/operations.md)
+// instead of sharing the port and splitting scrapes and /readyz with the first.
+TEST(ObsStartupErrorTest, SecondDaemonOnTheSameHttpPortStopsAndTheFirstKeepsServing) {
+  TempDir tmp;
+  int port = FreePort();
+  DaemonProcess first(MemoryServe(tmp.path() + "/a", port));
+  HttpReply ready;
+  for (auto deadline = Clock::now() + seconds(20); Clock::now() < deadline;) {
+    ready = Get(port, "/readyz");
+    if (ready.status == 200) break;
+    std::this_thread::sleep_for(milliseconds(50));
+  }
+  ASSERT_EQ(ready.status, 200) << first.Log();
+
+  DaemonProcess second(MemoryServe(tmp.path() + "/b", port));
+  auto exited = second.WaitExit(seconds(15));
+  ASSERT_TRUE(exited.has_value()) << "the second daemon is serving on a taken port\n"
+                                  << second.Log();
+  EXPECT_EQ(exited->exit_code, 1) << second.Log();
+  EXPECT_TRUE(second.LogContains("http: cannot listen on 127.0.0.1:" + std::to_string(port)))
+      << second.Log();
+  EXPECT_TRUE(
+      second.LogContains("set http.port to a free port, or 0 to turn the HTTP "
+                         "endpoints off"))
+      << second.Log();
+  // Every new connection still reaches the first daemon.
+  for (int i = 0; i < 20; ++i) ASSERT_EQ(Get(port, "/healthz").status, 200) << first.Log();
+  EXPECT_EQ(first.StopCleanly(seconds(20)), "");
+}
+
+// A port another program holds, even one that allows sharing (SO_REUSEPORT), is refused.
+TEST(ObsStartupErrorTest, HttpPortHeldWithReusePortIsRefused) {
+  TempDir tmp;
+  int holder = ::socket(AF_INET, SOCK_STREAM, 0);
+  int one = 1;
+  ASSERT_EQ(::setsockopt(holder, SOL_SOCKET, SO_REUSEPORT, &one, sizeof one), 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(::bind(holder, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+  ASSERT_EQ(::listen(holder, 1), 0);
+  socklen_t len = sizeof addr;
+  ::getsockname(holder, reinterpret_cast<sockaddr*>(&addr), &len);
+  int port = ntohs(addr.sin_port);
+  DaemonProcess d(MemoryServe(tmp.path() + "/d", port));
+  auto exited = d.WaitExit(seconds(15));
+  ::close(holder);
+  ASSERT_TRUE(exited.has_value()) << "skydb shares a port another socket holds\n" << d.Log();
+  EXPECT_EQ(exited->exit_code, 1) << d.Log();
+  EXPECT_TRUE(d.LogContains("http: cannot listen on 127.0.0.1:" + std::to_string(port))) << d.Log();
+}
+
 TEST(ObsStartupErrorTest, NonLoopbackBindNeedsAllowRemote) {
   TempDir tmp;
   auto args = MemoryServe(tmp.path() + "/d", FreePort());
@@ -425,6 +533,103 @@ TEST(ObsJournalTest, TheRealBinaryLogsInJournalFormatWhenStderrIsTheJournalStrea
   EXPECT_EQ(elsewhere.rfind("20", 0), 0u) << elsewhere;
   EXPECT_EQ(elsewhere.find('<'), std::string::npos) << elsewhere;
   EXPECT_NE(elsewhere.find(" error skydb cannot start: "), std::string::npos) << elsewhere;
+}
+
+// ---- HTTP on a unix socket (http.listen) ------------------------------------------------
+std::vector<std::string> MemoryServeOnSocket(const std::string& dir, int port,
+                                             const std::vector<std::string>& sets) {
+  std::vector<std::string> args;
+  for (const auto& set : sets) args.insert(args.end(), {"--set", set});
+  auto serve = MemoryServe(dir, port);
+  args.insert(args.end(), serve.begin(), serve.end());
+  return args;
+}
+
+TEST(ObsHttpUnixSocketTest, ServesMetricsAndHealthzWithTheConfiguredModeAndGroup) {
+  TempDir tmp;
+  std::string socket = tmp.path() + "/http.sock";
+  int port = FreePort();
+  DaemonProcess d(MemoryServeOnSocket(
+      tmp.path() + "/d", port,
+      {"http.listen=" + socket, "http.socket_mode=0640", "http.socket_group=nogroup"}));
+  HttpReply health = WaitHealthyUnix(socket, seconds(20));
+  ASSERT_EQ(health.status, 200) << d.Log();
+  EXPECT_EQ(health.body, "ok\n");
+  HttpReply metrics = GetUnix(socket, "/metrics");
+  EXPECT_EQ(metrics.status, 200);
+  EXPECT_EQ(Sample(metrics.body, "skydb_sessions_active{store=\"memory\"}"), 0) << metrics.body;
+  struct stat st {};
+  ASSERT_EQ(::stat(socket.c_str(), &st), 0);
+  EXPECT_TRUE(S_ISSOCK(st.st_mode));
+  EXPECT_EQ(st.st_mode & 07777, 0640u);
+  EXPECT_EQ(st.st_gid, 65534u);  // nogroup
+  EXPECT_EQ(Get(port, "/healthz").status, 0) << "the endpoints also listen on TCP";
+  EXPECT_EQ(d.StopCleanly(seconds(20)), "");
+  EXPECT_NE(::access(socket.c_str(), F_OK), 0) << "the socket file outlived the daemon";
+}
+
+// A relative http.listen is a name under DIR/run, with the default mode 0660.
+TEST(ObsHttpUnixSocketTest, RelativePathIsUnderTheRunDirectory) {
+  TempDir tmp;
+  std::string dir = tmp.path() + "/d";
+  DaemonProcess d(MemoryServeOnSocket(dir, FreePort(), {"http.listen=http.sock"}));
+  std::string socket = dir + "/run/http.sock";
+  ASSERT_EQ(WaitHealthyUnix(socket, seconds(20)).status, 200) << d.Log();
+  struct stat st {};
+  ASSERT_EQ(::stat(socket.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 0660u);
+  EXPECT_EQ(st.st_gid, ::getegid());
+  EXPECT_EQ(d.StopCleanly(seconds(20)), "");
+}
+
+// A socket file nothing answers on (a crashed daemon's) is replaced; a live one is not.
+TEST(ObsHttpUnixSocketTest, StaleSocketIsReplacedAndALiveOneRefused) {
+  TempDir tmp;
+  std::string socket = tmp.path() + "/http.sock";
+  {
+    int stale = ::socket(AF_UNIX, SOCK_STREAM, 0);
+    sockaddr_un addr{};
+    addr.sun_family = AF_UNIX;
+    std::snprintf(addr.sun_path, sizeof addr.sun_path, "%s", socket.c_str());
+    ASSERT_EQ(::bind(stale, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+    ::close(stale);  // the file stays, nothing listens
+  }
+  DaemonProcess first(
+      MemoryServeOnSocket(tmp.path() + "/a", FreePort(), {"http.listen=" + socket}));
+  ASSERT_EQ(WaitHealthyUnix(socket, seconds(20)).status, 200) << first.Log();
+
+  DaemonProcess second(
+      MemoryServeOnSocket(tmp.path() + "/b", FreePort(), {"http.listen=" + socket}));
+  auto exited = second.WaitExit(seconds(15));
+  ASSERT_TRUE(exited.has_value()) << second.Log();
+  EXPECT_EQ(exited->exit_code, 1);
+  EXPECT_TRUE(second.LogContains("another server is already listening on " + socket))
+      << second.Log();
+  EXPECT_TRUE(second.LogContains("http.listen")) << second.Log();
+  EXPECT_EQ(GetUnix(socket, "/healthz").status, 200) << "the second daemon took the socket";
+  EXPECT_EQ(first.StopCleanly(seconds(20)), "");
+}
+
+TEST(ObsHttpUnixSocketTest, BadSocketSettingsAreRefusedNamingTheKey) {
+  TempDir tmp;
+  const std::pair<std::string, std::string> cases[] = {
+      {"http.socket_mode=0999", "http.socket_mode"},
+      {"http.socket_mode=04660", "http.socket_mode"},
+      {"http.socket_mode=rw-rw----", "http.socket_mode"},
+      {"http.listen=", "http.listen"},
+  };
+  for (const auto& [set, key] : cases) {
+    SCOPED_TRACE(set);
+    CliRun run = RunSkydb({"--set", set, "config", "check"});
+    EXPECT_EQ(run.exit_code, 2);
+    EXPECT_NE(run.err.find(key), std::string::npos) << run.err;
+  }
+  CliRun group = RunSkydb(MemoryServeOnSocket(
+      tmp.path() + "/d", FreePort(),
+      {"http.listen=" + tmp.path() + "/h.sock", "http.socket_group=no-such-group"}));
+  EXPECT_EQ(group.exit_code, 1) << group.err;
+  EXPECT_NE(group.err.find("no-such-group"), std::string::npos) << group.err;
+  EXPECT_NE(group.err.find("http.socket_group"), std::string::npos) << group.err;
 }
 
 }  // namespace

@@ -70,7 +70,8 @@ TEST(ConfigTableTest, HoldsExactlyTheConfigFields) {
                 "store.coherence", "resp.socket",
                 "resp.socket_group", "resp.tcp_port", "resp.bind", "resp.allow_remote",
                 "resp.requirepass", "resp.max_clients", "resp.idle_timeout", "resp.threads",
-                "http.bind", "http.port", "http.allow_remote"}));
+                "http.bind", "http.port", "http.allow_remote", "http.listen",
+                "http.socket_mode", "http.socket_group"}));
 }
 
 TEST(ConfigTableTest, EveryRowIsComplete) {
@@ -637,6 +638,41 @@ TEST(UnitsTest, ParseDuration) {
     ASSERT_FALSE(parsed.ok()) << text;
     EXPECT_THAT(parsed.error().message, HasSubstr(why)) << text;
   }
+}
+
+// A bare 0 needs no unit: every duration key whose row says "0 = ..." takes it from a file
+// (as an integer or a string), the environment and a flag; the other duration keys refuse it
+// as out of range, and any other bare number still has no unit.
+TEST(UnitsTest, BareZeroIsADurationWhereZeroIsAllowed) {
+  TempConfig tmp;
+  int zero_keys = 0;
+  for (const ConfigKey& key : ConfigKeys()) {
+    if (key.type != ConfigType::kDuration) continue;
+    SCOPED_TRACE(key.name);
+    ConfigInputs flag;
+    flag.flags.emplace_back(key.name, "0");
+    ConfigInputs env;
+    env.environment[key.env] = "0";
+    std::vector<Result<LoadedConfig>> loads;
+    loads.push_back(LoadConfigWithOrigins(flag));
+    loads.push_back(LoadConfigWithOrigins(env));
+    loads.push_back(LoadText(tmp, key.name + " = 0\n"));
+    loads.push_back(LoadText(tmp, key.name + " = \"0\"\n"));
+    for (const auto& loaded : loads) {
+      if (key.zero_allowed) {
+        ASSERT_TRUE(loaded.ok()) << loaded.error().message;
+        EXPECT_EQ(std::get<milliseconds>(key.get(loaded->config)), milliseconds(0));
+      } else {
+        EXPECT_THAT(ErrorOf(loaded), HasSubstr("is out of range")) << ErrorOf(loaded);
+      }
+    }
+    EXPECT_THAT(ErrorOf(LoadText(tmp, key.name + " = 30\n")),
+                HasSubstr("must be a duration string such as \"30s\""));
+    zero_keys += key.zero_allowed ? 1 : 0;
+  }
+  EXPECT_EQ(zero_keys, 3);  // store.default_ttl, store.idle_evict, resp.idle_timeout
+  EXPECT_THAT(ParseDuration("30").error().message, HasSubstr("has no unit"));
+  EXPECT_EQ(ParseDuration(" 0 ")->count(), 0);
 }
 
 TEST(UnitsTest, FormatPicksTheLargestExactUnitAndRoundTrips) {

@@ -1,4 +1,6 @@
-// Listening sockets: the unix socket (mode, group, stale-file handling) and optional TCP.
+// Listening sockets: a unix socket (mode, group, stale-file handling) or TCP.
+#include "os/listen_socket.h"
+
 #include <arpa/inet.h>
 #include <grp.h>
 #include <netdb.h>
@@ -11,9 +13,7 @@
 #include <cstring>
 #include <vector>
 
-#include "resp/server_internal.h"
-
-namespace skydb::resp {
+namespace skydb {
 namespace {
 
 constexpr int kBacklog = 511;
@@ -126,4 +126,4 @@ Result<int> ListenTcp(const std::string& host, int port, int* bound_port) {
   return fd;
 }
 
-}  // namespace skydb::resp
+}  // namespace skydb
