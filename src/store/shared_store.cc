@@ -109,6 +109,9 @@ void SharedStore::Ttl(std::string key, StoreCallback<TtlReply> done) {
 void SharedStore::Scan(uint64_t cursor, std::string pattern, size_t count,
                        StoreCallback<ScanReply> done) {
   count = std::max<size_t>(count, 1);
+  // The table is paged by a 60-bit hash: a cursor past it (SCAN -1 wraps there, as in Redis)
+  // has nothing left to return.
+  if (cursor >= (uint64_t{1} << 60)) return done(ScanReply{});
   core_->loader()->Run([this, cursor, pattern = std::move(pattern), count, done](int reader) {
     if (reader < 0) return done(Error::Unavailable("the store is shutting down"));
     auto page = core_->durable()->ScanKeys(reader, cursor, count, core_->tier().WallMs());
