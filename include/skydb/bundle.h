@@ -138,15 +138,16 @@ std::string ExtractionName(const BundleManifest& manifest, const std::string& ar
 Result<Extraction> ExtractBundle(const BundleArchive& archive, const std::string& runtime_dir,
                                  BundleOutput& out, const FileSystem& fs);
 
-// The bundle discovery source. `extract` false (doctor): verifies and reports, extracts
-// nothing, and offers an earlier extraction if one is intact.
+// The bundle discovery source, reading through `fs`. `out` null (doctor): verifies and
+// reports, extracts nothing, and offers an earlier extraction if one is intact; otherwise it
+// extracts through `out`. Both are borrowed and must outlive the slot.
 std::unique_ptr<BundleSlot> NewBundleSlot(BundleArchive archive, std::string runtime_dir,
-                                          bool extract);
+                                          FileSystem& fs, BundleOutput* out);
 
 // The bundle discovery should use: postgres.bundle when configured (an operator's explicit
 // choice, so it wins), else the embedded one, else none (nullptr).
 Result<std::unique_ptr<BundleSlot>> BundleSlotFor(const std::string& configured_file,
-                                                  const std::string& data_dir,
-                                                  const FileSystem& fs, bool extract);
+                                                  const std::string& data_dir, FileSystem& fs,
+                                                  BundleOutput* out);
 
 }  // namespace skydb

@@ -117,4 +117,24 @@ std::unique_ptr<ProcessRunner> NewRealProcessRunner();
 // Process-level facts the host-facts reader cannot get from files.
 int SchedAffinityCpuCount();  // CPUs in this process's affinity mask; 0 if unknown
 
+class BundleOutput;   // skydb/bundle.h
+class ChildLauncher;  // skydb/process.h
+class HostOps;        // skydb/supervisor.h
+class Notifier;       // skydb/notify.h
+class PgProbe;        // skydb/supervisor.h
+
+// Every seam to the operating system, built once for the process (src/env/real_env.h, from
+// main.cc or the embedding API) and passed down; tests build one of fakes. The objects are
+// borrowed: whoever builds the Env keeps them alive longer than anything that holds it.
+struct Env {
+  FileSystem* fs = nullptr;
+  Clock* clock = nullptr;
+  ProcessRunner* runner = nullptr;   // short commands: initdb, postgres --version
+  ChildLauncher* launcher = nullptr; // the postmaster
+  HostOps* host = nullptr;           // chown, flock, kill, privileges
+  Notifier* notifier = nullptr;      // systemd's sd_notify
+  PgProbe* pg = nullptr;             // PQping, migrations, the server's version
+  BundleOutput* bundle_output = nullptr;  // writes extracted PostgreSQL bundles
+};
+
 }  // namespace skydb

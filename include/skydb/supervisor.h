@@ -6,7 +6,7 @@
 //     run/          0700: PostgreSQL's socket, skydb.status.json
 //     runtime/      extracted bundles (skydb/bundle.h)
 //
-// Run() prepares DIR (lock, modes, ownership), refuses clusters it must not touch (a PG_VERSION
+// Run() prepares DIR (modes, ownership; the caller holds DIR/skydb.lock), refuses clusters it must not touch (a PG_VERSION
 // of another major, a non-empty directory that is not a cluster), runs initdb on first use,
 // stops a postmaster left over from an earlier daemon, starts `postgres -D DIR/pgdata` as a
 // child, waits for PQping (extended while the server reports it is starting or recovering),
@@ -39,7 +39,7 @@ namespace skydb {
 
 // The supervisor's lifecycle; the name is what the log, the status file and metrics show.
 enum class SupervisorState {
-  kInitializing,  // preparing DIR: lock, modes, ownership, initdb, leftover postmaster
+  kInitializing,  // preparing DIR: modes, ownership, initdb, leftover postmaster
   kStarting,      // postmaster spawned; waiting for it to answer PQping
   kMigrating,     // the server answers; applying schema migrations
   kReady,         // serving; the postmaster is watched

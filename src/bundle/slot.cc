@@ -6,8 +6,8 @@ namespace {
 
 class ArchiveSlot final : public BundleSlot {
  public:
-  ArchiveSlot(BundleArchive archive, std::string runtime_dir, bool extract)
-      : archive_(std::move(archive)), runtime_dir_(std::move(runtime_dir)), extract_(extract) {
+  ArchiveSlot(BundleArchive archive, std::string runtime_dir, FileSystem& fs, BundleOutput* out)
+      : archive_(std::move(archive)), runtime_dir_(std::move(runtime_dir)), fs_(fs), out_(out) {
     auto manifest = ReadBundleManifest(archive_);
     if (manifest.ok()) manifest_ = std::move(manifest).value();
   }
@@ -23,22 +23,19 @@ class ArchiveSlot final : public BundleSlot {
     // Discovery prefixes "bundle ", so: "bundle embedded (PostgreSQL 15.20)".
     std::string what = archive_.name() == "embedded bundle" ? "embedded" : archive_.name();
     if (manifest_) what += " (PostgreSQL " + manifest_->pg_version + ")";
-    if (!extract_) what += ", not extracted by this command (serve extracts it under " +
+    if (out_ == nullptr) what += ", not extracted by this command (serve extracts it under " +
                            runtime_dir_ + ")";
     return what;
   }
 
   Result<std::optional<std::string>> Provide() override {
-    if (extract_) {
-      auto output = NewRealBundleOutput();
-      auto fs = NewRealFileSystem();
-      SKYDB_ASSIGN_OR_RETURN(Extraction done, ExtractBundle(archive_, runtime_dir_, *output, *fs));
+    if (out_ != nullptr) {
+      SKYDB_ASSIGN_OR_RETURN(Extraction done, ExtractBundle(archive_, runtime_dir_, *out_, fs_));
       return std::optional<std::string>(done.bin_dir);
     }
     SKYDB_ASSIGN_OR_RETURN(BundleManifest manifest, VerifyBundle(archive_));
     std::string dir = runtime_dir_ + "/" + ExtractionName(manifest, archive_.Sha256());
-    auto fs = NewRealFileSystem();
-    if (fs->IsDirectory(dir + "/" + manifest.bin_dir)) {
+    if (fs_.IsDirectory(dir + "/" + manifest.bin_dir)) {
       return std::optional<std::string>(dir + "/" + manifest.bin_dir);
     }
     return std::optional<std::string>();
@@ -47,20 +44,21 @@ class ArchiveSlot final : public BundleSlot {
  private:
   BundleArchive archive_;
   std::string runtime_dir_;
-  bool extract_;
+  FileSystem& fs_;
+  BundleOutput* out_;
   std::optional<BundleManifest> manifest_;
 };
 
 }  // namespace
 
 std::unique_ptr<BundleSlot> NewBundleSlot(BundleArchive archive, std::string runtime_dir,
-                                          bool extract) {
-  return std::make_unique<ArchiveSlot>(std::move(archive), std::move(runtime_dir), extract);
+                                          FileSystem& fs, BundleOutput* out) {
+  return std::make_unique<ArchiveSlot>(std::move(archive), std::move(runtime_dir), fs, out);
 }
 
 Result<std::unique_ptr<BundleSlot>> BundleSlotFor(const std::string& configured_file,
-                                                  const std::string& data_dir,
-                                                  const FileSystem& fs, bool extract) {
+                                                  const std::string& data_dir, FileSystem& fs,
+                                                  BundleOutput* out) {
   std::string runtime = data_dir + "/runtime";
   if (!configured_file.empty()) {
     auto archive = BundleArchive::FromFile(fs, configured_file);
@@ -68,11 +66,11 @@ Result<std::unique_ptr<BundleSlot>> BundleSlotFor(const std::string& configured_
       return std::move(archive).error().Within(
           "postgres.bundle = " + configured_file + " cannot be read; fix the path or unset it");
     }
-    return NewBundleSlot(std::move(archive).value(), runtime, extract);
+    return NewBundleSlot(std::move(archive).value(), runtime, fs, out);
   }
   auto embedded = EmbeddedBundle();
   if (embedded.empty()) return std::unique_ptr<BundleSlot>();
-  return NewBundleSlot(BundleArchive::Embedded(embedded), runtime, extract);
+  return NewBundleSlot(BundleArchive::Embedded(embedded), runtime, fs, out);
 }
 
 }  // namespace skydb

@@ -15,8 +15,8 @@ Result<Config> CommandContext::LoadConfig() const {
   ConfigInputs inputs;
   if (!globals.config_file.empty()) {
     inputs.file = globals.config_file;
-  } else if (const char* env = std::getenv("SKYDB_CONFIG"); env != nullptr && *env != '\0') {
-    inputs.file = env;
+  } else if (const char* file = std::getenv("SKYDB_CONFIG"); file != nullptr && *file != '\0') {
+    inputs.file = file;
   } else {
     inputs.file = "/etc/skydb/skydb.toml";
     inputs.file_must_exist = false;
@@ -79,13 +79,13 @@ bool PrintUnknownCommand(const CLI::App& app) {
 
 }  // namespace
 
-int Main(int argc, char** argv) {
+int Main(int argc, char** argv, Env& env) {
   CLI::App app{"skydb: embedded-PostgreSQL supervisor and session store for Sky.Live"};
   app.require_subcommand(1);
   // Every command made after this inherits it: an option a command does not know (--config,
   // --set) falls through to the global ones, so they may follow the command too.
   app.fallthrough();
-  CommandContext ctx;
+  CommandContext ctx(env);
   app.add_option("--config", ctx.globals.config_file,
                  "configuration file (default $SKYDB_CONFIG, else /etc/skydb/skydb.toml)");
   // One key=value per --set, so the word after it is the command again ("--set k=v frob").

@@ -3,8 +3,11 @@
 // configuration.
 #pragma once
 
+#include "skydb/env.h"
+
 namespace skydb::cli {
 
-int Main(int argc, char** argv);
+// `env`: every OS seam the commands use (main.cc builds the real one).
+int Main(int argc, char** argv, Env& env);
 
 }  // namespace skydb::cli

@@ -38,21 +38,19 @@ std::function<void(const StageProgress&)> TerminalProgress() {
   };
 }
 
-int RunStage(const StageFlags& flags) {
+int RunStage(const CommandContext& ctx, const StageFlags& flags) {
   StageOptions options;
   options.from = flags.from;
   options.out = flags.out;
   options.zstd_level = flags.level;
   options.progress = TerminalProgress();
-  auto fs = NewRealFileSystem();
-  auto out = NewRealBundleOutput();
-  auto runner = NewRealProcessRunner();
-  auto manifest = StageBundle(options, *fs, *out, *runner);
+  Env& env = ctx.env;
+  auto manifest = StageBundle(options, *env.fs, *env.bundle_output, *env.runner);
   if (!manifest.ok()) {
     std::cerr << "skydb bundle stage: " << manifest.error().message << "\n";
     return kExitFailure;
   }
-  auto archive = BundleArchive::FromFile(*fs, flags.out);
+  auto archive = BundleArchive::FromFile(*env.fs, flags.out);
   std::cout << "staged " << flags.out << ": " << Summary(*manifest);
   if (archive.ok()) {
     std::cout << ", " << MiB(archive->bytes().size()) << " compressed, sha256 "
@@ -62,9 +60,8 @@ int RunStage(const StageFlags& flags) {
   return kExitOk;
 }
 
-int RunVerify(const std::string& file) {
-  auto fs = NewRealFileSystem();
-  auto archive = BundleArchive::FromFile(*fs, file);
+int RunVerify(const CommandContext& ctx, const std::string& file) {
+  auto archive = BundleArchive::FromFile(*ctx.env.fs, file);
   Result<BundleManifest> manifest =
       archive.ok() ? VerifyBundle(*archive) : Result<BundleManifest>(archive.error());
   if (!manifest.ok()) {
@@ -94,7 +91,7 @@ void ListOne(const std::string& label, const Result<BundleArchive>& archive) {
 int RunList(const CommandContext& ctx) {
   auto config = ctx.LoadConfigOrPrint();
   if (!config) return kExitUsage;
-  auto fs = NewRealFileSystem();
+  FileSystem* fs = ctx.env.fs;
   auto embedded = EmbeddedBundle();
   if (embedded.empty()) {
     std::cout << "embedded: none (built without -DSKYDB_EMBED_BUNDLE)\n";
@@ -127,7 +124,7 @@ int RunList(const CommandContext& ctx) {
 int RunExtract(const CommandContext& ctx) {
   auto config = ctx.LoadConfigOrPrint();
   if (!config) return kExitUsage;
-  auto fs = NewRealFileSystem();
+  FileSystem* fs = ctx.env.fs;
   auto abs = fs->RealPath(config->data_dir);
   std::string runtime = (abs.ok() ? *abs : config->data_dir) + "/runtime";
   Result<BundleArchive> archive = Error::NotFound(
@@ -137,8 +134,7 @@ int RunExtract(const CommandContext& ctx) {
   } else if (!EmbeddedBundle().empty()) {
     archive = BundleArchive::Embedded(EmbeddedBundle());
   }
-  auto out = NewRealBundleOutput();
-  auto done = archive.ok() ? ExtractBundle(*archive, runtime, *out, *fs)
+  auto done = archive.ok() ? ExtractBundle(*archive, runtime, *ctx.env.bundle_output, *fs)
                            : Result<Extraction>(archive.error());
   if (!done.ok()) {
     std::cerr << "skydb bundle extract: " << done.error().message << "\n";
@@ -177,13 +173,13 @@ void AddBundleCommand(CLI::App& app, CommandContext& ctx) {
       ->required();
   stage->add_option("--zstd-level", stage_flags->level, "zstd compression level (1-19)")
       ->check(CLI::Range(1, 19));
-  stage->callback([&ctx, stage_flags] { ctx.exit_code = RunStage(*stage_flags); });
+  stage->callback([&ctx, stage_flags] { ctx.exit_code = RunStage(ctx, *stage_flags); });
 
   auto file = std::make_shared<std::string>();
   CLI::App* verify =
       bundle->add_subcommand("verify", "check a bundle's manifest and every file's SHA-256");
   verify->add_option("FILE", *file, "bundle archive")->required();
-  verify->callback([&ctx, file] { ctx.exit_code = RunVerify(*file); });
+  verify->callback([&ctx, file] { ctx.exit_code = RunVerify(ctx, *file); });
 
   AddDataDirSubcommand(
       *bundle, ctx, "list",

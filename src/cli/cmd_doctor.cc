@@ -113,15 +113,15 @@ int RunDoctor(const CommandContext& ctx) {
     return kExitUsage;
   }
   options->examine_all = true;  // doctor explains every candidate, not just the winner
-  auto fs = NewRealFileSystem();
+  FileSystem* fs = ctx.env.fs;
   // Doctor verifies a bundle but never writes into the data directory.
-  auto bundle = BundleSlotFor(config->postgres.bundle, config->data_dir, *fs, /*extract=*/false);
+  auto bundle = BundleSlotFor(config->postgres.bundle, config->data_dir, *fs, /*out=*/nullptr);
   if (!bundle.ok()) {
     std::cerr << "skydb doctor: bundle: " << bundle.error().message << "\n";
     return kExitFailure;
   }
   options->bundle = bundle->get();
-  auto runner = NewRealProcessRunner();
+  ProcessRunner* runner = ctx.env.runner;
   std::string report;
   std::vector<Finding> findings;
   std::optional<Settings> settings = HostAndTuning(*config, *fs, report, findings);

@@ -25,7 +25,7 @@ int RunPsql(CommandContext& ctx, const PsqlFlags& flags) {
   if (!flags.data_dir.empty()) ctx.flag_values.emplace_back("data_dir", flags.data_dir);
   auto config = ctx.LoadConfigOrPrint();
   if (!config) return kExitUsage;
-  auto fs = NewRealFileSystem();
+  FileSystem* fs = ctx.env.fs;
   auto abs = fs->RealPath(config->data_dir);
   auto layout = supervisor::DataDirLayout::For(abs.ok() ? *abs : config->data_dir);
   auto text = fs->ReadFile(layout.status_file);

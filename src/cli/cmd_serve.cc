@@ -57,7 +57,7 @@ int RunServe(CommandContext& ctx, const ServeFlags& flags, Profile profile) {
   options.config = std::move(config).value();
   options.profile = profile;
   options.reload_config = [&ctx] { return ctx.LoadConfig(); };
-  return daemon::RunDaemon(options);
+  return daemon::RunDaemon(ctx.env, options);
 }
 
 }  // namespace

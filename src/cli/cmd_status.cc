@@ -76,7 +76,7 @@ int RunStatus(CommandContext& ctx, const StatusFlags& flags) {
   if (!flags.data_dir.empty()) ctx.flag_values.emplace_back("data_dir", flags.data_dir);
   auto config = ctx.LoadConfigOrPrint();
   if (!config) return kExitUsage;
-  auto fs = NewRealFileSystem();
+  FileSystem* fs = ctx.env.fs;
   auto abs = fs->RealPath(config->data_dir);
   auto layout = supervisor::DataDirLayout::For(abs.ok() ? *abs : config->data_dir);
   auto lock = ProbeDirLock(layout.lock_file);

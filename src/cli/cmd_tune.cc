@@ -38,10 +38,9 @@ HostFacts HypotheticalHost(const HostConfig& host) {
   return facts;
 }
 
-Result<HostFacts> HostFor(const TuneFlags& flags, const Config& config) {
+Result<HostFacts> HostFor(const Env& env, const TuneFlags& flags, const Config& config) {
   if (!flags.ram.empty() && !flags.cores.empty()) return HypotheticalHost(config.host);
-  auto fs = NewRealFileSystem();
-  return ReadHostFacts(*fs, SchedAffinityCpuCount(), config.host);
+  return ReadHostFacts(*env.fs, SchedAffinityCpuCount(), config.host);
 }
 
 std::string Render(TuneFormat format, const HostFacts& host, const Settings& settings) {
@@ -71,7 +70,7 @@ int RunTune(CommandContext& ctx, const TuneFlags& flags) {
   if (!flags.cores.empty()) ctx.flag_values.emplace_back("host.cores", flags.cores);
   auto config = ctx.LoadConfigOrPrint();
   if (!config) return kExitUsage;
-  auto host = HostFor(flags, *config);
+  auto host = HostFor(ctx.env, flags, *config);
   if (!host.ok()) {
     std::cerr << "skydb: " << host.error().message << "\n";
     return kExitFailure;

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "skydb/config.h"
+#include "skydb/env.h"
 
 namespace skydb::cli {
 
@@ -24,6 +25,8 @@ struct GlobalOptions {
 
 class CommandContext {
  public:
+  explicit CommandContext(Env& e) : env(e) {}
+  Env& env;  // the OS, for every command
   GlobalOptions globals;
   // Command-specific flags that set config keys (e.g. --data-dir → data_dir), in order.
   std::vector<std::pair<std::string, std::string>> flag_values;

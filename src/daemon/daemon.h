@@ -1,22 +1,18 @@
-// The daemon `skydb serve --embed` and `skydb dev` run: discovery → tuning → HTTP endpoints →
-// supervisor → (once PostgreSQL is ready) store and RESP listener, with signal handling, the
-// banner and systemd notification (daemon/observing.h).
-//
-// Signals: SIGTERM and SIGINT stop (fast shutdown of PostgreSQL, exit 0); SIGHUP re-loads the
-// configuration, applies the reloadable keys, re-renders the settings and reloads PostgreSQL.
-// They are blocked in every thread and taken by one signal thread with sigwait, so no handler
-// runs in async-signal context.
+// `skydb serve` and `skydb dev` as a process: start-up work only root may do (then root is
+// dropped for good), the lifecycle (daemon/lifecycle.h) with the database source the
+// configuration names, and the signals: SIGTERM and SIGINT stop it in order (exit 0); SIGHUP
+// re-loads the configuration and applies what is reloadable. Signals are blocked in every
+// thread and taken by one signal thread with sigwait, so no handler runs in signal context.
 //
 // Thread-safety: RunDaemon is called once per process, from the main thread, before any other
-// thread exists (it blocks signals and the postmaster's death signal follows this thread).
+// thread exists (it blocks signals; the postmaster's parent-death signal follows this thread).
 // Failure: returns the exit status; a failure is logged as one sentence.
 #pragma once
 
 #include <functional>
-#include <memory>
-#include <string>
 
 #include "skydb/config.h"
+#include "skydb/env.h"
 #include "skydb/result.h"
 #include "skydb/tune.h"
 
@@ -29,20 +25,8 @@ struct DaemonOptions {
   std::function<Result<Config>()> reload_config;
 };
 
-// 0 after a requested stop, 1 when the cluster could not be started or kept running.
-// With store.kind = memory, runs RunMemoryOnly instead (no PostgreSQL).
-// With store.database_url set, runs RunExternal instead (no private cluster).
-int RunDaemon(const DaemonOptions& options);
-int RunMemoryOnly(const DaemonOptions& options);
-// `serve --database-url`: store and listener on an external PostgreSQL; 2 for a URL libpq
-// cannot parse, 1 when no read-write server answered within supervisor.start_timeout or the
-// schema is newer than this binary.
-int RunExternal(const DaemonOptions& options);
-
-// DIR and DIR/run, created 0700 when missing; an existing DIR writable by others is refused.
-Status PrepareRunDir(const std::string& data_dir);
-// PrepareRunDir, then DIR/skydb.lock held (one daemon per DIR) until the result is destroyed;
-// a second daemon is refused with the holder's pid.
-Result<std::shared_ptr<void>> PrepareAndLockRunDir(const std::string& data_dir);
+// 0 after a requested stop; 1 when the start or the database failed; 2 for a configuration
+// the daemon cannot use (a database URL libpq cannot parse).
+int RunDaemon(Env& env, const DaemonOptions& options);
 
 }  // namespace skydb::daemon

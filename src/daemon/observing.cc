@@ -4,7 +4,7 @@
 
 #include <cstdlib>
 
-#include "daemon/daemon.h"
+#include "daemon/run_dir.h"
 
 #ifndef SKYDB_VERSION_TEXT
 #define SKYDB_VERSION_TEXT "0.0.0"
@@ -33,8 +33,8 @@ HttpOptions HttpOptionsFrom(const Config& config) {
   return o;
 }
 
-Observing::Observing(const Config& config, ObservedParts parts, Notifier& notifier, Clock& clock)
-    : config_(config), parts_(std::move(parts)), clock_(clock), service_(notifier, clock) {}
+Observing::Observing(const Config& config, ObservedParts parts, Env& env)
+    : config_(config), parts_(parts), env_(env), service_(*env.notifier, *env.clock) {}
 
 Observing::~Observing() { Stop(); }
 
@@ -44,7 +44,7 @@ Status Observing::Start() {
     // A relative http.listen names a socket under DATA_DIR/run, which a first embedded start
     // has not made yet (the supervisor makes it later, and keeps what it finds if it is safe).
     bool under_run = !options.unix_path.empty() && config_.http.listen.front() != '/';
-    if (under_run) SKYDB_RETURN_IF_ERROR(PrepareRunDir(config_.data_dir));
+    if (under_run) SKYDB_RETURN_IF_ERROR(PrepareRunDir(*env_.fs, config_.data_dir));
     HttpHandlers handlers{[this] { return RenderPrometheusText(DaemonFamilies(Observe())); },
                           [this] { return CurrentReadiness(); },
                           [this] { return StatusJson(Observe()); }};
@@ -77,32 +77,36 @@ void Observing::StartPostgresPolling(const std::string& conninfo) {
   poller_view_ = poller_.get();
 }
 
+int Observing::http_port() const { return http_ && http_socket().empty() ? http_->port() : 0; }
+
+std::string Observing::http_socket() const { return HttpOptionsFrom(config_).unix_path; }
+
 Readiness Observing::CurrentReadiness() const {
-  if (parts_.supervisor != nullptr) {
-    SupervisorState state = parts_.supervisor->Snapshot().state;
+  if (Supervisor* supervisor = parts_.source->supervisor()) {
+    SupervisorState state = supervisor->Snapshot().state;
     if (state != SupervisorState::kReady) {
       return {false, std::string("PostgreSQL is not ready (") + SupervisorStateName(state) + ")"};
     }
   }
-  if (!parts_.serving->StoreStatsNow()) return {false, "the session store is not open"};
+  if (!parts_.clients->StoreStatsNow()) return {false, "the session store is not open"};
   return {true, "ready"};
 }
 
 ObservedState Observing::Observe() const {
   ObservedState s;
   s.version = SKYDB_VERSION_TEXT;
-  s.mode = parts_.mode;
+  s.mode = parts_.source->mode();
   s.readiness = CurrentReadiness();
-  s.store = parts_.serving->StoreStatsNow();
-  s.store_description = parts_.serving->StoreDescription();
-  s.resp = parts_.serving->RespStatsNow();
-  s.settings = parts_.settings;
-  s.memory.skydb_rss_bytes = ReadSelfRss(*fs_);
-  if (parts_.supervisor != nullptr) {
-    s.cluster = parts_.supervisor->Snapshot();
+  s.store = parts_.clients->StoreStatsNow();
+  s.store_description = parts_.clients->StoreDescription();
+  s.resp = parts_.clients->RespStatsNow();
+  s.settings = parts_.source->settings();
+  s.memory.skydb_rss_bytes = ReadSelfRss(*env_.fs);
+  if (Supervisor* supervisor = parts_.source->supervisor()) {
+    s.cluster = supervisor->Snapshot();
     s.postgres_answers = postgres_answers_.load();
     if (s.cluster->postgres_pid > 0) {
-      auto tree = ReadProcessTreePss(*fs_, s.cluster->postgres_pid);
+      auto tree = ReadProcessTreePss(*env_.fs, s.cluster->postgres_pid);
       if (tree.ok()) {
         s.memory.postgres_pss_bytes = tree->pss_bytes;
         s.memory.postgres_processes = tree->processes;
@@ -125,18 +129,18 @@ void Observing::HealthLoop() {
   while (!stop_) {
     lock.unlock();
     ServiceObservation o;
-    o.store_open = parts_.serving->StoreStatsNow().has_value();
+    o.store_open = parts_.clients->StoreStatsNow().has_value();
     o.postgres_answers = true;
-    if (parts_.supervisor != nullptr) {
-      SupervisorSnapshot snap = parts_.supervisor->Snapshot();
+    if (Supervisor* supervisor = parts_.source->supervisor()) {
+      SupervisorSnapshot snap = supervisor->Snapshot();
       o.cluster = snap.state;
-      auto now = clock_.Now();
+      auto now = env_.clock->Now();
       if (snap.state != SupervisorState::kReady) {
         postgres_answers_ = false;
       } else if (last_ping == Clock::TimePoint{} || now - last_ping >= kPingEvery) {
         last_ping = now;
-        postgres_answers_ = parts_.probe->PingServer(parts_.supervisor->ConnInfo() +
-                                                     " connect_timeout=2") == PgProbe::Ping::kOk;
+        postgres_answers_ = env_.pg->PingServer(supervisor->ConnInfo() + " connect_timeout=2") ==
+                            PgProbe::Ping::kOk;
       }
       o.postgres_answers = postgres_answers_.load();
     }

@@ -2,8 +2,8 @@
 // and drives systemd notification, and the PostgreSQL figures poller.
 //
 // Thread-safety: Start/Stop from the daemon's main thread; the rest from any thread.
-// Ownership: borrows the supervisor (null without a private cluster), the serving half, the
-// probe, the notifier and the clock; they must outlive Stop().
+// Ownership: borrows the database source, the client service and the Env; they must outlive
+// Stop().
 // Failure: Start fails when the HTTP port or socket cannot be listened on; the message says
 // which key to change.
 #pragma once
@@ -16,6 +16,7 @@
 #include <string>
 #include <thread>
 
+#include "daemon/database_source.h"
 #include "daemon/serving.h"
 #include "skydb/config.h"
 #include "skydb/notify.h"
@@ -28,16 +29,13 @@ namespace skydb::daemon {
 HttpOptions HttpOptionsFrom(const Config& config);
 
 struct ObservedParts {
-  std::string mode;                  // "embedded", "dev", "memory"
-  Supervisor* supervisor = nullptr;  // null: no private cluster
-  PgProbe* probe = nullptr;          // for the health ping; null without a cluster
-  Serving* serving = nullptr;
-  std::optional<Settings> settings;
+  DatabaseSource* source = nullptr;  // its supervisor() is null without a private cluster
+  ClientService* clients = nullptr;
 };
 
 class Observing {
  public:
-  Observing(const Config& config, ObservedParts parts, Notifier& notifier, Clock& clock);
+  Observing(const Config& config, ObservedParts parts, Env& env);
   ~Observing();
 
   Status Start();  // the HTTP endpoints (unless http.port = 0) and the health thread
@@ -49,14 +47,15 @@ class Observing {
 
   ObservedState Observe() const;
   Readiness CurrentReadiness() const;
+  int http_port() const;            // 0: off, or on a unix socket
+  std::string http_socket() const;  // "" unless http.listen names a unix socket
 
  private:
   void HealthLoop();
 
   Config config_;
   ObservedParts parts_;
-  Clock& clock_;
-  std::unique_ptr<FileSystem> fs_ = NewRealFileSystem();
+  Env& env_;
   ServiceNotifier service_;
   std::unique_ptr<HttpEndpoints> http_;
   std::unique_ptr<PostgresPoller> poller_;  // set once, before readers can see it

@@ -6,8 +6,8 @@ namespace skydb::daemon {
 
 RespServerOptions RespOptionsFrom(const Config& config) {
   RespServerOptions o;
-  o.unix_path = config.resp.socket.empty() ? config.data_dir + "/run/skydb.sock"
-                                           : config.resp.socket;
+  o.unix_path =
+      config.resp.socket.empty() ? config.data_dir + "/run/skydb.sock" : config.resp.socket;
   o.unix_group = config.resp.socket_group;
   o.tcp_enabled = config.resp.tcp_port != 0;
   o.tcp_host = config.resp.bind;
@@ -32,14 +32,16 @@ Status Serving::Open(const std::string& conninfo, const std::string& description
                      const Pools& pools) {
   std::lock_guard<std::mutex> lock(mu_);
   if (stopped_) return Error::Unavailable("skydb is stopping");
-  StoreOpenRequest request{config_.store, conninfo, description, pools.store_pool,
+  StoreOpenRequest request{config_.store,       conninfo,
+                           description,         pools.store_pool,
                            pools.store_writers, SharedCoherence(config_.store)};
   if (conninfo.empty()) request.config.kind = "memory";
   auto store = OpenSessionStore(request, clock_);
   if (!store.ok() && allow_fallback_ && request.config.kind != "memory") {
-    spdlog::error("STORE FALLBACK: {}; serving a MEMORY-ONLY store because "
-                  "store.allow_memory_fallback = true: nothing written survives a restart",
-                  store.error().message);
+    spdlog::error(
+        "STORE FALLBACK: {}; serving a MEMORY-ONLY store because "
+        "store.allow_memory_fallback = true: nothing written survives a restart",
+        store.error().message);
     request.config.kind = "memory";
     store = OpenSessionStore(request, clock_);
     description_suffix_ = " (FALLBACK: PostgreSQL could not be opened)";
@@ -48,8 +50,8 @@ Status Serving::Open(const std::string& conninfo, const std::string& description
   store_ = std::move(store).value();
   RespServerOptions options = RespOptionsFrom(config_);
   StoreStats stats = store_->Stats();
-  options.store_description = stats.kind + " " + stats.durability + " " + description +
-                              description_suffix_;
+  options.store_description =
+      stats.kind + " " + stats.durability + " " + description + description_suffix_;
   auto server = NewRespServer(options, *store_, clock_);
   if (!server.ok()) {
     (void)store_->Close(std::chrono::seconds(5));
@@ -60,15 +62,13 @@ Status Serving::Open(const std::string& conninfo, const std::string& description
   if (request.shared && request.config.kind != "memory") {
     options.store_description += ", shared coherence";
   }
-  store_text_ = stats.kind + " store (" + stats.durability +
-                (request.shared && request.config.kind != "memory" ? ", shared coherence" : "") +
-                ")" +
-                (request.config.kind == "memory" ? "" : " on " + description) +
-                description_suffix_ + ", " + std::to_string(stats.sessions) +
-                " sessions, listening on " + options.unix_path +
-                (options.tcp_enabled ? " and " + options.tcp_host + ":" +
-                                           std::to_string(server_->tcp_port())
-                                     : "");
+  store_text_ =
+      stats.kind + " store (" + stats.durability +
+      (request.shared && request.config.kind != "memory" ? ", shared coherence" : "") + ")" +
+      (request.config.kind == "memory" ? "" : " on " + description) + description_suffix_ + ", " +
+      std::to_string(stats.sessions) + " sessions, listening on " + options.unix_path +
+      (options.tcp_enabled ? " and " + options.tcp_host + ":" + std::to_string(server_->tcp_port())
+                           : "");
   std::lock_guard<std::mutex> stats_lock(stats_mu_);
   open_store_ = store_.get();
   open_server_ = server_.get();

@@ -27,23 +27,40 @@ namespace skydb::daemon {
 // The listener's options from configuration; the socket defaults to DATA_DIR/run/skydb.sock.
 RespServerOptions RespOptionsFrom(const Config& config);
 
-class Serving {
+// What the lifecycle opens once the database is ready and closes first when it stops: the
+// store and its listener (an interface, so the lifecycle is unit-tested without them).
+class ClientService {
+ public:
+  virtual ~ClientService() = default;
+  // `conninfo` empty: a memory store (store.kind = memory).
+  virtual Status Open(const std::string& conninfo, const std::string& description,
+                      const Pools& pools) = 0;
+  virtual void Stop(std::chrono::milliseconds drain, std::chrono::milliseconds flush) = 0;
+  // True once Stop has begun (an Open then fails because of it, not because of the store).
+  virtual bool stopped() const = 0;
+  // "tiered (sync) on <description>, listening on <socket>", for the banner.
+  virtual std::string Describe() const = 0;
+  virtual std::string SocketPath() const = 0;
+  // For metrics and /status; nullopt while not open. Never waits for an Open in progress.
+  virtual std::optional<StoreStats> StoreStatsNow() const = 0;
+  virtual std::optional<RespServerStats> RespStatsNow() const = 0;
+  virtual std::string StoreDescription() const = 0;
+};
+
+class Serving final : public ClientService {
  public:
   Serving(Config config, Clock& clock, bool allow_fallback);
-  ~Serving();
+  ~Serving() override;
 
-  // `conninfo` empty: a memory store (store.kind = memory).
-  Status Open(const std::string& conninfo, const std::string& description, const Pools& pools);
-  void Stop(std::chrono::milliseconds drain, std::chrono::milliseconds flush);
-  // "tiered (sync) on <description>, listening on <socket>", for the banner.
-  std::string Describe() const;
-  // True once Stop has begun (an Open then fails because of it, not because of the store).
-  bool stopped() const;
-
-  // For metrics and /status; nullopt while not open. Never waits for an Open in progress.
-  std::optional<StoreStats> StoreStatsNow() const;
-  std::optional<RespServerStats> RespStatsNow() const;
-  std::string StoreDescription() const;
+  Status Open(const std::string& conninfo, const std::string& description,
+              const Pools& pools) override;
+  void Stop(std::chrono::milliseconds drain, std::chrono::milliseconds flush) override;
+  std::string Describe() const override;
+  bool stopped() const override;
+  std::string SocketPath() const override { return RespOptionsFrom(config_).unix_path; }
+  std::optional<StoreStats> StoreStatsNow() const override;
+  std::optional<RespServerStats> RespStatsNow() const override;
+  std::string StoreDescription() const override;
 
  private:
   Config config_;

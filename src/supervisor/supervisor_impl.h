@@ -34,7 +34,7 @@ class SupervisorImpl final : public Supervisor {
 
   // supervisor_prepare.cc
   Status Prepare();
-  Status LockDataDir();
+  Status EnsureDataDir();
   Status EnsureCluster();
   Status RunInitdb();
   Status StopLeftover();
@@ -63,7 +63,6 @@ class SupervisorImpl final : public Supervisor {
   SupervisorEnv env_;
   DataDirLayout layout_;
   RestartPolicy policy_;
-  std::shared_ptr<void> dir_lock_;
   std::unique_ptr<ChildProcess> child_;
   std::atomic<bool> stop_requested_{false};
 

@@ -23,14 +23,14 @@ std::string Tail(const std::string& text, size_t n) {
 }  // namespace
 
 Status SupervisorImpl::Prepare() {
-  SKYDB_RETURN_IF_ERROR(LockDataDir());
+  SKYDB_RETURN_IF_ERROR(EnsureDataDir());
   SKYDB_RETURN_IF_ERROR(PrepareDirs(*env_.fs, *env_.host, layout_, options_.cluster_user));
   WriteStatusFile();  // replaces what an earlier (perhaps killed) daemon left there
   SKYDB_RETURN_IF_ERROR(EnsureCluster());
   return WriteConfigFiles();
 }
 
-Status SupervisorImpl::LockDataDir() {
+Status SupervisorImpl::EnsureDataDir() {
   SKYDB_RETURN_IF_ERROR(CheckReachable(*env_.fs, layout_.root, options_.cluster_user));
   // DIR itself must exist (and be safe) before the lock file inside it can.
   auto info = env_.fs->Stat(layout_.root);
@@ -40,7 +40,8 @@ Status SupervisorImpl::LockDataDir() {
   } else {
     SKYDB_RETURN_IF_ERROR(CheckDirSafe(layout_.root, *info));
   }
-  SKYDB_ASSIGN_OR_RETURN(dir_lock_, env_.host->LockExclusive(layout_.lock_file));
+  // DIR/skydb.lock is the daemon lifecycle's (src/daemon/lifecycle.cc): it holds the lock
+  // for every database source, from before this runs until after PostgreSQL has stopped.
   return Ok();
 }
 

@@ -66,7 +66,6 @@ Status SupervisorImpl::Run() {
     SetState(SupervisorState::kFailed, status.error().message);
     WriteStatusFile(status.error().message);
   }
-  dir_lock_.reset();  // PostgreSQL is stopped (or was never started): DIR is free
   return status;
 }
 
@@ -286,8 +285,8 @@ void SupervisorImpl::SetState(SupervisorState s, const std::string& detail) {
 }
 
 void SupervisorImpl::WriteStatusFile(const std::string& error) {
-  // Only the lock holder speaks for DIR (a refused second daemon must not overwrite it).
-  if (!dir_lock_ || !env_.fs->IsDirectory(layout_.run)) return;
+  // The caller holds DIR/skydb.lock (a refused second daemon never gets here).
+  if (!env_.fs->IsDirectory(layout_.run)) return;
   StatusRecord r;
   {
     std::lock_guard lock(mu_);

@@ -274,7 +274,8 @@ TEST_F(ExtractTest, ConcurrentStartsExtractOnce) {
 
 TEST_F(ExtractTest, SlotChecksThePinFromTheManifestAndExtractsOnProvide) {
   BundleArchive archive = Make(SampleFiles());
-  auto slot = NewBundleSlot(archive, runtime_, /*extract=*/true);
+  auto out = NewRealBundleOutput();
+  auto slot = NewBundleSlot(archive, runtime_, *fs_, out.get());
   auto version = slot->Version();
   ASSERT_TRUE(version);
   EXPECT_EQ(version->text, "15.20");
@@ -286,7 +287,7 @@ TEST_F(ExtractTest, SlotChecksThePinFromTheManifestAndExtractsOnProvide) {
 }
 
 TEST_F(ExtractTest, DoctorSlotVerifiesButWritesNothing) {
-  auto slot = NewBundleSlot(Make(SampleFiles()), runtime_, /*extract=*/false);
+  auto slot = NewBundleSlot(Make(SampleFiles()), runtime_, *fs_, /*out=*/nullptr);
   auto provided = slot->Provide();
   ASSERT_TRUE(provided.ok()) << provided.error().message;
   EXPECT_FALSE(provided->has_value());

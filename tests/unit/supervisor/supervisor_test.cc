@@ -130,14 +130,6 @@ TEST_F(SupervisorTest, RefusesANonEmptyNonCluster) {
   EXPECT_TRUE(runner_.specs.empty());
 }
 
-TEST_F(SupervisorTest, SecondDaemonFailsNamingTheHolder) {
-  host_.held["/srv/sky/skydb.lock"] = 777;
-  Status s = Make().Run();
-  ASSERT_FALSE(s.ok());
-  EXPECT_NE(s.error().message.find("pid 777"), std::string::npos);
-  EXPECT_TRUE(runner_.specs.empty());
-}
-
 TEST_F(SupervisorTest, InitdbFailureIsReported) {
   runner_.exit_code = 1;
   Status s = Make().Run();

@@ -1,0 +1,166 @@
+// The private cluster under DIR (`serve --embed`, `dev`): discovery → tuning → the supervisor,
+// which runs, watches and restarts PostgreSQL and calls back each time it is ready.
+#include <spdlog/spdlog.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <filesystem>
+
+#include "daemon/database_source.h"
+#include "skydb/bundle.h"
+#include "skydb/discovery.h"
+#include "skydb/durable.h"
+#include "skydb/process.h"
+
+namespace skydb::daemon {
+namespace {
+
+std::string AbsolutePath(const std::string& path) {
+  std::error_code ec;
+  auto abs = std::filesystem::absolute(path, ec);
+  return ec ? path : abs.lexically_normal().string();
+}
+
+// PostgreSQL's stderr, tagged, at a level that matches its severity.
+void ForwardPostgresLine(std::string_view line) {
+  auto has = [&](const char* word) { return line.find(word) != std::string_view::npos; };
+  if (has("PANIC:") || has("FATAL:")) {
+    spdlog::error("postgres: {}", line);
+  } else if (has("ERROR:") || has("WARNING:")) {
+    spdlog::warn("postgres: {}", line);
+  } else {
+    spdlog::info("postgres: {}", line);
+  }
+}
+
+std::string SettingValue(const Settings& settings, const char* name) {
+  const Setting* s = settings.Find(name);
+  return s != nullptr ? s->value : "?";
+}
+
+std::string EnvOr(const char* name) {
+  const char* v = std::getenv(name);
+  return v != nullptr ? v : "";
+}
+
+class EmbeddedCluster final : public DatabaseSource {
+ public:
+  EmbeddedCluster(Env& env, const Config& config, Profile profile)
+      : env_(env), config_(config), profile_(profile) {
+    config_.data_dir = AbsolutePath(config_.data_dir);
+  }
+
+  std::string mode() const override { return ProfileName(profile_); }
+
+  Status Prepare() override {
+    SKYDB_ASSIGN_OR_RETURN(cluster_user_, ResolveClusterUser(::geteuid(), config_.run_as_user,
+                                                             LookupUserByUid, LookupUser));
+    SKYDB_ASSIGN_OR_RETURN(
+        auto options,
+        DiscoveryOptionsFromConfig(config_.postgres, EnvOr("SKY_POSTGRES_BIN"), EnvOr("PATH")));
+    SKYDB_ASSIGN_OR_RETURN(auto bundle, BundleSlotFor(config_.postgres.bundle, config_.data_dir,
+                                                      *env_.fs, env_.bundle_output));
+    options.bundle = bundle.get();
+    SKYDB_ASSIGN_OR_RETURN(auto report, DiscoverBinaries(options, *env_.fs, *env_.runner));
+    if (!report.chosen || !report.chosen->version) {
+      return Error::NotFound("no usable PostgreSQL binaries were found; run skydb doctor");
+    }
+    binaries_ = *report.chosen;
+    SKYDB_ASSIGN_OR_RETURN(HostFacts host,
+                           ReadHostFacts(*env_.fs, SchedAffinityCpuCount(), config_.host));
+    settings_ = Tune(host, profile_, config_.postgres.settings);
+    SupervisorOptions sup;
+    sup.data_dir = config_.data_dir;
+    sup.bin_dir = binaries_.bin_dir;
+    sup.binaries_major = binaries_.version->major;
+    sup.binaries_version = binaries_.version->text;
+    sup.cluster_user = cluster_user_;
+    sup.settings_conf = RenderConf(settings_);
+    sup.timing = config_.supervisor;
+    sup.migrations = SkydbMigrations();
+    SupervisorEnv senv{env_.fs,   env_.clock, env_.runner,         env_.launcher,
+                       env_.host, env_.pg,    ForwardPostgresLine, nullptr};
+    senv.on_ready = [this](const SupervisorSnapshot& snap) { OnReady(snap); };
+    supervisor_ = NewSupervisor(std::move(sup), std::move(senv));
+    supervisor_view_ = supervisor_.get();
+    return Ok();
+  }
+
+  Status Run(const std::function<void(const DatabaseReady&)>& ready) override {
+    ready_ = ready;
+    if (stop_requested_) return Ok();
+    return supervisor_->Run();
+  }
+
+  void RequestStop() override {
+    stop_requested_ = true;
+    if (Supervisor* s = supervisor_view_.load()) s->RequestStop();
+  }
+
+  void Reload(const Config& fresh) override {
+    Supervisor* s = supervisor_view_.load();
+    if (s == nullptr) return;
+    auto host = ReadHostFacts(*env_.fs, SchedAffinityCpuCount(), fresh.host);
+    if (!host.ok()) {
+      spdlog::error("SIGHUP: {}", host.error().message);
+      return;
+    }
+    s->RequestReload(
+        {RenderConf(Tune(*host, profile_, fresh.postgres.settings)), fresh.supervisor});
+  }
+
+  bool Answers() override {
+    Supervisor* s = supervisor_view_.load();
+    return s != nullptr && env_.pg->PingServer(s->ConnInfo()) == PgProbe::Ping::kOk;
+  }
+
+  Supervisor* supervisor() override { return supervisor_view_.load(); }
+  std::optional<Settings> settings() const override {
+    if (supervisor_view_.load() == nullptr) return std::nullopt;
+    return settings_;  // written once in Prepare, before the view is published
+  }
+
+ private:
+  void OnReady(const SupervisorSnapshot& snap) {
+    DatabaseReady r;
+    r.conninfo = supervisor_->ConnInfo();
+    r.description = "private cluster " + supervisor_->SocketDir();
+    r.pools = settings_.pools;
+    r.restarts = snap.restarts;
+    r.banner = "PostgreSQL " + snap.server_version + " (binaries " + binaries_.bin_dir + " from " +
+               BinarySourceName(binaries_.source) + ": " + binaries_.origin + "), data dir " +
+               config_.data_dir + ", socket " + supervisor_->SocketDir() +
+               "/.s.PGSQL.5432, cluster user " + cluster_user_.user.name + ", profile " +
+               ProfileName(profile_) +
+               ", shared_buffers=" + SettingValue(settings_, "shared_buffers") +
+               ", max_connections=" + SettingValue(settings_, "max_connections") +
+               ", store_pool=" + SettingValue(settings_, "store_pool");
+    ready_(r);
+  }
+
+  Env& env_;
+  Config config_;
+  Profile profile_;
+  ClusterUser cluster_user_;
+  Candidate binaries_;
+  Settings settings_;
+  std::unique_ptr<Supervisor> supervisor_;
+  std::atomic<Supervisor*> supervisor_view_{nullptr};
+  std::atomic<bool> stop_requested_{false};
+  std::function<void(const DatabaseReady&)> ready_;
+};
+
+}  // namespace
+
+std::vector<Migration> SkydbMigrations() {
+  std::vector<Migration> all = BuiltinMigrations();
+  for (const auto& step : SessionSchema()) all.push_back({step.version, step.name, step.sql});
+  return all;
+}
+
+std::unique_ptr<DatabaseSource> NewEmbeddedCluster(Env& env, const Config& config,
+                                                   Profile profile) {
+  return std::make_unique<EmbeddedCluster>(env, config, profile);
+}
+
+}  // namespace skydb::daemon

@@ -1,0 +1,157 @@
+#include "daemon/lifecycle.h"
+
+#include <spdlog/spdlog.h>
+#include <unistd.h>
+
+#include "daemon/observing.h"
+#include "daemon/run_dir.h"
+#include "skydb/log.h"
+
+namespace skydb::daemon {
+
+Lifecycle::Lifecycle(Env& env, LifecycleOptions options, std::unique_ptr<DatabaseSource> source,
+                     std::unique_ptr<ClientService> clients)
+    : env_(env),
+      on_ready_(std::move(options.on_ready)),
+      source_(std::move(source)),
+      clients_(std::move(clients)),
+      config_(std::move(options.config)) {
+  Config config = ConfigNow();
+  if (!clients_) {
+    bool fallback = source_->mode() == "dev" && config.store.allow_memory_fallback;
+    clients_ = std::make_unique<Serving>(config, *env_.clock, fallback);
+  }
+  // Built before any thread can call RequestStop, so that it is always there to tell.
+  observing_ =
+      std::make_unique<Observing>(config, ObservedParts{source_.get(), clients_.get()}, env_);
+}
+
+Lifecycle::~Lifecycle() = default;
+
+Config Lifecycle::ConfigNow() const {
+  MutexLock lock(config_mu_);
+  return config_;
+}
+
+Status Lifecycle::LockDataDir() {
+  Config config = ConfigNow();
+  SKYDB_RETURN_IF_ERROR(PrepareRunDir(*env_.fs, config.data_dir));
+  SKYDB_ASSIGN_OR_RETURN(dir_lock_, env_.host->LockExclusive(config.data_dir + "/skydb.lock"));
+  return Ok();
+}
+
+int Lifecycle::Run() {
+  Status prepared = LockDataDir();
+  if (prepared.ok()) prepared = source_->Prepare();
+  if (!prepared.ok()) {
+    spdlog::error("skydb cannot start: {}", prepared.error().message);
+    return prepared.error().code == ErrorCode::kInvalidArgument ? 2 : 1;
+  }
+  Status observed = observing_->Start();
+  if (!observed.ok()) {
+    spdlog::error("skydb cannot start: {}", observed.error().message);
+    return 1;
+  }
+  Status ran = source_->Run([this](const DatabaseReady& ready) { OnDatabaseReady(ready); });
+  observing_->service().Stopping();                                  // no-op after RequestStop
+  clients_->Stop(std::chrono::seconds(1), std::chrono::seconds(5));  // no-op after RequestStop
+  observing_->Stop();
+  dir_lock_.reset();
+  if (failed_) return 1;
+  if (!ran.ok()) {
+    spdlog::error("skydb failed: {}", ran.error().message);
+    return 1;
+  }
+  spdlog::info("skydb stopped cleanly");
+  return 0;
+}
+
+// Everything from "the database is ready" to READY, in one place. The branches are the three
+// ways an open can fail: the stop came first, the database went away again (the supervisor
+// restarts it and this runs again), or it really failed.
+void Lifecycle::OnDatabaseReady(const DatabaseReady& ready) {
+  if (!first_ready_) {
+    spdlog::info("PostgreSQL is ready again after restart {}", ready.restarts);
+    return;
+  }
+  Status opened = clients_->Open(ready.conninfo, ready.description, ready.pools);
+  if (!opened.ok() && (clients_->stopped() || stopping_)) {
+    spdlog::info("stop requested before the session store was open");
+    first_ready_ = false;
+    return;
+  }
+  if (!opened.ok() && !ready.conninfo.empty() && !source_->Answers()) {
+    spdlog::warn(
+        "the session store could not open ({}); PostgreSQL stopped answering, so it "
+        "opens once PostgreSQL is ready again",
+        opened.error().message);
+    return;
+  }
+  first_ready_ = false;
+  if (!opened.ok()) {
+    spdlog::error("skydb cannot serve sessions: {}", opened.error().message);
+    failed_ = true;
+    source_->RequestStop();
+    return;
+  }
+  if (source_->mode() == "memory") {
+    spdlog::warn(
+        "skydb ready: MEMORY-ONLY store (store.kind = memory): nothing written "
+        "survives a restart; {}",
+        clients_->Describe());
+    observing_->service().Ready("serving sessions from a MEMORY-ONLY store: " +
+                                clients_->Describe());
+  } else {
+    spdlog::info("skydb ready: {}; {}", ready.banner, clients_->Describe());
+    if (!ready.conninfo.empty() && source_->supervisor() != nullptr) {
+      observing_->StartPostgresPolling(ready.conninfo);
+    }
+    // The listener accepts connections now: only now may systemd call the service started.
+    observing_->service().Ready("serving sessions: " + clients_->Describe());
+  }
+  if (on_ready_) {
+    ReadyInfo info;
+    info.store_socket = clients_->SocketPath();
+    info.database = ready.description;
+    info.http_port = observing_->http_port();
+    info.http_socket = observing_->http_socket();
+    info.pid = ::getpid();
+    on_ready_(info);
+  }
+}
+
+void Lifecycle::RequestStop() {
+  if (stopping_.exchange(true)) return;
+  spdlog::info(
+      "stopping: closing the listener, committing queued writes, then stopping the "
+      "database");
+  observing_->service().Stopping();
+  clients_->Stop(std::chrono::seconds(5), ConfigNow().supervisor.stop_timeout);
+  source_->RequestStop();
+}
+
+void Lifecycle::Reload(Result<Config> fresh) {
+  observing_->service().Reloading();
+  if (!fresh.ok()) {
+    spdlog::error("SIGHUP: configuration not reloaded: {}", fresh.error().message);
+  } else {
+    MutexLock lock(config_mu_);
+    fresh->data_dir = config_.data_dir;  // the directory never changes under a daemon
+    ConfigChange change = DiffConfig(config_, *fresh);
+    for (const auto& key : change.need_restart) {
+      spdlog::warn("SIGHUP: {} changed but is not reloadable; it applies at the next start", key);
+    }
+    // Keys that need a restart keep their running values until then.
+    fresh->supervisor.start_timeout = config_.supervisor.start_timeout;
+    fresh->supervisor.stop_timeout = config_.supervisor.stop_timeout;
+    fresh->host = config_.host;
+    spdlog::set_level(spdlog::level::from_str(fresh->log_level));
+    source_->Reload(*fresh);
+    config_ = *fresh;
+    spdlog::info("SIGHUP: configuration re-read ({} key(s) changed)", change.changed.size());
+  }
+  // READY=1 again however the reload ended: the daemon keeps serving either way.
+  observing_->service().Reloaded();
+}
+
+}  // namespace skydb::daemon

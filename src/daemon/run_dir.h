@@ -1,0 +1,15 @@
+// DIR and DIR/run before anything else uses them: created 0700 when missing; an existing DIR
+// writable by others is refused with the fix.
+// Thread-safety: free function over the injected FileSystem.
+#pragma once
+
+#include <string>
+
+#include "skydb/env.h"
+#include "skydb/result.h"
+
+namespace skydb::daemon {
+
+Status PrepareRunDir(FileSystem& fs, const std::string& data_dir);
+
+}  // namespace skydb::daemon
