@@ -32,8 +32,7 @@ bool ParseSetOptions(CommandContext& ctx, SetRequest* request, ExpireOption* exp
       request->return_old = true;
     } else if (EqualsIgnoreCase(opt, "keepttl") && !expire->unit) {
       keepttl = true;
-    } else if (unit && !keepttl && (!expire->unit || expire->unit == unit) &&
-               i + 1 < args.size()) {
+    } else if (unit && !keepttl && (!expire->unit || expire->unit == unit) && i + 1 < args.size()) {
       expire->unit = unit;
       expire->value = args[++i];
     } else {
@@ -41,8 +40,9 @@ bool ParseSetOptions(CommandContext& ctx, SetRequest* request, ExpireOption* exp
       return false;
     }
   }
-  request->condition = nx ? SetCondition::kIfAbsent : xx ? SetCondition::kIfPresent
-                                                         : SetCondition::kAlways;
+  request->condition = nx   ? SetCondition::kIfAbsent
+                       : xx ? SetCondition::kIfPresent
+                            : SetCondition::kAlways;
   if (keepttl) request->expiry = Expiry::Keep();
   return true;
 }
@@ -63,28 +63,22 @@ void SetWithExpire(CommandContext& ctx, ExpireUnit unit, std::string_view name) 
   SubmitSet(ctx, std::move(request));
 }
 
-// GETEX's options; nullopt change = leave the TTL alone. False when an error was replied.
-bool ParseGetExOptions(CommandContext& ctx, std::optional<Expiry>* change) {
-  bool persist = false;
-  ExpireOption expire;
+// GETEX's options, syntax only: Redis validates the expiry after looking the key up. False
+// when an error was replied.
+bool ParseGetExOptions(CommandContext& ctx, bool* persist, ExpireOption* expire) {
   auto& args = ctx.args;
   for (size_t i = 2; i < args.size(); ++i) {
     auto unit = ExpireUnitFromOption(args[i]);
-    if (EqualsIgnoreCase(args[i], "persist") && !expire.unit) {
-      persist = true;
-    } else if (unit && !persist && (!expire.unit || expire.unit == unit) && i + 1 < args.size()) {
-      expire.unit = unit;
-      expire.value = args[++i];
+    if (EqualsIgnoreCase(args[i], "persist") && !expire->unit) {
+      *persist = true;
+    } else if (unit && !*persist && (!expire->unit || expire->unit == unit) &&
+               i + 1 < args.size()) {
+      expire->unit = unit;
+      expire->value = args[++i];
     } else {
       ctx.ReplyError(kSyntaxError);
       return false;
     }
-  }
-  if (persist) *change = Expiry::None();
-  if (expire.unit) {
-    auto at = ParseSetExpire(ctx, expire.value, *expire.unit, "getex");
-    if (!at) return false;
-    *change = Expiry::At(*at);
   }
   return true;
 }
@@ -125,26 +119,30 @@ std::optional<ExpireUnit> ExpireUnitFromOption(std::string_view option) {
   return std::nullopt;
 }
 
-std::optional<UnixMillis> ParseSetExpire(CommandContext& ctx, std::string_view value,
-                                         ExpireUnit unit, std::string_view command) {
+std::optional<UnixMillis> SetExpireDeadline(std::string_view value, ExpireUnit unit,
+                                            std::string_view command, UnixMillis now,
+                                            std::string* error) {
   int64_t amount = 0;
   if (!ParseInt64(value, &amount)) {
-    ctx.ReplyError(kNotInteger);
+    *error = kNotInteger;
     return std::nullopt;
   }
   bool seconds = unit == ExpireUnit::kSeconds || unit == ExpireUnit::kUnixSeconds;
   bool relative = unit == ExpireUnit::kSeconds || unit == ExpireUnit::kMillis;
-  UnixMillis now = ctx.executor.NowMs();
-  if (amount <= 0 || (seconds && amount > kMaxInt64 / 1000)) {
-    ctx.ReplyError(InvalidExpire(command));
-    return std::nullopt;
-  }
-  int64_t ms = seconds ? amount * 1000 : amount;
-  if (relative && ms > kMaxInt64 - now) {
-    ctx.ReplyError(InvalidExpire(command));
+  int64_t ms = seconds && amount <= kMaxInt64 / 1000 ? amount * 1000 : amount;
+  if (amount <= 0 || (seconds && amount > kMaxInt64 / 1000) || (relative && ms > kMaxInt64 - now)) {
+    *error = InvalidExpire(command);
     return std::nullopt;
   }
   return relative ? now + ms : ms;
+}
+
+std::optional<UnixMillis> ParseSetExpire(CommandContext& ctx, std::string_view value,
+                                         ExpireUnit unit, std::string_view command) {
+  std::string error;
+  auto at = SetExpireDeadline(value, unit, command, ctx.executor.NowMs(), &error);
+  if (!at) ctx.ReplyError(error);
+  return at;
 }
 
 void CmdGet(CommandContext& ctx) {
@@ -153,9 +151,9 @@ void CmdGet(CommandContext& ctx) {
 }
 
 void CmdGetDel(CommandContext& ctx) {
-  ctx.store().GetDel(std::move(ctx.args[1]),
-                     ReplyWith<std::optional<std::string>>(
-                         ctx, [](const auto& v) { return OptionalBulk(v); }));
+  ctx.store().GetDel(
+      std::move(ctx.args[1]),
+      ReplyWith<std::optional<std::string>>(ctx, [](const auto& v) { return OptionalBulk(v); }));
 }
 
 // SET key value [NX|XX] [GET] [EX s|PX ms|EXAT ts|PXAT ms|KEEPTTL]
@@ -176,13 +174,29 @@ void CmdSet(CommandContext& ctx) {
 void CmdSetEx(CommandContext& ctx) { SetWithExpire(ctx, ExpireUnit::kSeconds, "setex"); }
 void CmdPSetEx(CommandContext& ctx) { SetWithExpire(ctx, ExpireUnit::kMillis, "psetex"); }
 
-// GETEX key [EX s|PX ms|EXAT ts|PXAT ms|PERSIST]
+// GETEX key [EX s|PX ms|EXAT ts|PXAT ms|PERSIST]. An invalid expiry is an error only for a key
+// that exists; a missing key is nil, as in Redis 7.
 void CmdGetEx(CommandContext& ctx) {
+  bool persist = false;
+  ExpireOption expire;
+  if (!ParseGetExOptions(ctx, &persist, &expire)) return;
   std::optional<Expiry> change;
-  if (!ParseGetExOptions(ctx, &change)) return;
-  ctx.store().GetEx(std::move(ctx.args[1]), change,
-                    ReplyWith<std::optional<std::string>>(
-                        ctx, [](const auto& v) { return OptionalBulk(v); }));
+  if (persist) change = Expiry::None();
+  std::string error;
+  if (expire.unit) {
+    auto at = SetExpireDeadline(expire.value, *expire.unit, "getex", ctx.executor.NowMs(), &error);
+    if (at) change = Expiry::At(*at);
+  }
+  if (!error.empty()) {
+    return ctx.store().Get(
+        std::move(ctx.args[1]),
+        ReplyWith<std::optional<std::string>>(ctx, [error = std::move(error)](const auto& v) {
+          return v ? ErrorReply(error) : NullBulk();
+        }));
+  }
+  ctx.store().GetEx(
+      std::move(ctx.args[1]), change,
+      ReplyWith<std::optional<std::string>>(ctx, [](const auto& v) { return OptionalBulk(v); }));
 }
 
 // Every GET is issued before any answer is awaited, so a durable store can load them together.
@@ -190,10 +204,9 @@ void CmdMGet(CommandContext& ctx) {
   size_t n = ctx.args.size() - 1;
   auto gather = std::make_shared<MGetGather>(n, std::move(ctx.reply));
   for (size_t i = 0; i < n; ++i) {
-    ctx.store().Get(std::move(ctx.args[i + 1]),
-                    [gather, i](Result<std::optional<std::string>> r) {
-                      gather->Done(i, std::move(r));
-                    });
+    ctx.store().Get(std::move(ctx.args[i + 1]), [gather, i](Result<std::optional<std::string>> r) {
+      gather->Done(i, std::move(r));
+    });
   }
 }
 

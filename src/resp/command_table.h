@@ -33,9 +33,9 @@ struct CommandSpec {
   const char* name;  // lower case, as Redis names it in errors
   int arity;         // Redis convention: n exact, -n at least n (the name counts)
   CommandHandler handler;
-  bool needs_auth;   // false: allowed before AUTH when a password is set
-  bool write;        // for COMMAND's flags
-  int first_key;     // for COMMAND: key positions (0: no keys)
+  bool needs_auth;  // false: allowed before AUTH when a password is set
+  bool write;       // for COMMAND's flags
+  int first_key;    // for COMMAND: key positions (0: no keys)
   int last_key;
   int key_step;
 };
@@ -89,6 +89,10 @@ inline constexpr std::string_view kSyntaxError = "ERR syntax error";
 enum class ExpireUnit { kSeconds, kMillis, kUnixSeconds, kUnixMillis };
 std::optional<UnixMillis> ParseSetExpire(CommandContext& ctx, std::string_view value,
                                          ExpireUnit unit, std::string_view command);
+// The same rules without replying: nullopt and `error` set to the reply's text.
+std::optional<UnixMillis> SetExpireDeadline(std::string_view value, ExpireUnit unit,
+                                            std::string_view command, UnixMillis now,
+                                            std::string* error);
 std::optional<ExpireUnit> ExpireUnitFromOption(std::string_view option);
 
 }  // namespace skydb::resp

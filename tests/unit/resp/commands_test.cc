@@ -162,6 +162,23 @@ TEST_F(CommandsTest, SetExPSetExGetExGetDel) {
   EXPECT_EQ(Run({"GETDEL", "k"}), kNull);
 }
 
+// Redis 7's getexCommand looks the key up before it validates the expiry: a missing key is
+// nil whatever the expiry says; only syntax errors come first.
+TEST_F(CommandsTest, GetExOnAMissingKeyIsNilBeforeTheExpiryIsChecked) {
+  const std::string invalid = "-ERR invalid expire time in 'getex' command\r\n";
+  EXPECT_EQ(Run({"GETEX", "missing", "EX", "0"}), kNull);
+  EXPECT_EQ(Run({"GETEX", "missing", "PX", "-5"}), kNull);
+  EXPECT_EQ(Run({"GETEX", "missing", "EX", "x"}), kNull);
+  EXPECT_EQ(Run({"GETEX", "missing", "EX", "9223372036854775807"}), kNull);
+  EXPECT_EQ(Run({"GETEX", "missing", "EX", "1", "PERSIST"}), kSyntax);
+  EXPECT_EQ(Run({"GETEX", "missing", "EX"}), kSyntax);
+  EXPECT_EQ(Run({"SET", "k", "v", "EX", "100"}), kOk);
+  EXPECT_EQ(Run({"GETEX", "k", "EX", "0"}), invalid);
+  EXPECT_EQ(Run({"GETEX", "k", "PXAT", "-1"}), invalid);
+  EXPECT_EQ(Run({"GETEX", "k", "EX", "x"}), kNotInt);
+  EXPECT_EQ(Run({"TTL", "k"}), ":100\r\n");  // a refused GETEX changes nothing
+}
+
 TEST_F(CommandsTest, MultiKeyCommands) {
   Run({"SET", "a", "1"});
   Run({"SET", "b", "2"});
@@ -226,8 +243,8 @@ TEST_F(CommandsTest, Scan) {
 TEST_F(CommandsTest, InfoSections) {
   Run({"SET", "k", "v"});
   std::string all = Run({"INFO"});
-  for (const char* section : {"# Server\r\n", "# Clients\r\n", "# Memory\r\n",
-                              "# Persistence\r\n", "# Stats\r\n", "# Keyspace\r\n"}) {
+  for (const char* section : {"# Server\r\n", "# Clients\r\n", "# Memory\r\n", "# Persistence\r\n",
+                              "# Stats\r\n", "# Keyspace\r\n"}) {
     EXPECT_NE(all.find(section), std::string::npos) << section;
   }
   EXPECT_NE(all.find("store_kind:memory\r\n"), std::string::npos);
