@@ -232,6 +232,24 @@ TEST_F(CommandsTest, Scan) {
   }
   EXPECT_EQ(seen.size(), 25U);
   EXPECT_EQ(Run({"SCAN", "x"}), "-ERR invalid cursor\r\n");
+}
+
+// Redis parses the cursor with strtoul: a sign is allowed and "-1" wraps to the largest
+// cursor, which is past every key (an empty last page); leading spaces, trailing junk, other
+// bases and values beyond 64 bits are invalid.
+TEST_F(CommandsTest, ScanCursorFollowsStrtoul) {
+  Run({"SET", "k", "v"});
+  const std::string empty_page = "*2\r\n$1\r\n0\r\n*0\r\n";
+  const std::string invalid = "-ERR invalid cursor\r\n";
+  EXPECT_EQ(Run({"SCAN", "-1"}), empty_page);
+  EXPECT_EQ(Run({"SCAN", "18446744073709551615"}), empty_page);
+  EXPECT_EQ(Run({"SCAN", "+0"}), "*2\r\n$1\r\n0\r\n*1\r\n$1\r\nk\r\n");
+  EXPECT_EQ(Run({"SCAN", "-0"}), "*2\r\n$1\r\n0\r\n*1\r\n$1\r\nk\r\n");
+  EXPECT_EQ(Run({"SCAN", ""}), "*2\r\n$1\r\n0\r\n*1\r\n$1\r\nk\r\n");
+  for (const char* bad : {"x", " 1", "1 ", "1x", "0x10", "-", "+", "--1", "18446744073709551616",
+                          "-18446744073709551616"}) {
+    EXPECT_EQ(Run({"SCAN", bad}), invalid) << "'" << bad << "'";
+  }
   EXPECT_EQ(Run({"SCAN", "0", "COUNT", "0"}), kSyntax);
   EXPECT_EQ(Run({"SCAN", "0", "COUNT", "x"}), kNotInt);
   EXPECT_EQ(Run({"SCAN", "0", "MATCH"}), kSyntax);
