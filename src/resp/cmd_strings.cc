@@ -1,10 +1,12 @@
 // String commands: GET, SET, SETEX, PSETEX, GETEX, GETDEL, MGET.
+#include <atomic>
 #include <limits>
 #include <memory>
 #include <mutex>
 
 #include "resp/command_table.h"
 #include "resp/encoder.h"
+#include "skydb/log.h"
 
 namespace skydb::resp {
 namespace {
@@ -83,30 +85,80 @@ bool ParseGetExOptions(CommandContext& ctx, bool* persist, ExpireOption* expire)
   return true;
 }
 
-// Collects MGET's per-key answers, which may arrive on several threads, into one reply.
-struct MGetGather {
-  explicit MGetGather(size_t n, ReplyFn r) : values(n), remaining(n), reply(std::move(r)) {}
-  std::mutex mu;
-  std::vector<std::optional<std::string>> values;
-  size_t remaining;
-  std::optional<Error> error;
-  ReplyFn reply;
+// Collects MGET's per-key answers, which may arrive on several threads, into one reply. Each
+// value is claimed against the connection's budget as it arrives, so the gather never holds
+// more than the connection may: a reply that would pass max_output_buffer on its own is refused
+// with an error (the values so far are dropped), and one refused by a budget already full
+// closes the connection. Either way later values are dropped as they come.
+class MGetGather {
+ public:
+  MGetGather(size_t n, ReplyFn reply, uint64_t client_id)
+      : header_(BulkReplySize(n) - n),  // "*<n>\r\n" and a little more
+        values_(n),
+        remaining_(n),
+        claim_(reply.EmptyClaim()),
+        reply_(std::move(reply)),
+        client_id_(client_id) {}
+
+  bool finished() const { return finished_.load(std::memory_order_acquire); }
 
   void Done(size_t index, Result<std::optional<std::string>> result) {
-    std::unique_lock<std::mutex> lock(mu);
-    if (result.ok()) {
-      values[index] = std::move(result.value());
-    } else if (!error) {
-      error = std::move(result).error();
+    std::unique_lock<std::mutex> lock(mu_);
+    std::optional<std::string> refusal;
+    if (finished()) {
+      // replied already: drop the value
+    } else if (!result.ok()) {
+      if (!error_) error_ = std::move(result).error();
+    } else if (!Keep(index, std::move(result.value()), &refusal)) {
+      values_.clear();
+      claim_ = ReplyClaim();  // released now, not when the last key's answer comes
+      finished_.store(true, std::memory_order_release);
+      lock.unlock();
+      return reply_(ErrorReply(*refusal));
     }
-    if (--remaining > 0) return;
+    if (--remaining_ > 0 || finished()) return;
+    finished_.store(true, std::memory_order_release);
     lock.unlock();  // the last answer replies; nobody else touches the gather any more
-    if (error) return reply(ErrorReply(StoreErrorText(*error)));
+    if (error_) return reply_(ErrorReply(StoreErrorText(*error_)));
     std::string out;
-    AppendArrayHeader(out, values.size());
-    for (const auto& v : values) AppendOptionalBulk(out, v);
-    reply(std::move(out));
+    out.reserve(header_ + claim_.bytes());
+    AppendArrayHeader(out, values_.size());
+    for (auto& v : values_) {
+      AppendOptionalBulk(out, v);
+      v.reset();  // freed as it is copied, so the gather and the reply are not both whole
+    }
+    reply_(std::move(out), std::move(claim_));
   }
+
+ private:
+  // Claims and keeps one value; false with the refusal's text when the budget says no.
+  bool Keep(size_t index, std::optional<std::string> value, std::optional<std::string>* refusal) {
+    size_t bytes = value ? BulkReplySize(value->size()) : NullBulk().size();
+    if (header_ + claim_.bytes() + bytes > reply_.limit()) {
+      spdlog::info(
+          "resp: client id={}: MGET of {} keys refused: its reply would exceed "
+          "resp.max_output_buffer = {} bytes",
+          client_id_, values_.size(), reply_.limit());
+      *refusal = ReplyTooLarge(reply_.limit(), "ask for fewer keys at a time");
+      return false;
+    }
+    if (!claim_.Extend(bytes)) {
+      *refusal = kReplyDropped;
+      return false;
+    }
+    values_[index] = std::move(value);
+    return true;
+  }
+
+  const size_t header_;
+  std::mutex mu_;
+  std::vector<std::optional<std::string>> values_;  // guarded by mu_
+  size_t remaining_;                                // guarded by mu_
+  std::optional<Error> error_;                      // guarded by mu_
+  ReplyClaim claim_;                                // guarded by mu_
+  std::atomic<bool> finished_{false};               // replied (or replying)
+  ReplyFn reply_;
+  uint64_t client_id_;
 };
 
 }  // namespace
@@ -188,22 +240,24 @@ void CmdGetEx(CommandContext& ctx) {
     if (at) change = Expiry::At(*at);
   }
   if (!error.empty()) {
-    return ctx.store().Get(
-        std::move(ctx.args[1]),
-        ReplyWith<std::optional<std::string>>(ctx, [error = std::move(error)](const auto& v) {
-          return v ? ErrorReply(error) : NullBulk();
-        }));
+    return ctx.store().Get(std::move(ctx.args[1]), ReplyWith<std::optional<std::string>>(
+                                                       ctx,
+                                                       [error = std::move(error)](const auto& v) {
+                                                         return v ? ErrorReply(error) : NullBulk();
+                                                       },
+                                                       /*small=*/true));
   }
   ctx.store().GetEx(
       std::move(ctx.args[1]), change,
       ReplyWith<std::optional<std::string>>(ctx, [](const auto& v) { return OptionalBulk(v); }));
 }
 
-// Every GET is issued before any answer is awaited, so a durable store can load them together.
+// Every GET is issued before any answer is awaited, so a durable store can load them together;
+// once the gather has refused the reply, the remaining keys are not asked for.
 void CmdMGet(CommandContext& ctx) {
   size_t n = ctx.args.size() - 1;
-  auto gather = std::make_shared<MGetGather>(n, std::move(ctx.reply));
-  for (size_t i = 0; i < n; ++i) {
+  auto gather = std::make_shared<MGetGather>(n, std::move(ctx.reply), ctx.client.id);
+  for (size_t i = 0; i < n && !gather->finished(); ++i) {
     ctx.store().Get(std::move(ctx.args[i + 1]), [gather, i](Result<std::optional<std::string>> r) {
       gather->Done(i, std::move(r));
     });
