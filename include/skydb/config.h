@@ -91,6 +91,8 @@ struct RespConfig {
   int64_t max_clients = 10000;   // resp.max_clients
   std::chrono::milliseconds idle_timeout{0};  // resp.idle_timeout: 0 = never
   int64_t threads = 1;           // resp.threads: event-loop threads
+  uint64_t max_output_buffer = 64 << 20;  // resp.max_output_buffer: one client's reply bytes
+  uint64_t max_reply_memory = 1 << 30;    // resp.max_reply_memory: all clients' reply bytes
 
   bool operator==(const RespConfig&) const = default;
 };

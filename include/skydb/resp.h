@@ -47,7 +47,14 @@ struct RespServerOptions {
   size_t max_bulk_bytes = 1 << 20;            // set to store.max_value_bytes
   size_t max_multibulk_length = size_t{1024} * 1024;  // arguments in one command
   size_t max_query_buffer = 64 << 20;         // bytes of one command being received
-  size_t max_output_buffer = 64 << 20;        // unsent reply bytes before a client is dropped
+  // Reply bytes one connection may hold (built, queued, unsent, claimed for a reply being
+  // built): a client past it does not read its replies and is closed; a single reply larger
+  // than this is refused with an error. Set it above store.max_value_bytes.
+  size_t max_output_buffer = 64 << 20;
+  // Reply bytes all connections together may hold: the client whose reply would pass it is
+  // closed, so clients that do not read cannot exhaust the daemon's memory. At least
+  // max_output_buffer.
+  size_t max_reply_memory = size_t{1} << 30;
   size_t max_pipeline = 4096;                 // requests in flight before reading pauses
   std::chrono::milliseconds idle_timeout{0};  // 0: never close idle clients
   int threads = 1;                            // event-loop threads
@@ -65,6 +72,8 @@ struct RespServerStats {
   uint64_t rejected_connections = 0;  // max clients reached
   uint64_t total_commands = 0;
   uint64_t protocol_errors = 0;
+  uint64_t reply_bytes = 0;              // reply bytes all clients hold now
+  uint64_t reply_limit_disconnects = 0;  // clients closed by either reply limit
   // Commands run, by lower-case name, only those run at least once; "unknown" counts names
   // the server does not support.
   std::vector<std::pair<std::string, uint64_t>> commands;

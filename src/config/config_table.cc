@@ -349,6 +349,13 @@ std::vector<ConfigKey> BuildTable() {
           .Describe("clients idle this long are disconnected"),
       Int("resp.threads", SKYDB_FIELD(resp.threads), 1, 64)
           .Describe("event-loop threads serving clients"),
+      Size("resp.max_output_buffer", SKYDB_FIELD(resp.max_output_buffer), kMiB, kTiB)
+          .Describe("reply bytes one client may hold unread; past it the client is closed, and "
+                    "a single larger reply is refused with an error; raised to "
+                    "store.max_value_bytes + 64KiB if below"),
+      Size("resp.max_reply_memory", SKYDB_FIELD(resp.max_reply_memory), 16 * kMiB, 64 * kTiB)
+          .Describe("reply bytes all clients together may hold; the client whose reply would "
+                    "pass it is closed, so clients that do not read cannot exhaust memory"),
       String("http.bind", SKYDB_FIELD(http.bind))
           .Rule(NotEmpty)
           .Accepts("an IPv4 or IPv6 address")

@@ -20,6 +20,11 @@ RespServerOptions RespOptionsFrom(const Config& config) {
   o.max_bulk_bytes = config.store.max_value_bytes;
   // A command carrying the largest value, its key and framing must fit the query buffer.
   o.max_query_buffer = std::max<size_t>(o.max_query_buffer, config.store.max_value_bytes + 65536);
+  // A reply carrying the largest value must fit one client's reply limit, and that limit the
+  // server-wide one.
+  o.max_output_buffer = std::max<size_t>(config.resp.max_output_buffer,
+                                         config.store.max_value_bytes + 65536);
+  o.max_reply_memory = std::max<size_t>(config.resp.max_reply_memory, o.max_output_buffer);
   return o;
 }
 

@@ -1,6 +1,8 @@
 // Key commands: DEL/UNLINK, EXISTS, EXPIRE/PEXPIRE/EXPIREAT/PEXPIREAT, TTL/PTTL, PERSIST,
 // DBSIZE, SCAN.
-#include <charconv>
+#include <cctype>
+#include <cerrno>
+#include <cstdlib>
 #include <limits>
 
 #include "resp/command_table.h"
@@ -72,12 +74,20 @@ bool Refuse(CommandContext& ctx, std::string_view error) {
   return false;
 }
 
+// Redis's parseScanCursorOrReply: strtoul's rules (an optional sign, "-1" wraps to the largest
+// cursor, "" is 0) without its leading spaces, and nothing after the digits.
+bool ParseScanCursor(const std::string& text, uint64_t* cursor) {
+  if (!text.empty() && std::isspace(static_cast<unsigned char>(text.front())) != 0) return false;
+  errno = 0;
+  char* end = nullptr;
+  unsigned long long value = std::strtoull(text.c_str(), &end, 10);
+  if (errno == ERANGE || end != text.c_str() + text.size()) return false;
+  *cursor = value;
+  return true;
+}
+
 bool ParseScanOptions(CommandContext& ctx, ScanOptions* options) {
-  const std::string& cursor = ctx.args[1];
-  auto [ptr, ec] = std::from_chars(cursor.data(), cursor.data() + cursor.size(), options->cursor);
-  if (ec != std::errc() || ptr != cursor.data() + cursor.size()) {
-    return Refuse(ctx, "ERR invalid cursor");
-  }
+  if (!ParseScanCursor(ctx.args[1], &options->cursor)) return Refuse(ctx, "ERR invalid cursor");
   auto& args = ctx.args;
   for (size_t i = 2; i < args.size(); i += 2) {
     if (i + 1 >= args.size()) break;
@@ -113,12 +123,8 @@ void CmdExists(CommandContext& ctx) {
 
 void CmdExpire(CommandContext& ctx) { ExpireCommand(ctx, ExpireUnit::kSeconds, "expire"); }
 void CmdPExpire(CommandContext& ctx) { ExpireCommand(ctx, ExpireUnit::kMillis, "pexpire"); }
-void CmdExpireAt(CommandContext& ctx) {
-  ExpireCommand(ctx, ExpireUnit::kUnixSeconds, "expireat");
-}
-void CmdPExpireAt(CommandContext& ctx) {
-  ExpireCommand(ctx, ExpireUnit::kUnixMillis, "pexpireat");
-}
+void CmdExpireAt(CommandContext& ctx) { ExpireCommand(ctx, ExpireUnit::kUnixSeconds, "expireat"); }
+void CmdPExpireAt(CommandContext& ctx) { ExpireCommand(ctx, ExpireUnit::kUnixMillis, "pexpireat"); }
 
 void CmdTtl(CommandContext& ctx) { TtlCommand(ctx, false); }
 void CmdPTtl(CommandContext& ctx) { TtlCommand(ctx, true); }

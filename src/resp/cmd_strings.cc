@@ -1,10 +1,12 @@
 // String commands: GET, SET, SETEX, PSETEX, GETEX, GETDEL, MGET.
+#include <atomic>
 #include <limits>
 #include <memory>
 #include <mutex>
 
 #include "resp/command_table.h"
 #include "resp/encoder.h"
+#include "skydb/log.h"
 
 namespace skydb::resp {
 namespace {
@@ -32,8 +34,7 @@ bool ParseSetOptions(CommandContext& ctx, SetRequest* request, ExpireOption* exp
       request->return_old = true;
     } else if (EqualsIgnoreCase(opt, "keepttl") && !expire->unit) {
       keepttl = true;
-    } else if (unit && !keepttl && (!expire->unit || expire->unit == unit) &&
-               i + 1 < args.size()) {
+    } else if (unit && !keepttl && (!expire->unit || expire->unit == unit) && i + 1 < args.size()) {
       expire->unit = unit;
       expire->value = args[++i];
     } else {
@@ -41,8 +42,9 @@ bool ParseSetOptions(CommandContext& ctx, SetRequest* request, ExpireOption* exp
       return false;
     }
   }
-  request->condition = nx ? SetCondition::kIfAbsent : xx ? SetCondition::kIfPresent
-                                                         : SetCondition::kAlways;
+  request->condition = nx   ? SetCondition::kIfAbsent
+                       : xx ? SetCondition::kIfPresent
+                            : SetCondition::kAlways;
   if (keepttl) request->expiry = Expiry::Keep();
   return true;
 }
@@ -63,56 +65,100 @@ void SetWithExpire(CommandContext& ctx, ExpireUnit unit, std::string_view name) 
   SubmitSet(ctx, std::move(request));
 }
 
-// GETEX's options; nullopt change = leave the TTL alone. False when an error was replied.
-bool ParseGetExOptions(CommandContext& ctx, std::optional<Expiry>* change) {
-  bool persist = false;
-  ExpireOption expire;
+// GETEX's options, syntax only: Redis validates the expiry after looking the key up. False
+// when an error was replied.
+bool ParseGetExOptions(CommandContext& ctx, bool* persist, ExpireOption* expire) {
   auto& args = ctx.args;
   for (size_t i = 2; i < args.size(); ++i) {
     auto unit = ExpireUnitFromOption(args[i]);
-    if (EqualsIgnoreCase(args[i], "persist") && !expire.unit) {
-      persist = true;
-    } else if (unit && !persist && (!expire.unit || expire.unit == unit) && i + 1 < args.size()) {
-      expire.unit = unit;
-      expire.value = args[++i];
+    if (EqualsIgnoreCase(args[i], "persist") && !expire->unit) {
+      *persist = true;
+    } else if (unit && !*persist && (!expire->unit || expire->unit == unit) &&
+               i + 1 < args.size()) {
+      expire->unit = unit;
+      expire->value = args[++i];
     } else {
       ctx.ReplyError(kSyntaxError);
       return false;
     }
   }
-  if (persist) *change = Expiry::None();
-  if (expire.unit) {
-    auto at = ParseSetExpire(ctx, expire.value, *expire.unit, "getex");
-    if (!at) return false;
-    *change = Expiry::At(*at);
-  }
   return true;
 }
 
-// Collects MGET's per-key answers, which may arrive on several threads, into one reply.
-struct MGetGather {
-  explicit MGetGather(size_t n, ReplyFn r) : values(n), remaining(n), reply(std::move(r)) {}
-  std::mutex mu;
-  std::vector<std::optional<std::string>> values;
-  size_t remaining;
-  std::optional<Error> error;
-  ReplyFn reply;
+// Collects MGET's per-key answers, which may arrive on several threads, into one reply. Each
+// value is claimed against the connection's budget as it arrives, so the gather never holds
+// more than the connection may: a reply that would pass max_output_buffer on its own is refused
+// with an error (the values so far are dropped), and one refused by a budget already full
+// closes the connection. Either way later values are dropped as they come.
+class MGetGather {
+ public:
+  MGetGather(size_t n, ReplyFn reply, uint64_t client_id)
+      : header_(BulkReplySize(n) - n),  // "*<n>\r\n" and a little more
+        values_(n),
+        remaining_(n),
+        claim_(reply.EmptyClaim()),
+        reply_(std::move(reply)),
+        client_id_(client_id) {}
+
+  bool finished() const { return finished_.load(std::memory_order_acquire); }
 
   void Done(size_t index, Result<std::optional<std::string>> result) {
-    std::unique_lock<std::mutex> lock(mu);
-    if (result.ok()) {
-      values[index] = std::move(result.value());
-    } else if (!error) {
-      error = std::move(result).error();
+    std::unique_lock<std::mutex> lock(mu_);
+    std::optional<std::string> refusal;
+    if (finished()) {
+      // replied already: drop the value
+    } else if (!result.ok()) {
+      if (!error_) error_ = std::move(result).error();
+    } else if (!Keep(index, std::move(result.value()), &refusal)) {
+      values_.clear();
+      claim_ = ReplyClaim();  // released now, not when the last key's answer comes
+      finished_.store(true, std::memory_order_release);
+      lock.unlock();
+      return reply_(ErrorReply(*refusal));
     }
-    if (--remaining > 0) return;
+    if (--remaining_ > 0 || finished()) return;
+    finished_.store(true, std::memory_order_release);
     lock.unlock();  // the last answer replies; nobody else touches the gather any more
-    if (error) return reply(ErrorReply(StoreErrorText(*error)));
+    if (error_) return reply_(ErrorReply(StoreErrorText(*error_)));
     std::string out;
-    AppendArrayHeader(out, values.size());
-    for (const auto& v : values) AppendOptionalBulk(out, v);
-    reply(std::move(out));
+    out.reserve(header_ + claim_.bytes());
+    AppendArrayHeader(out, values_.size());
+    for (auto& v : values_) {
+      AppendOptionalBulk(out, v);
+      v.reset();  // freed as it is copied, so the gather and the reply are not both whole
+    }
+    reply_(std::move(out), std::move(claim_));
   }
+
+ private:
+  // Claims and keeps one value; false with the refusal's text when the budget says no.
+  bool Keep(size_t index, std::optional<std::string> value, std::optional<std::string>* refusal) {
+    size_t bytes = value ? BulkReplySize(value->size()) : NullBulk().size();
+    if (header_ + claim_.bytes() + bytes > reply_.limit()) {
+      spdlog::info(
+          "resp: client id={}: MGET of {} keys refused: its reply would exceed "
+          "resp.max_output_buffer = {} bytes",
+          client_id_, values_.size(), reply_.limit());
+      *refusal = ReplyTooLarge(reply_.limit(), "ask for fewer keys at a time");
+      return false;
+    }
+    if (!claim_.Extend(bytes)) {
+      *refusal = kReplyDropped;
+      return false;
+    }
+    values_[index] = std::move(value);
+    return true;
+  }
+
+  const size_t header_;
+  std::mutex mu_;
+  std::vector<std::optional<std::string>> values_;  // guarded by mu_
+  size_t remaining_;                                // guarded by mu_
+  std::optional<Error> error_;                      // guarded by mu_
+  ReplyClaim claim_;                                // guarded by mu_
+  std::atomic<bool> finished_{false};               // replied (or replying)
+  ReplyFn reply_;
+  uint64_t client_id_;
 };
 
 }  // namespace
@@ -125,26 +171,30 @@ std::optional<ExpireUnit> ExpireUnitFromOption(std::string_view option) {
   return std::nullopt;
 }
 
-std::optional<UnixMillis> ParseSetExpire(CommandContext& ctx, std::string_view value,
-                                         ExpireUnit unit, std::string_view command) {
+std::optional<UnixMillis> SetExpireDeadline(std::string_view value, ExpireUnit unit,
+                                            std::string_view command, UnixMillis now,
+                                            std::string* error) {
   int64_t amount = 0;
   if (!ParseInt64(value, &amount)) {
-    ctx.ReplyError(kNotInteger);
+    *error = kNotInteger;
     return std::nullopt;
   }
   bool seconds = unit == ExpireUnit::kSeconds || unit == ExpireUnit::kUnixSeconds;
   bool relative = unit == ExpireUnit::kSeconds || unit == ExpireUnit::kMillis;
-  UnixMillis now = ctx.executor.NowMs();
-  if (amount <= 0 || (seconds && amount > kMaxInt64 / 1000)) {
-    ctx.ReplyError(InvalidExpire(command));
-    return std::nullopt;
-  }
-  int64_t ms = seconds ? amount * 1000 : amount;
-  if (relative && ms > kMaxInt64 - now) {
-    ctx.ReplyError(InvalidExpire(command));
+  int64_t ms = seconds && amount <= kMaxInt64 / 1000 ? amount * 1000 : amount;
+  if (amount <= 0 || (seconds && amount > kMaxInt64 / 1000) || (relative && ms > kMaxInt64 - now)) {
+    *error = InvalidExpire(command);
     return std::nullopt;
   }
   return relative ? now + ms : ms;
+}
+
+std::optional<UnixMillis> ParseSetExpire(CommandContext& ctx, std::string_view value,
+                                         ExpireUnit unit, std::string_view command) {
+  std::string error;
+  auto at = SetExpireDeadline(value, unit, command, ctx.executor.NowMs(), &error);
+  if (!at) ctx.ReplyError(error);
+  return at;
 }
 
 void CmdGet(CommandContext& ctx) {
@@ -153,9 +203,9 @@ void CmdGet(CommandContext& ctx) {
 }
 
 void CmdGetDel(CommandContext& ctx) {
-  ctx.store().GetDel(std::move(ctx.args[1]),
-                     ReplyWith<std::optional<std::string>>(
-                         ctx, [](const auto& v) { return OptionalBulk(v); }));
+  ctx.store().GetDel(
+      std::move(ctx.args[1]),
+      ReplyWith<std::optional<std::string>>(ctx, [](const auto& v) { return OptionalBulk(v); }));
 }
 
 // SET key value [NX|XX] [GET] [EX s|PX ms|EXAT ts|PXAT ms|KEEPTTL]
@@ -176,24 +226,41 @@ void CmdSet(CommandContext& ctx) {
 void CmdSetEx(CommandContext& ctx) { SetWithExpire(ctx, ExpireUnit::kSeconds, "setex"); }
 void CmdPSetEx(CommandContext& ctx) { SetWithExpire(ctx, ExpireUnit::kMillis, "psetex"); }
 
-// GETEX key [EX s|PX ms|EXAT ts|PXAT ms|PERSIST]
+// GETEX key [EX s|PX ms|EXAT ts|PXAT ms|PERSIST]. An invalid expiry is an error only for a key
+// that exists; a missing key is nil, as in Redis 7.
 void CmdGetEx(CommandContext& ctx) {
+  bool persist = false;
+  ExpireOption expire;
+  if (!ParseGetExOptions(ctx, &persist, &expire)) return;
   std::optional<Expiry> change;
-  if (!ParseGetExOptions(ctx, &change)) return;
-  ctx.store().GetEx(std::move(ctx.args[1]), change,
-                    ReplyWith<std::optional<std::string>>(
-                        ctx, [](const auto& v) { return OptionalBulk(v); }));
+  if (persist) change = Expiry::None();
+  std::string error;
+  if (expire.unit) {
+    auto at = SetExpireDeadline(expire.value, *expire.unit, "getex", ctx.executor.NowMs(), &error);
+    if (at) change = Expiry::At(*at);
+  }
+  if (!error.empty()) {
+    return ctx.store().Get(std::move(ctx.args[1]), ReplyWith<std::optional<std::string>>(
+                                                       ctx,
+                                                       [error = std::move(error)](const auto& v) {
+                                                         return v ? ErrorReply(error) : NullBulk();
+                                                       },
+                                                       /*small=*/true));
+  }
+  ctx.store().GetEx(
+      std::move(ctx.args[1]), change,
+      ReplyWith<std::optional<std::string>>(ctx, [](const auto& v) { return OptionalBulk(v); }));
 }
 
-// Every GET is issued before any answer is awaited, so a durable store can load them together.
+// Every GET is issued before any answer is awaited, so a durable store can load them together;
+// once the gather has refused the reply, the remaining keys are not asked for.
 void CmdMGet(CommandContext& ctx) {
   size_t n = ctx.args.size() - 1;
-  auto gather = std::make_shared<MGetGather>(n, std::move(ctx.reply));
-  for (size_t i = 0; i < n; ++i) {
-    ctx.store().Get(std::move(ctx.args[i + 1]),
-                    [gather, i](Result<std::optional<std::string>> r) {
-                      gather->Done(i, std::move(r));
-                    });
+  auto gather = std::make_shared<MGetGather>(n, std::move(ctx.reply), ctx.client.id);
+  for (size_t i = 0; i < n && !gather->finished(); ++i) {
+    ctx.store().Get(std::move(ctx.args[i + 1]), [gather, i](Result<std::optional<std::string>> r) {
+      gather->Done(i, std::move(r));
+    });
   }
 }
 

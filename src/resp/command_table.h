@@ -33,9 +33,9 @@ struct CommandSpec {
   const char* name;  // lower case, as Redis names it in errors
   int arity;         // Redis convention: n exact, -n at least n (the name counts)
   CommandHandler handler;
-  bool needs_auth;   // false: allowed before AUTH when a password is set
-  bool write;        // for COMMAND's flags
-  int first_key;     // for COMMAND: key positions (0: no keys)
+  bool needs_auth;  // false: allowed before AUTH when a password is set
+  bool write;       // for COMMAND's flags
+  int first_key;    // for COMMAND: key positions (0: no keys)
   int last_key;
   int key_step;
 };
@@ -89,18 +89,52 @@ inline constexpr std::string_view kSyntaxError = "ERR syntax error";
 enum class ExpireUnit { kSeconds, kMillis, kUnixSeconds, kUnixMillis };
 std::optional<UnixMillis> ParseSetExpire(CommandContext& ctx, std::string_view value,
                                          ExpireUnit unit, std::string_view command);
+// The same rules without replying: nullopt and `error` set to the reply's text.
+std::optional<UnixMillis> SetExpireDeadline(std::string_view value, ExpireUnit unit,
+                                            std::string_view command, UnixMillis now,
+                                            std::string* error);
 std::optional<ExpireUnit> ExpireUnitFromOption(std::string_view option);
 
 }  // namespace skydb::resp
 
 namespace skydb::resp {
 
-// A store callback that replies with encode(value), or with the store's error.
+// How many bytes the reply to a store result may take, claimed before it is built: the values
+// it carries plus framing. 0: small whatever the result, counted when handed over.
+inline size_t ReplyBytesFor(const std::optional<std::string>& value) {
+  return value ? BulkReplySize(value->size()) : 0;
+}
+inline size_t ReplyBytesFor(const SetReply& reply) { return ReplyBytesFor(reply.old_value); }
+inline size_t ReplyBytesFor(const ScanReply& reply) {
+  size_t bytes = 64;
+  for (const auto& key : reply.keys) bytes += BulkReplySize(key.size());
+  return bytes;
+}
+template <typename T>
+size_t ReplyBytesFor(const T&) {
+  return 0;  // integers, TTLs, booleans
+}
+
+// Replies `encode(result)` if the budget holds `bytes` more; otherwise builds nothing. A reply
+// that alone exceeds the connection's limit gets an error naming it; a connection over its
+// budget gets a short error and is closed when it arrives.
 template <typename T, typename Encode>
-StoreCallback<T> ReplyWith(CommandContext& ctx, Encode encode) {
-  return [reply = std::move(ctx.reply), encode = std::move(encode)](Result<T> result) {
+void ReplyWithin(const ReplyFn& reply, size_t bytes, const T& value, const Encode& encode) {
+  if (bytes == 0) return reply(encode(value));
+  if (bytes > reply.limit()) return reply(ErrorReply(ReplyTooLarge(reply.limit(), "")));
+  auto claim = reply.Claim(bytes);
+  if (!claim) return reply(ErrorReply(kReplyDropped));
+  reply(encode(value), std::move(*claim));
+}
+
+// A store callback that replies with encode(value), or with the store's error. The reply's
+// size is claimed from the connection's budget first (ReplyBytesFor) unless `small`: the
+// encoder never carries the value (GETEX's refusal of an existing key).
+template <typename T, typename Encode>
+StoreCallback<T> ReplyWith(CommandContext& ctx, Encode encode, bool small = false) {
+  return [reply = std::move(ctx.reply), encode = std::move(encode), small](Result<T> result) {
     if (!result.ok()) return reply(ErrorReply(StoreErrorText(result.error())));
-    reply(encode(result.value()));
+    ReplyWithin(reply, small ? 0 : ReplyBytesFor(result.value()), result.value(), encode);
   };
 }
 

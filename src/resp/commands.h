@@ -3,7 +3,9 @@
 //
 // Thread-safety: Execute is called by a connection's loop thread with that connection's
 // ClientState, which only connection commands touch, and only before Execute returns. The
-// reply function is called exactly once, on any thread, possibly before Execute returns.
+// reply function is called exactly once, on any thread, possibly before Execute returns; a
+// reply carrying stored values is claimed against the connection's budget before it is built
+// (resp/reply.h).
 // Ownership: the executor borrows the store, the clock and the counters.
 // Failure: every failure becomes an error reply; nothing throws.
 #pragma once
@@ -15,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "resp/reply.h"
 #include "skydb/env.h"
 #include "skydb/store.h"
 
@@ -39,6 +42,9 @@ struct ServerCounters {
   std::atomic<uint64_t> auth_failures{0};  // every failed AUTH / HELLO AUTH, all connections
   std::atomic<uint64_t> total_commands{0};
   std::atomic<uint64_t> protocol_errors{0};
+  // Clients closed because their replies reached resp.max_output_buffer or all clients'
+  // replies reached resp.max_reply_memory.
+  std::atomic<uint64_t> reply_limit_disconnects{0};
   // Commands run, by index in AllCommands(); slot kUnknownCommandSlot counts unsupported names.
   // Mutable: the executor, which holds the counters const, counts what it runs.
   static constexpr size_t kCommandSlots = 64;
@@ -54,8 +60,6 @@ struct ExecutorConfig {
   size_t max_clients = 0;
   int threads = 1;
 };
-
-using ReplyFn = std::function<void(std::string)>;
 
 class CommandExecutor {
  public:

@@ -4,6 +4,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <utility>
 
 #include "resp/encoder.h"
 #include "resp/server_internal.h"
@@ -13,8 +14,10 @@ namespace skydb::resp {
 namespace {
 
 constexpr size_t kReadChunk = 64 << 10;
-constexpr size_t kReadBudget = 1 << 20;      // per readiness event, so one client cannot hog
-constexpr size_t kOutputSoftLimit = 1 << 20;  // unsent bytes above this pause reading
+constexpr size_t kReadBudget = 1 << 20;  // per readiness event, so one client cannot hog
+// Reply bytes held (or claimed) above this pause reading: a pipeline of GETs is then answered
+// as fast as the client takes the replies, never built ahead of it.
+constexpr size_t kOutputSoftLimit = 1 << 20;
 
 ParserLimits LimitsFrom(const RespServerOptions& o) {
   ParserLimits limits;
@@ -47,6 +50,8 @@ Connection::Connection(int fd, uint64_t id, Loop& loop, ServerShared& shared)
       loop_(loop),
       shared_(shared),
       parser_(LimitsFrom(shared.options)),
+      budget_(std::make_shared<ReplyBudget>(shared.options.max_output_buffer,
+                                            shared.reply_memory.get())),
       last_active_(shared.clock->Now()) {
   client_.id = id;
 }
@@ -64,6 +69,7 @@ void Connection::Close(const char* why) {
   fd_ = -1;
   slots_.clear();
   out_.clear();
+  budget_->Release(std::exchange(held_, 0));
   shared_.counters.connected_clients.fetch_sub(1);
   loop_.Forget(id_);  // may drop the last owner: touch nothing after this
 }
@@ -148,7 +154,7 @@ void Connection::OnProtocolError() {
   spdlog::info("resp: client id={}: {}; closing the connection", id_, parser_.error());
   uint64_t seq = first_seq_ + slots_.size();
   slots_.emplace_back();
-  Complete(seq, ErrorReply("ERR " + parser_.error()));
+  CompleteHere(seq, ErrorReply("ERR " + parser_.error()));
   stop_reading_ = true;
   close_after_flush_ = true;
 }
@@ -158,9 +164,10 @@ void Connection::OnAuthFailure() {
   shared_.counters.auth_failures.fetch_add(1, std::memory_order_relaxed);
   auto delay = AuthFailureDelay(client_.auth_failures);
   if (client_.auth_failures == 1) {
-    spdlog::warn("resp: client id={}: AUTH failed (wrong password); this connection is slowed "
-                 "from {} ms per failed attempt",
-                 id_, delay.count());
+    spdlog::warn(
+        "resp: client id={}: AUTH failed (wrong password); this connection is slowed "
+        "from {} ms per failed attempt",
+        id_, delay.count());
   }
   auth_hold_ = true;
   loop_.AddTimer(shared_.clock->Now() + delay, weak_from_this());
@@ -173,26 +180,61 @@ void Connection::EndAuthHold() {
 }
 
 ReplyFn Connection::MakeReply(uint64_t seq) {
-  return [self = shared_from_this(), loop = loop_.shared_from_this(), seq](std::string reply) {
-    if (loop->InLoopThread()) {
-      self->Complete(seq, std::move(reply));
-      return;
-    }
-    loop->Post([self, seq, reply = std::move(reply)]() mutable {
-      self->Complete(seq, std::move(reply));
+  auto deliver = [self = shared_from_this(), loop = loop_.shared_from_this(), seq](
+                     std::string reply, ReplyClaim claim) {
+    if (loop->InLoopThread()) return self->Complete(seq, std::move(reply), std::move(claim));
+    // A task must be copyable, so the claim travels behind a pointer; a task dropped by a
+    // stopped loop releases it.
+    auto held = std::make_shared<ReplyClaim>(std::move(claim));
+    loop->Post([self, seq, reply = std::move(reply), held]() mutable {
+      self->Complete(seq, std::move(reply), std::move(*held));
     });
   };
+  return ReplyFn(budget_, std::move(deliver));
 }
 
-void Connection::Complete(uint64_t seq, std::string reply) {
+void Connection::CompleteHere(uint64_t seq, std::string reply) {
+  size_t bytes = reply.size();
+  budget_->Add(bytes);
+  Complete(seq, std::move(reply), ReplyClaim(budget_, bytes));
+}
+
+void Connection::Complete(uint64_t seq, std::string reply, ReplyClaim claim) {
   if (fd_ < 0 || seq < first_seq_ || seq - first_seq_ >= slots_.size()) return;
+  // A refused claim, or small replies on top of a full budget: nothing more is built for it.
+  if (budget_->refused() != ReplyLimit::kNone || budget_->held() > budget_->limit()) {
+    return CloseOverBudget();
+  }
+  held_ += claim.Take();
   slots_[seq - first_seq_] = std::move(reply);
   if (seq == first_seq_) loop_.MarkDirty(shared_from_this());
 }
 
+// Redis closes a client past its output buffer limit; so does skydb, naming the limit reached.
+// The server-wide limit is logged once per episode (every client that does not read would be
+// named otherwise), the client's own each time.
+void Connection::CloseOverBudget() {
+  shared_.counters.reply_limit_disconnects.fetch_add(1, std::memory_order_relaxed);
+  ReplyMemory& memory = *shared_.reply_memory;
+  if (budget_->refused() == ReplyLimit::kServer) {
+    spdlog::log(memory.BeginEpisode() ? spdlog::level::warn : spdlog::level::debug,
+                "resp: client id={}: reply memory limit (resp.max_reply_memory = {} bytes) "
+                "reached: clients hold {} bytes of replies they have not read; closing each "
+                "client whose reply would pass it until they drain",
+                id_, memory.limit(), memory.held());
+    return Close("reply memory limit reached");
+  }
+  spdlog::warn(
+      "resp: client id={}: output buffer limit (resp.max_output_buffer = {} bytes) "
+      "reached: the client does not read its replies ({} bytes held, {} more asked "
+      "for); closing the connection",
+      id_, budget_->limit(), held_, budget_->refused_bytes());
+  Close("output buffer limit reached");
+}
+
 bool Connection::ShouldPause() const {
   return auth_hold_ || slots_.size() >= shared_.options.max_pipeline ||
-         out_.size() - out_sent_ >= kOutputSoftLimit;
+         budget_->held() >= kOutputSoftLimit;
 }
 
 void Connection::Flush() {
@@ -200,12 +242,13 @@ void Connection::Flush() {
   auto self = shared_from_this();
   if (auth_hold_) return UpdateInterest();  // EndAuthHold flushes
   while (!slots_.empty() && slots_.front().has_value()) {
-    out_.append(*slots_.front());
+    if (out_.empty()) {
+      out_ = std::move(*slots_.front());  // a large reply is not copied
+    } else {
+      out_.append(*slots_.front());
+    }
     slots_.pop_front();
     ++first_seq_;
-  }
-  if (out_.size() - out_sent_ > shared_.options.max_output_buffer) {
-    return Close("output buffer limit reached (the client does not read its replies)");
   }
   if (!WriteOut()) return;
   if (close_after_flush_ && slots_.empty() && out_sent_ == out_.size()) {
@@ -220,6 +263,7 @@ void Connection::Flush() {
 
 // Writes as much as the socket takes; false when the connection was closed.
 bool Connection::WriteOut() {
+  size_t before = out_sent_;
   while (out_sent_ < out_.size()) {
     ssize_t n = ::send(fd_, out_.data() + out_sent_, out_.size() - out_sent_, MSG_NOSIGNAL);
     if (n < 0 && errno == EINTR) continue;
@@ -230,6 +274,8 @@ bool Connection::WriteOut() {
     }
     out_sent_ += static_cast<size_t>(n);
   }
+  held_ -= out_sent_ - before;
+  budget_->Release(out_sent_ - before);
   if (out_sent_ == out_.size()) {
     out_.clear();
     out_sent_ = 0;

@@ -40,8 +40,10 @@ class RespServerImpl final : public RespServer {
   RespServerImpl(const RespServerOptions& options, SessionStore& store, Clock& clock) {
     shared_.options = options;
     shared_.clock = &clock;
-    ExecutorConfig config{options.requirepass, options.store_description, options.unix_path,
-                          0, options.max_clients, options.threads};
+    shared_.reply_memory = std::make_unique<ReplyMemory>(options.max_reply_memory);
+    ExecutorConfig config{options.requirepass, options.store_description,
+                          options.unix_path,   0,
+                          options.max_clients, options.threads};
     executor_config_ = config;
     store_ = &store;
   }
@@ -92,9 +94,8 @@ Status RespServerImpl::Open() {
     return listening;
   }
   executor_config_.tcp_port = tcp_port_;
-  shared_.executor =
-      std::make_unique<CommandExecutor>(executor_config_, *store_, *shared_.clock,
-                                        shared_.counters);
+  shared_.executor = std::make_unique<CommandExecutor>(executor_config_, *store_, *shared_.clock,
+                                                       shared_.counters);
   for (auto& loop : shared_.loops) loop->Start();
   started_ = true;
   spdlog::info("resp: listening on {}{}{} ({} loop thread{})", shared_.options.unix_path,
@@ -119,9 +120,10 @@ void RespServerImpl::Shutdown(std::chrono::milliseconds drain) {
 
 RespServerStats RespServerImpl::Stats() const {
   const auto& c = shared_.counters;
-  RespServerStats stats{c.connected_clients.load(), c.total_connections.load(),
-                        c.rejected_connections.load(), c.total_commands.load(),
-                        c.protocol_errors.load(), {}};
+  RespServerStats stats{c.connected_clients.load(),       c.total_connections.load(),
+                        c.rejected_connections.load(),    c.total_commands.load(),
+                        c.protocol_errors.load(),         shared_.reply_memory->held(),
+                        c.reply_limit_disconnects.load(), {}};
   const auto& specs = AllCommands();
   for (size_t i = 0; i < specs.size(); ++i) {
     uint64_t n = c.by_command[i].load(std::memory_order_relaxed);
@@ -157,6 +159,10 @@ Status ValidateRespOptions(const RespServerOptions& o) {
   }
   if (o.max_output_buffer < (1 << 20)) {
     return Error::InvalidArgument("resp: max_output_buffer must be at least 1 MiB");
+  }
+  if (o.max_reply_memory < o.max_output_buffer) {
+    return Error::InvalidArgument(
+        "resp: max_reply_memory must be at least max_output_buffer (one client's limit)");
   }
   return resp::ValidateTcp(o);
 }

@@ -35,6 +35,7 @@ class Loop;
 struct ServerShared {
   RespServerOptions options;
   ServerCounters counters;
+  std::unique_ptr<ReplyMemory> reply_memory;  // every connection's reply bytes, server-wide
   std::unique_ptr<CommandExecutor> executor;
   std::vector<std::shared_ptr<Loop>> loops;
   Clock* clock = nullptr;
@@ -49,8 +50,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
   ~Connection();
 
   void OnEvents(uint32_t events);
-  // Fills reply slot `seq`; replies leave only when every earlier slot has.
-  void Complete(uint64_t seq, std::string reply);
+  // Fills reply slot `seq`; replies leave only when every earlier slot has. `claim` counts the
+  // reply's bytes in this connection's budget; the connection takes them over.
+  void Complete(uint64_t seq, std::string reply, ReplyClaim claim);
   void Flush();  // moves ready replies out, writes what the socket takes, resumes reading
   void BeginDrain();
   void CheckIdle(Clock::TimePoint now);
@@ -70,6 +72,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void UpdateInterest();
   bool WriteOut();
   ReplyFn MakeReply(uint64_t seq);
+  void CompleteHere(uint64_t seq, std::string reply);  // a reply made on the loop thread
+  void CloseOverBudget();
 
   int fd_;
   uint64_t id_;
@@ -81,11 +85,15 @@ class Connection : public std::enable_shared_from_this<Connection> {
   std::string out_;
   size_t out_sent_ = 0;
   std::deque<std::optional<std::string>> slots_;  // replies owed, in request order
-  uint64_t first_seq_ = 0;                       // sequence number of slots_.front()
-  bool stop_reading_ = false;      // EOF, protocol error, QUIT or drain
+  // Reply bytes: `budget_` counts them all, including claims of replies still being built on
+  // store threads; `held_` is the part this connection holds (filled slots + out_ unsent).
+  std::shared_ptr<ReplyBudget> budget_;
+  size_t held_ = 0;
+  uint64_t first_seq_ = 0;     // sequence number of slots_.front()
+  bool stop_reading_ = false;  // EOF, protocol error, QUIT or drain
   bool close_after_flush_ = false;
-  bool auth_hold_ = false;         // after a failed AUTH: no reading, no writing, until a timer
-  uint32_t interest_ = EPOLLIN;    // epoll events registered
+  bool auth_hold_ = false;       // after a failed AUTH: no reading, no writing, until a timer
+  uint32_t interest_ = EPOLLIN;  // epoll events registered
   Clock::TimePoint last_active_;
 };
 

@@ -1,7 +1,7 @@
 // Bad input and security against real daemons (issue 9, items 2 and 3): oversized input gets
 // its documented error; every byte value round-trips through PostgreSQL and a restart; 10,000
 // clients are held and the one over the limit is told why; trickling (slowloris) clients do not
-// slow others; nothing listens on TCP unless configured; sockets and directories have their
+// slow others; clients that do not read their replies cannot exhaust the daemon's memory; nothing listens on TCP unless configured; sockets and directories have their
 // documented modes; a world-writable DIR is refused; the password appears nowhere; failed AUTHs
 // are counted and slowed. Run as root (the cluster runs as SKYDB_TEST_USER).
 #include <arpa/inet.h>
@@ -351,6 +351,97 @@ TEST_F(MemoryDaemonTest, OversizedAndNestedInputGetsTheDocumentedErrors) {
             "-ERR Protocol error: invalid bulk length\r\n<eof>");
   // The daemon is unharmed.
   EXPECT_EQ(RedisCli(socket, {"GET", "big"}).size(), mib.size());
+}
+
+// A /proc/PID/status field in kB ("VmHWM"), or -1.
+long StatusKb(pid_t pid, const std::string& field) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind(field + ":", 0) == 0) return std::atol(line.c_str() + field.size() + 1);
+  }
+  return -1;
+}
+
+// Reads `count` replies that must each be Bulk(value), streaming (nothing kept); how many
+// matched before a mismatch, EOF or the socket's timeout.
+int ReadRepeatedBulk(int fd, const std::string& value, int count) {
+  const std::string expected = Bulk(value);
+  std::string pending;
+  char buffer[1 << 16];
+  int matched = 0;
+  while (matched < count) {
+    while (pending.size() >= expected.size()) {
+      if (pending.compare(0, expected.size(), expected) != 0) return matched;
+      pending.erase(0, expected.size());
+      if (++matched == count) return matched;
+    }
+    ssize_t n = ::recv(fd, buffer, sizeof buffer, 0);
+    if (n <= 0) return matched;
+    pending.append(buffer, static_cast<size_t>(n));
+  }
+  return matched;
+}
+
+#if defined(__SANITIZE_ADDRESS__)
+constexpr bool kAddressSanitizer = true;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+constexpr bool kAddressSanitizer = true;
+#else
+constexpr bool kAddressSanitizer = false;
+#endif
+#else
+constexpr bool kAddressSanitizer = false;
+#endif
+
+// Replies a client asks for but does not read are bounded (docs/security.md): under a 1.5 GB
+// address-space limit, 1,024 pipelined GETs of a 1 MiB value (1 GiB of replies) and one MGET
+// naming it 4,096 times (4 GiB) neither exhaust the daemon nor slow a third client. The GETs
+// are answered as the client reads them; the MGET gets an error naming resp.max_output_buffer.
+TEST_F(MemoryDaemonTest, ClientsThatDoNotReadTheirRepliesCannotExhaustMemory) {
+  if (kAddressSanitizer) GTEST_SKIP() << "ASan reserves more address space than the limit";
+  if (!std::filesystem::exists("/usr/bin/prlimit")) GTEST_SKIP() << "no /usr/bin/prlimit";
+  std::vector<std::string> args = {"serve", "--store", "memory", "--data-dir", dir_};
+  daemon_ = std::make_unique<DaemonProcess>(
+      args, std::map<std::string, std::optional<std::string>>{},
+      std::vector<std::string>{"/usr/bin/prlimit", "--as=1610612736", "--"});
+  std::string socket = StoreSocket(dir_);
+  ASSERT_TRUE(WaitForPong(socket, seconds(30))) << daemon_->Log();
+  const std::string mib(1 << 20, 'v');
+  ASSERT_EQ(Exchange(socket, Command({"SET", "big", mib}), 5), "+OK\r\n");
+
+  int reader_late = ConnectUnix(socket);
+  ASSERT_GE(reader_late, 0);
+  std::string gets;
+  for (int i = 0; i < 1024; ++i) gets += Command({"GET", "big"});
+  ASSERT_TRUE(SendAll(reader_late, gets));  // 22 KB asking for 1 GiB; nothing read yet
+
+  std::vector<std::string> mget = {"MGET"};
+  mget.resize(4097, "big");
+  const std::string refused =
+      "-ERR the reply would exceed the output buffer limit (resp.max_output_buffer = 67108864 "
+      "bytes); ask for fewer keys at a time\r\n";
+  EXPECT_EQ(Exchange(socket, Command(mget), refused.size()), refused);
+
+  std::this_thread::sleep_for(milliseconds(500));
+  ASSERT_FALSE(daemon_->WaitExit(milliseconds(0)).has_value()) << daemon_->Log();
+  auto other = RespClient::Connect(socket, seconds(5));
+  ASSERT_TRUE(other.ok());
+  auto pong = other->Command({"PING"});
+  EXPECT_TRUE(pong.ok() && pong->text == "PONG");
+  auto value = other->Command({"GET", "big"});
+  EXPECT_TRUE(value.ok() && value->text == mib);
+  long peak_kb = StatusKb(daemon_->pid(), "VmHWM");
+  RecordProperty("daemon_peak_rss_kb", std::to_string(peak_kb));
+  EXPECT_LT(peak_kb, 256 * 1024) << "the daemon's peak resident memory";
+
+  // The late reader loses nothing: every reply is built as it takes the previous ones.
+  EXPECT_EQ(ReadRepeatedBulk(reader_late, mib, 1024), 1024);
+  ::close(reader_late);
+  EXPECT_TRUE(daemon_->LogContains("MGET of 4096 keys refused")) << daemon_->Log();
+  EXPECT_TRUE(daemon_->LogContains("resp.max_output_buffer = 67108864 bytes")) << daemon_->Log();
+  EXPECT_EQ(daemon_->StopCleanly(seconds(10)), "");
 }
 
 // Nothing listens on TCP by default; the control shows the check sees a configured listener.

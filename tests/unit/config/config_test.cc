@@ -71,6 +71,7 @@ TEST(ConfigTableTest, HoldsExactlyTheConfigFields) {
                 "store.coherence", "resp.socket",
                 "resp.socket_group", "resp.tcp_port", "resp.bind", "resp.allow_remote",
                 "resp.requirepass", "resp.max_clients", "resp.idle_timeout", "resp.threads",
+                "resp.max_output_buffer", "resp.max_reply_memory",
                 "http.bind", "http.port", "http.allow_remote", "http.listen",
                 "http.socket_mode", "http.socket_group"}));
 }

@@ -162,6 +162,23 @@ TEST_F(CommandsTest, SetExPSetExGetExGetDel) {
   EXPECT_EQ(Run({"GETDEL", "k"}), kNull);
 }
 
+// Redis 7's getexCommand looks the key up before it validates the expiry: a missing key is
+// nil whatever the expiry says; only syntax errors come first.
+TEST_F(CommandsTest, GetExOnAMissingKeyIsNilBeforeTheExpiryIsChecked) {
+  const std::string invalid = "-ERR invalid expire time in 'getex' command\r\n";
+  EXPECT_EQ(Run({"GETEX", "missing", "EX", "0"}), kNull);
+  EXPECT_EQ(Run({"GETEX", "missing", "PX", "-5"}), kNull);
+  EXPECT_EQ(Run({"GETEX", "missing", "EX", "x"}), kNull);
+  EXPECT_EQ(Run({"GETEX", "missing", "EX", "9223372036854775807"}), kNull);
+  EXPECT_EQ(Run({"GETEX", "missing", "EX", "1", "PERSIST"}), kSyntax);
+  EXPECT_EQ(Run({"GETEX", "missing", "EX"}), kSyntax);
+  EXPECT_EQ(Run({"SET", "k", "v", "EX", "100"}), kOk);
+  EXPECT_EQ(Run({"GETEX", "k", "EX", "0"}), invalid);
+  EXPECT_EQ(Run({"GETEX", "k", "PXAT", "-1"}), invalid);
+  EXPECT_EQ(Run({"GETEX", "k", "EX", "x"}), kNotInt);
+  EXPECT_EQ(Run({"TTL", "k"}), ":100\r\n");  // a refused GETEX changes nothing
+}
+
 TEST_F(CommandsTest, MultiKeyCommands) {
   Run({"SET", "a", "1"});
   Run({"SET", "b", "2"});
@@ -215,6 +232,24 @@ TEST_F(CommandsTest, Scan) {
   }
   EXPECT_EQ(seen.size(), 25U);
   EXPECT_EQ(Run({"SCAN", "x"}), "-ERR invalid cursor\r\n");
+}
+
+// Redis parses the cursor with strtoul: a sign is allowed and "-1" wraps to the largest
+// cursor, which is past every key (an empty last page); leading spaces, trailing junk, other
+// bases and values beyond 64 bits are invalid.
+TEST_F(CommandsTest, ScanCursorFollowsStrtoul) {
+  Run({"SET", "k", "v"});
+  const std::string empty_page = "*2\r\n$1\r\n0\r\n*0\r\n";
+  const std::string invalid = "-ERR invalid cursor\r\n";
+  EXPECT_EQ(Run({"SCAN", "-1"}), empty_page);
+  EXPECT_EQ(Run({"SCAN", "18446744073709551615"}), empty_page);
+  EXPECT_EQ(Run({"SCAN", "+0"}), "*2\r\n$1\r\n0\r\n*1\r\n$1\r\nk\r\n");
+  EXPECT_EQ(Run({"SCAN", "-0"}), "*2\r\n$1\r\n0\r\n*1\r\n$1\r\nk\r\n");
+  EXPECT_EQ(Run({"SCAN", ""}), "*2\r\n$1\r\n0\r\n*1\r\n$1\r\nk\r\n");
+  for (const char* bad : {"x", " 1", "1 ", "1x", "0x10", "-", "+", "--1", "18446744073709551616",
+                          "-18446744073709551616"}) {
+    EXPECT_EQ(Run({"SCAN", bad}), invalid) << "'" << bad << "'";
+  }
   EXPECT_EQ(Run({"SCAN", "0", "COUNT", "0"}), kSyntax);
   EXPECT_EQ(Run({"SCAN", "0", "COUNT", "x"}), kNotInt);
   EXPECT_EQ(Run({"SCAN", "0", "MATCH"}), kSyntax);
@@ -226,8 +261,8 @@ TEST_F(CommandsTest, Scan) {
 TEST_F(CommandsTest, InfoSections) {
   Run({"SET", "k", "v"});
   std::string all = Run({"INFO"});
-  for (const char* section : {"# Server\r\n", "# Clients\r\n", "# Memory\r\n",
-                              "# Persistence\r\n", "# Stats\r\n", "# Keyspace\r\n"}) {
+  for (const char* section : {"# Server\r\n", "# Clients\r\n", "# Memory\r\n", "# Persistence\r\n",
+                              "# Stats\r\n", "# Keyspace\r\n"}) {
     EXPECT_NE(all.find(section), std::string::npos) << section;
   }
   EXPECT_NE(all.find("store_kind:memory\r\n"), std::string::npos);

@@ -2,27 +2,29 @@
 // completions, pipelined writes reaching the store together, drain on shutdown, limits, the
 // socket file's handling, and option validation.
 #include <arpa/inet.h>
-#include <netinet/in.h>
 #include <grp.h>
+#include <gtest/gtest.h>
+#include <netinet/in.h>
 #include <poll.h>
+#include <spdlog/sinks/ringbuffer_sink.h>
+#include <spdlog/spdlog.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
 
-#include <gtest/gtest.h>
-
+#include <algorithm>
 #include <atomic>
 #include <cstdlib>
 #include <filesystem>
 #include <mutex>
 #include <thread>
 
+#include "resp/server_internal.h"
+#include "skydb/durable.h"
 #include "skydb/resp.h"
 #include "skydb/store.h"
 #include "support/fake_durable.h"
-#include "skydb/durable.h"
-#include "resp/server_internal.h"
 #include "support/fakes.h"
 
 namespace skydb {
@@ -73,7 +75,19 @@ class HeldStore final : public SessionStore {
       gets.swap(gets_);
     }
     std::thread([gets = std::move(gets)]() mutable {
-      for (auto it = gets.rbegin(); it != gets.rend(); ++it) it->second(std::optional<std::string>(it->first));
+      for (auto it = gets.rbegin(); it != gets.rend(); ++it)
+        it->second(std::optional<std::string>(it->first));
+    }).join();
+  }
+  // Answers every held GET with `value`, in order, on a new thread.
+  void ReleaseGetsWith(const std::string& value) {
+    std::vector<std::pair<std::string, StoreCallback<std::optional<std::string>>>> gets;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      gets.swap(gets_);
+    }
+    std::thread([&value, gets = std::move(gets)] {
+      for (const auto& get : gets) get.second(std::optional<std::string>(value));
     }).join();
   }
   void ReleaseSets() {
@@ -276,6 +290,138 @@ TEST_F(ServerTest, MaxClientsRefusesTheExtraConnection) {
   ::close(first);
 }
 
+// ---- reply memory: what a client that does not read its replies can make the server hold ----
+
+std::string Repeat(const std::string& command, int times) {
+  std::string out;
+  for (int i = 0; i < times; ++i) out += command;
+  return out;
+}
+
+std::string BulkOf(const std::string& value) {
+  return "$" + std::to_string(value.size()) + "\r\n" + value + "\r\n";
+}
+
+// 64 pipelined GETs of a 256 KiB value are 16 MiB of replies, four times the output limit:
+// the connection is no longer read while it holds more than the soft limit, so the replies are
+// built as the client takes them and a client that reads late still gets every one.
+TEST_F(ServerTest, PipelinedGetsOfALargeValueWaitForTheClientToRead) {
+  options_.max_output_buffer = 4 << 20;
+  auto store = NewMemoryStore(MemoryTierOptions{}, clock_);
+  Start(*store);
+  const std::string value(256 << 10, 'v');
+  int fd = Connect();
+  Send(fd, "*3\r\n$3\r\nSET\r\n$1\r\nk\r\n" + BulkOf(value));
+  ASSERT_EQ(Read(fd, 5), "+OK\r\n");
+  Send(fd, Repeat("GET k\r\n", 64));
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // the client reads nothing
+  std::string expected = Repeat(BulkOf(value), 64);
+  std::string got = Read(fd, expected.size());
+  EXPECT_EQ(got.size(), expected.size());
+  EXPECT_TRUE(got == expected) << "the replies differ; the end: "
+                               << got.substr(got.size() > 20 ? got.size() - 20 : 0);
+  ::close(fd);
+}
+
+// An MGET whose reply alone exceeds max_output_buffer is refused with an error as its values
+// arrive; the values gathered so far are dropped and the connection goes on.
+TEST_F(ServerTest, AnMgetLargerThanTheOutputLimitIsRefusedWithAnError) {
+  options_.max_output_buffer = 4 << 20;
+  auto store = NewMemoryStore(MemoryTierOptions{}, clock_);
+  Start(*store);
+  const std::string value(256 << 10, 'v');
+  int fd = Connect();
+  Send(fd, "*3\r\n$3\r\nSET\r\n$1\r\nk\r\n" + BulkOf(value));
+  ASSERT_EQ(Read(fd, 5), "+OK\r\n");
+  Send(fd, "MGET" + Repeat(" k", 32) + "\r\nPING\r\n");  // 8 MiB
+  const std::string error =
+      "-ERR the reply would exceed the output buffer limit (resp.max_output_buffer = 4194304 "
+      "bytes); ask for fewer keys at a time\r\n";
+  EXPECT_EQ(Read(fd, error.size() + 7), error + "+PONG\r\n");
+  ::close(fd);
+}
+
+// Collects the process's log lines while it lives. Create it before the server starts and
+// destroy it after the server stopped: the logger's sink list is not thread-safe to change.
+class LogCapture {
+ public:
+  LogCapture() : sink_(std::make_shared<spdlog::sinks::ringbuffer_sink_mt>(512)) {
+    spdlog::default_logger()->sinks().push_back(sink_);
+  }
+  ~LogCapture() {
+    auto& sinks = spdlog::default_logger()->sinks();
+    sinks.erase(std::remove(sinks.begin(), sinks.end(), sink_), sinks.end());
+  }
+  int Count(const std::string& text) const {
+    auto lines = sink_->last_formatted();
+    return static_cast<int>(std::count_if(lines.begin(), lines.end(), [&](const std::string& l) {
+      return l.find(text) != std::string::npos;
+    }));
+  }
+
+ private:
+  std::shared_ptr<spdlog::sinks::ringbuffer_sink_mt> sink_;
+};
+
+// Replies completed on a store thread are claimed before they are built: the first one that
+// would pass max_output_buffer closes the client (which reads nothing), the cause is logged
+// and every byte held for it is released.
+TEST_F(ServerTest, StoreRepliesPastTheOutputLimitCloseTheClient) {
+  LogCapture log;
+  options_.max_output_buffer = 4 << 20;
+  HeldStore store;
+  Start(store);
+  int fd = Connect();
+  Send(fd, Repeat("GET k\r\n", 8));
+  ASSERT_TRUE(WaitFor([&] { return store.held_gets() == 8; }));
+  store.ReleaseGetsWith(std::string(1 << 20, 'v'));  // 8 MiB of replies
+  std::string got = Read(fd, 64 << 20);
+  ASSERT_GE(got.size(), 5U);
+  EXPECT_EQ(got.substr(got.size() - 5), "<eof>");
+  EXPECT_LT(got.size(), 4U << 20);
+  ASSERT_TRUE(WaitFor([&] { return server_->Stats().reply_bytes == 0; }))
+      << server_->Stats().reply_bytes << " reply bytes still counted";
+  EXPECT_EQ(server_->Stats().reply_limit_disconnects, 1U);
+  int other = Connect();
+  Send(other, "PING\r\n");
+  EXPECT_EQ(Read(other, 7), "+PONG\r\n");
+  ::close(other);
+  ::close(fd);
+  server_.reset();
+  EXPECT_EQ(log.Count("output buffer limit (resp.max_output_buffer = 4194304 bytes) reached: "
+                      "the client does not read its replies"),
+            1);
+}
+
+// All clients together may hold max_reply_memory: the client whose reply would pass it is
+// closed; the one holding replies it will read is not, and gets every byte.
+TEST_F(ServerTest, TheServerWideReplyLimitClosesTheClientThatWouldPassIt) {
+  LogCapture log;
+  options_.max_output_buffer = 8 << 20;
+  options_.max_reply_memory = 8 << 20;
+  HeldStore store;
+  Start(store);
+  const std::string value(1 << 20, 'v');
+  int first = Connect();
+  Send(first, Repeat("GET k\r\n", 5));
+  ASSERT_TRUE(WaitFor([&] { return store.held_gets() == 5; }));
+  store.ReleaseGetsWith(value);  // ~5 MiB held for `first`, less what its socket took
+  ASSERT_TRUE(WaitFor([&] { return server_->Stats().reply_bytes > (4U << 20); }));
+  int second = Connect();
+  Send(second, Repeat("GET k\r\n", 5));
+  ASSERT_TRUE(WaitFor([&] { return store.held_gets() == 5; }));
+  store.ReleaseGetsWith(value);
+  std::string got = Read(second, 64 << 20);
+  EXPECT_EQ(got.substr(got.size() - 5), "<eof>");
+  EXPECT_LT(got.size(), 5U << 20);
+  EXPECT_EQ(Read(first, 5 * BulkOf(value).size()), Repeat(BulkOf(value), 5));
+  EXPECT_EQ(server_->Stats().reply_limit_disconnects, 1U);
+  ::close(first);
+  ::close(second);
+  server_.reset();
+  EXPECT_EQ(log.Count("reply memory limit (resp.max_reply_memory = 8388608 bytes) reached"), 1);
+}
+
 // True when `fd` has bytes to read (or EOF) within `ms` of real time.
 bool Readable(int fd, int ms) {
   pollfd p{fd, POLLIN, 0};
@@ -304,7 +450,8 @@ TEST_F(ServerTest, FailedAuthIsCountedAndSlowedWithoutBlockingOthers) {
   int other = Connect();
   Send(other, "PING\r\n");
   EXPECT_EQ(Read(other, 32), "-NOAUTH Authentication required.\r\n");
-  const std::string wrongpass = "-WRONGPASS invalid username-password pair or user is disabled.\r\n";
+  const std::string wrongpass =
+      "-WRONGPASS invalid username-password pair or user is disabled.\r\n";
   const std::string noauth = "-NOAUTH Authentication required.\r\n";
   clock_.Advance(std::chrono::milliseconds(100));
   EXPECT_EQ(Read(guesser, wrongpass.size() + noauth.size()), wrongpass + noauth);
@@ -345,7 +492,7 @@ TEST_F(ServerTest, SocketModeAndStaleFile) {
   ::close(stale);
   auto store = NewMemoryStore(MemoryTierOptions{}, clock_);
   Start(*store);
-  struct stat st{};
+  struct stat st {};
   ASSERT_EQ(::stat(options_.unix_path.c_str(), &st), 0);
   EXPECT_EQ(st.st_mode & 0777, 0660U);
   // A live server's socket is not taken over.
@@ -360,7 +507,7 @@ TEST_F(ServerTest, SocketGroup) {
   options_.unix_group = own->gr_name;
   auto store = NewMemoryStore(MemoryTierOptions{}, clock_);
   Start(*store);
-  struct stat st{};
+  struct stat st {};
   ASSERT_EQ(::stat(options_.unix_path.c_str(), &st), 0);
   EXPECT_EQ(st.st_gid, ::getegid());
   server_.reset();
@@ -417,6 +564,12 @@ TEST(RespOptions, Validation) {
   EXPECT_TRUE(ValidateRespOptions(o).ok());
   o.max_query_buffer = o.max_bulk_bytes;
   EXPECT_FALSE(ValidateRespOptions(o).ok());
+  o.max_query_buffer = RespServerOptions{}.max_query_buffer;
+  o.max_reply_memory = o.max_output_buffer - 1;
+  Status reply_memory = ValidateRespOptions(o);
+  ASSERT_FALSE(reply_memory.ok());
+  EXPECT_NE(reply_memory.error().message.find("max_reply_memory must be at least"),
+            std::string::npos);
 }
 
 }  // namespace
