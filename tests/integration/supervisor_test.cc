@@ -182,6 +182,24 @@ TEST_F(SupervisorIntegrationTest, LeftoverPostmasterIsFoundAndStopped) {
   EXPECT_EQ(Psql(dir_, "SELECT 1"), "1");
 }
 
+// A data dir whose name is not UTF-8 (byte 0xff): rendering the status file used to throw and
+// abort the daemon during initializing. Now it becomes ready, the status file reads back the
+// exact bytes, and `skydb status --json` and `skydb psql` (which connects to the socket_dir the
+// file names) work there.
+TEST_F(SupervisorIntegrationTest, DataDirThatIsNotUtf8Serves) {
+  dir_ = root_.Dir(std::string("d\xff") + "x");
+  auto d = ServeReady();
+  auto status = ReadStatus(dir_);
+  ASSERT_TRUE(status.has_value()) << d->Log();
+  EXPECT_EQ(status->data_dir, dir_);
+  EXPECT_EQ(status->socket_dir, dir_ + "/run");
+  CliRun json = RunSkydb({"status", "--json", "--data-dir", dir_});
+  EXPECT_EQ(json.exit_code, 0) << json.err;
+  EXPECT_NE(json.out.find("\"running\": true"), std::string::npos) << json.out;
+  EXPECT_EQ(Psql(dir_, "SELECT 1"), "1");
+  StopCleanly(*d);
+}
+
 TEST_F(SupervisorIntegrationTest, SecondDaemonFailsNamingTheHolder) {
   auto first = ServeReady();
   auto second = Serve();
