@@ -39,7 +39,8 @@ int RunMemoryOnly(const DaemonOptions& options);
 // schema is newer than this binary.
 int RunExternal(const DaemonOptions& options);
 
-// DIR and DIR/run, created 0700 when missing; an existing DIR writable by others is refused.
+// DIR and DIR/run, created 0700 when missing; an existing DIR writable by others, or holding
+// anything that is not skydb's, is refused; wider modes are set to 0700.
 Status PrepareRunDir(const std::string& data_dir);
 // PrepareRunDir, then DIR/skydb.lock held (one daemon per DIR) until the result is destroyed;
 // a second daemon is refused with the holder's pid.

@@ -1,31 +1,23 @@
 // `skydb serve --store memory`: the Redis-protocol listener over a memory-only store, no
 // PostgreSQL. For tests and demos; the banner says, loudly, that nothing survives a restart.
 #include <signal.h>
-#include <sys/stat.h>
 
 #include <spdlog/spdlog.h>
-
-#include <cerrno>
 
 #include "daemon/daemon.h"
 #include "daemon/observing.h"
 #include "daemon/serving.h"
 #include "skydb/supervisor.h"
+#include "supervisor/data_dir.h"
 
 namespace skydb::daemon {
 
 Status PrepareRunDir(const std::string& data_dir) {
-  for (const std::string& dir : {data_dir, data_dir + "/run"}) {
-    struct stat st {};
-    if (::stat(dir.c_str(), &st) == 0) {
-      if ((st.st_mode & 0022) != 0) {
-        return Error::Permission(dir + " is writable by group or others; chmod go-w " + dir);
-      }
-      continue;
-    }
-    if (::mkdir(dir.c_str(), 0700) != 0) return ErrnoError("cannot create " + dir, errno);
-  }
-  return Ok();
+  // The same rules as --embed (src/supervisor/data_dir.h): a skydb data dir, 0700, run/ 0700.
+  auto fs = NewRealFileSystem();
+  auto layout = supervisor::DataDirLayout::For(data_dir);
+  SKYDB_RETURN_IF_ERROR(supervisor::PrepareRoot(*fs, layout.root));
+  return supervisor::EnsurePrivateDir(*fs, layout.run);
 }
 
 Result<std::shared_ptr<void>> PrepareAndLockRunDir(const std::string& data_dir) {

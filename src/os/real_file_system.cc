@@ -131,6 +131,11 @@ class RealFileSystem final : public FileSystem {
     if (::chmod(path.c_str(), mode) != 0) return ErrnoError("cannot chmod " + path, errno);
     return Ok();
   }
+
+  Status Chmod(const std::string& path, uint32_t mode) override {
+    if (::chmod(path.c_str(), mode & 07777) != 0) return ErrnoError("cannot chmod " + path, errno);
+    return Ok();
+  }
 };
 
 }  // namespace

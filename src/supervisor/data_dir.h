@@ -1,7 +1,8 @@
 // The data directory: layout, safety checks, ownership, and what DIR/pgdata holds.
 //
 // Pure checks take values or a FileSystem so they are unit-tested on a FakeFileSystem; the few
-// calls the FileSystem seam lacks (chown) go through HostOps.
+// calls the FileSystem seam lacks (chown) go through HostOps. A skydb data dir is one that is
+// empty or holds only skydb's own entries; DIR, run/ and runtime/ are 0700.
 // Thread-safety: free functions without shared state.
 #pragma once
 
@@ -26,8 +27,22 @@ struct DataDirLayout {
 // Refuses a directory group- or other-writable, or not a directory, saying how to fix it.
 Status CheckDirSafe(const std::string& path, const FileInfo& info);
 
+// What skydb keeps at the top of DIR (DataDirLayout's entries), and the lost+found that a file
+// system mounted at DIR brings. Anything else means DIR is someone else's.
+bool IsSkydbEntry(const std::string& name);
+
+// Creates `path` 0700, or verifies it (CheckDirSafe) and removes mode bits beyond 0700, saying
+// so in the log.
+Status EnsurePrivateDir(FileSystem& fs, const std::string& path);
+
+// DIR before skydb writes anything into it (its lock file comes next): EnsurePrivateDir, and an
+// existing DIR holding anything but skydb's own entries is refused untouched, naming what it
+// holds and the fix. Used by every mode (--embed, --database-url, --store memory).
+Status PrepareRoot(FileSystem& fs, const std::string& root);
+
 // Creates DIR (0700) or verifies it; creates run/ and runtime/ (0700); when the cluster user
 // differs from us, makes it the owner of DIR, run/ and runtime/ (never anything above DIR).
+// Expects PrepareRoot to have accepted DIR.
 Status PrepareDirs(FileSystem& fs, HostOps& host, const DataDirLayout& layout,
                    const ClusterUser& owner);
 

@@ -32,14 +32,8 @@ Status SupervisorImpl::Prepare() {
 
 Status SupervisorImpl::LockDataDir() {
   SKYDB_RETURN_IF_ERROR(CheckReachable(*env_.fs, layout_.root, options_.cluster_user));
-  // DIR itself must exist (and be safe) before the lock file inside it can.
-  auto info = env_.fs->Stat(layout_.root);
-  if (!info.ok()) {
-    if (info.error().code != ErrorCode::kNotFound) return info.error();
-    SKYDB_RETURN_IF_ERROR(env_.fs->MakeDir(layout_.root, 0700));
-  } else {
-    SKYDB_RETURN_IF_ERROR(CheckDirSafe(layout_.root, *info));
-  }
+  // DIR itself must exist (and be safe, and skydb's) before the lock file inside it can.
+  SKYDB_RETURN_IF_ERROR(PrepareRoot(*env_.fs, layout_.root));
   SKYDB_ASSIGN_OR_RETURN(dir_lock_, env_.host->LockExclusive(layout_.lock_file));
   return Ok();
 }

@@ -135,6 +135,13 @@ Status FakeFileSystem::MakeDir(const std::string& path, uint32_t mode) {
   return Ok();
 }
 
+Status FakeFileSystem::Chmod(const std::string& path, uint32_t mode) {
+  auto it = nodes_.find(Resolve(path));
+  if (it == nodes_.end()) return Error::NotFound("cannot chmod " + path + ": No such file");
+  it->second.info.mode = mode & 07777;
+  return Ok();
+}
+
 Result<CommandOutput> FakeProcessRunner::Run(const CommandSpec& spec) {
   std::string line;
   for (size_t i = 0; i < spec.argv.size(); ++i) {

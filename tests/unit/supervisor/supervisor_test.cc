@@ -130,6 +130,37 @@ TEST_F(SupervisorTest, RefusesANonEmptyNonCluster) {
   EXPECT_TRUE(runner_.specs.empty());
 }
 
+// A non-empty directory that is not a skydb data dir (here an app's, owned by another user) is
+// refused with what it holds and the fix, before anything is written, locked or chowned.
+TEST_F(SupervisorTest, RefusesAForeignDataDirUntouched) {
+  fs_.AddDir("/srv/sky", 0755);
+  fs_.SetOwner("/srv/sky", 1234, 1234);
+  fs_.AddFile("/srv/sky/app.db", "rows");
+  fs_.AddDir("/srv/sky/uploads", 0755);
+  Status s = Make().Run();
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.error().code, ErrorCode::kConflict);
+  EXPECT_EQ(s.error().message,
+            "/srv/sky is not empty and is not a skydb data directory (it holds app.db, "
+            "uploads); skydb will not take it over: choose a new or empty --data-dir (for "
+            "example /srv/sky/skydb), or move those entries away");
+  EXPECT_TRUE(host_.chowned.empty());
+  EXPECT_EQ(fs_.Stat("/srv/sky")->mode, 0755u);
+  EXPECT_EQ(fs_.Stat("/srv/sky")->uid, 1234u);
+  EXPECT_EQ(*fs_.ListDir("/srv/sky"), (std::vector<std::string>{"app.db", "uploads"}));
+  EXPECT_TRUE(launcher_.specs.empty());
+}
+
+// skydb's own entries, and the lost+found of a file system mounted at DIR, are a data dir.
+TEST_F(SupervisorTest, StartsInADirHoldingOnlySkydbEntries) {
+  fs_.AddDir("/srv/sky", 0700);
+  fs_.AddDir("/srv/sky/lost+found", 0700);
+  fs_.AddFile("/srv/sky/skydb.lock", "77\n", 0600);
+  fs_.AddDir("/srv/sky/runtime", 0700);
+  Status s = Make().Run();
+  ASSERT_TRUE(s.ok()) << s.error().message;
+}
+
 TEST_F(SupervisorTest, SecondDaemonFailsNamingTheHolder) {
   host_.held["/srv/sky/skydb.lock"] = 777;
   Status s = Make().Run();
