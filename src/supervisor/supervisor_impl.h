@@ -12,6 +12,7 @@
 
 #include "skydb/supervisor.h"
 #include "supervisor/data_dir.h"
+#include "supervisor/postmaster_pid.h"
 #include "supervisor/restart_policy.h"
 
 namespace skydb::supervisor {
@@ -38,6 +39,8 @@ class SupervisorImpl final : public Supervisor {
   Status EnsureCluster();
   Status RunInitdb();
   Status StopLeftover();
+  Status StopOurLeftover(const LeftoverCheck& check);
+  Status MovePidFileAside(const LeftoverCheck& check);
   Status WaitForPidGone(pid_t pid, std::chrono::milliseconds timeout);
   Status WriteConfigFiles();
   Status WriteOwnedFile(const std::string& path, const std::string& contents);

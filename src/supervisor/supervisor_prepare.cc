@@ -75,13 +75,28 @@ Status SupervisorImpl::RunInitdb() {
 
 Status SupervisorImpl::StopLeftover() {
   LeftoverCheck check = IdentifyLeftover(*env_.fs, *env_.host, layout_.pgdata);
-  if (check.verdict != LeftoverVerdict::kOurs) {
-    if (check.verdict != LeftoverVerdict::kNone) {
-      spdlog::info("postmaster.pid names pid {}: {} ({}); PostgreSQL will replace it", check.pid,
-                   LeftoverVerdictName(check.verdict), check.reason);
-    }
-    return Ok();
+  switch (check.verdict) {
+    case LeftoverVerdict::kNone:
+      return Ok();
+    case LeftoverVerdict::kNotOurs:
+      return MovePidFileAside(check);
+    case LeftoverVerdict::kStale:
+      spdlog::info("postmaster.pid names pid {}: stale ({}); PostgreSQL will replace it", check.pid,
+                   check.reason);
+      return Ok();
+    case LeftoverVerdict::kUnknown:
+      spdlog::warn(
+          "postmaster.pid names pid {}, which runs, and skydb cannot tell whether it is "
+          "a postmaster of {} ({}); leaving the file for PostgreSQL to judge",
+          check.pid, layout_.pgdata, check.reason);
+      return Ok();
+    case LeftoverVerdict::kOurs:
+      return StopOurLeftover(check);
   }
+  return Ok();
+}
+
+Status SupervisorImpl::StopOurLeftover(const LeftoverCheck& check) {
   spdlog::warn("a postmaster (pid {}) left over from an earlier skydb still runs on {}; "
                "fast-stopping it before starting", check.pid, layout_.pgdata);
   (void)env_.host->Kill(check.pid, SIGINT);
@@ -93,6 +108,22 @@ Status SupervisorImpl::StopLeftover() {
   return Error::Conflict("a postmaster (pid " + std::to_string(check.pid) +
                          ") left over from an earlier skydb still runs on " + layout_.pgdata +
                          " after SIGINT and SIGQUIT; stop it, then start skydb again");
+}
+
+Status SupervisorImpl::MovePidFileAside(const LeftoverCheck& check) {
+  // PostgreSQL refuses to start ("lock file already exists") while a process of its user has the
+  // pid the file names, even one that provably is not a postmaster; the file is kept, renamed.
+  int64_t now =
+      std::chrono::duration_cast<std::chrono::seconds>(env_.clock->WallNow().time_since_epoch())
+          .count();
+  std::string from = layout_.pgdata + "/postmaster.pid";
+  std::string to = from + ".stale-" + std::to_string(now);
+  SKYDB_RETURN_IF_ERROR(env_.fs->Rename(from, to));
+  spdlog::warn(
+      "postmaster.pid names pid {}, which runs but is no postmaster of {} ({}); moved "
+      "the file to {} so that PostgreSQL can start",
+      check.pid, layout_.pgdata, check.reason, to);
+  return Ok();
 }
 
 Status SupervisorImpl::WaitForPidGone(pid_t pid, std::chrono::milliseconds timeout) {

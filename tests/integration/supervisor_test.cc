@@ -182,6 +182,41 @@ TEST_F(SupervisorIntegrationTest, LeftoverPostmasterIsFoundAndStopped) {
   EXPECT_EQ(Psql(dir_, "SELECT 1"), "1");
 }
 
+// A stale postmaster.pid naming a live process of the cluster user that is no postmaster (a
+// sleep that got the old postmaster's pid, as after a reboot or in a container): PostgreSQL
+// alone refuses to start ("lock file already exists"), so the daemon crash-looped and exited.
+// Now skydb proves the pid is not ours, moves the file aside and becomes ready; the sleep is not
+// signalled.
+TEST_F(SupervisorIntegrationTest, StalePidFileNamingALiveProcessIsMovedAside) {
+  {
+    auto d = ServeReady();
+    StopCleanly(*d);
+  }
+  auto user = LookupUser(TestUser());
+  ASSERT_TRUE(user.ok());
+  ChildSpec spec;
+  spec.argv = {"/bin/sleep", "60"};
+  spec.run_as = *user;
+  spec.parent_death_signal = SIGKILL;  // gone with the test binary, whatever happens
+  auto sleeper = NewRealChildLauncher()->Spawn(spec, [](std::string_view) {});
+  ASSERT_TRUE(sleeper.ok()) << sleeper.error().message;
+  std::string pidfile = dir_ + "/pgdata/postmaster.pid";
+  {
+    std::ofstream(pidfile) << (*sleeper)->pid() << "\n"
+                           << dir_ << "/pgdata\n1600000000\n5432\n"
+                           << dir_ << "/run\n\n  5432001     32768\nready   \n";
+  }
+  ASSERT_EQ(::chown(pidfile.c_str(), user->uid, user->gid), 0);
+  auto d = ServeReady();
+  EXPECT_TRUE(d->LogContains("which runs but is no postmaster of " + dir_ + "/pgdata")) << d->Log();
+  EXPECT_TRUE(d->LogContains("moved the file to " + pidfile + ".stale-")) << d->Log();
+  EXPECT_FALSE((*sleeper)->TryWait().has_value()) << "the sleep was signalled";
+  EXPECT_EQ(Psql(dir_, "SELECT 1"), "1");
+  StopCleanly(*d);
+  (void)(*sleeper)->Signal(SIGKILL);
+  EXPECT_TRUE((*sleeper)->WaitFor(seconds(5)).has_value());
+}
+
 // A data dir whose name is not UTF-8 (byte 0xff): rendering the status file used to throw and
 // abort the daemon during initializing. Now it becomes ready, the status file reads back the
 // exact bytes, and `skydb status --json` and `skydb psql` (which connects to the socket_dir the

@@ -33,6 +33,7 @@ class FakeFileSystem final : public FileSystem {
                          uint32_t mode) override;
   Status MakeDir(const std::string& path, uint32_t mode) override;
   Status Chmod(const std::string& path, uint32_t mode) override;
+  Status Rename(const std::string& from, const std::string& to) override;
 
  private:
   struct Node {

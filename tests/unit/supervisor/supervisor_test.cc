@@ -295,6 +295,48 @@ TEST_F(SupervisorTest, LeftoverPostmasterIsStoppedBeforeStarting) {
   EXPECT_TRUE(fs_.Exists("/srv/sky/pgdata/postmaster.pid")) << "never deleted by skydb";
 }
 
+// postmaster.pid names a live process that provably is no postmaster of this directory (a
+// sleep that got the old postmaster's pid). PostgreSQL would refuse to start while a process of
+// the cluster user has that pid ("lock file already exists"), so the file is moved aside and
+// nothing is signalled.
+TEST_F(SupervisorTest, PidFileOfALiveOtherProcessIsMovedAside) {
+  ASSERT_TRUE(Make().Run().ok());
+  sup_.reset();
+  const std::string stale = "4321\n/srv/sky/pgdata\n1600000000\n5432\n";
+  fs_.AddFile("/srv/sky/pgdata/postmaster.pid", stale, 0600);
+  fs_.AddFile("/proc/stat", "btime 1700000000\n");
+  fs_.AddFile("/proc/4321/stat", "4321 (sleep) S 1 1 1 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 9000 0\n");
+  fs_.AddFile("/bin/sleep", "", 0755);
+  fs_.AddSymlink("/proc/4321/exe", "/bin/sleep");
+  fs_.AddSymlink("/proc/4321/cwd", "/srv");
+  host_.alive.insert(4321);
+  auto before = clock_.WallNow();
+  ASSERT_TRUE(Make().Run().ok());
+  EXPECT_TRUE(host_.kills.empty());
+  EXPECT_FALSE(fs_.Exists("/srv/sky/pgdata/postmaster.pid"));
+  std::vector<std::string> moved;
+  std::vector<std::string> entries = *fs_.ListDir("/srv/sky/pgdata");
+  for (const auto& name : entries) {
+    if (name.rfind("postmaster.pid.stale-", 0) == 0) moved.push_back(name);
+  }
+  ASSERT_EQ(moved.size(), 1u);
+  int64_t when = std::stoll(moved[0].substr(std::string("postmaster.pid.stale-").size()));
+  EXPECT_EQ(when, std::chrono::duration_cast<seconds>(before.time_since_epoch()).count());
+  EXPECT_EQ(*fs_.ReadFile("/srv/sky/pgdata/" + moved[0]), stale);
+}
+
+// A live pid skydb cannot inspect (/proc unreadable) is not proof of anything: the file stays
+// for PostgreSQL to judge, and nothing is signalled.
+TEST_F(SupervisorTest, PidFileOfAProcessSkydbCannotInspectStays) {
+  ASSERT_TRUE(Make().Run().ok());
+  sup_.reset();
+  fs_.AddFile("/srv/sky/pgdata/postmaster.pid", "4321\n/srv/sky/pgdata\n1700000091\n5432\n", 0600);
+  host_.alive.insert(4321);
+  ASSERT_TRUE(Make().Run().ok());
+  EXPECT_TRUE(host_.kills.empty());
+  EXPECT_TRUE(fs_.Exists("/srv/sky/pgdata/postmaster.pid"));
+}
+
 TEST_F(SupervisorTest, ReloadRerendersAndSignalsThePostmaster) {
   launcher_.configure = [this](FakeChild& child, int) {
     child.on_signal = [this](int sig) {
