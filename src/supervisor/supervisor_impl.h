@@ -43,6 +43,7 @@ class SupervisorImpl final : public Supervisor {
   Status MovePidFileAside(const LeftoverCheck& check);
   Status WaitForPidGone(pid_t pid, std::chrono::milliseconds timeout);
   Status WriteConfigFiles();
+  Status CheckConfigFiles();  // PostgreSQL's own check of what its next start would read
   Status WriteOwnedFile(const std::string& path, const std::string& contents);
 
   // supervisor_run.cc

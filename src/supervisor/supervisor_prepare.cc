@@ -13,6 +13,7 @@ namespace skydb::supervisor {
 namespace {
 
 constexpr auto kInitdbTimeout = std::chrono::minutes(5);
+constexpr auto kConfigCheckTimeout = std::chrono::seconds(30);
 constexpr size_t kInitdbErrorTail = 600;  // bytes of initdb's stderr quoted in an error
 
 std::string Tail(const std::string& text, size_t n) {
@@ -150,6 +151,27 @@ Status SupervisorImpl::WriteConfigFiles() {
   std::vector<std::string> os_users = {role};
   if (options_.cluster_user.drop_privileges) os_users.insert(os_users.begin(), "root");
   return WriteOwnedFile(pgdata + "/pg_ident.conf", RenderIdent(os_users, role));
+}
+
+Status SupervisorImpl::CheckConfigFiles() {
+  // `postgres -C` reads postgresql.conf and its includes as a starting postmaster does and exits
+  // non-zero, naming each bad line, on any error; it may run beside the live server. (The
+  // pg_file_settings view cannot serve: it reports a valid setting that needs a restart with the
+  // same "setting could not be applied" as an invalid one.)
+  CommandSpec spec;
+  spec.argv = {options_.bin_dir + "/postgres", "-D", layout_.pgdata, "-C", "data_directory"};
+  spec.env["NOTIFY_SOCKET"] = std::nullopt;
+  if (options_.cluster_user.drop_privileges) spec.run_as = options_.cluster_user.user;
+  spec.working_dir = layout_.pgdata;
+  spec.timeout = kConfigCheckTimeout;
+  auto out = env_.runner->Run(spec);
+  if (!out.ok()) {
+    return std::move(out).error().Within("PostgreSQL's check of the new settings did not run");
+  }
+  if (out->exit_code == 0) return Ok();
+  return Error::InvalidArgument("PostgreSQL rejects the new settings (" +
+                                ExitStatus{out->exit_code, out->term_signal}.Describe() +
+                                "): " + Tail(ConfigCheckReasons(out->err), kInitdbErrorTail));
 }
 
 Status SupervisorImpl::WriteOwnedFile(const std::string& path, const std::string& contents) {

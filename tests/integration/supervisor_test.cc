@@ -311,6 +311,45 @@ TEST_F(SupervisorIntegrationTest, SighupReloadsPinnedSettings) {
   StopCleanly(*d);
 }
 
+// A pin PostgreSQL rejects, reloaded with SIGHUP: it used to be written into skydb.conf and
+// left there, so the next postmaster crash became a crash loop and exit 1. Now PostgreSQL's own
+// check refuses it before the reload, the last good skydb.conf stays, the log names the setting
+// and the reason, and a kill -9 of the postmaster is an ordinary restart.
+TEST_F(SupervisorIntegrationTest, SighupWithAPinPostgresRejectsKeepsTheLastGoodSettings) {
+  std::string conf = root_.Dir("skydb.toml");
+  { std::ofstream(conf) << "[postgres.settings]\nwork_mem = \"5MB\"\n"; }
+  auto d = Serve({}, {{"SKYDB_CONFIG", conf}});
+  ASSERT_TRUE(WaitDaemonReady(*d, dir_, seconds(60))) << d->Log();
+  {
+    std::ofstream(conf) << "[postgres.settings]\nwork_mem = \"7MB\"\nshared_buffers = \"bogus\"\n";
+  }
+  ASSERT_TRUE(d->Signal(SIGHUP).ok());
+  auto deadline = std::chrono::steady_clock::now() + seconds(10);
+  while (!d->LogContains("were not applied") && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(milliseconds(50));
+  }
+  EXPECT_TRUE(
+      d->LogContains("PostgreSQL rejects the new settings (exited with status 1): "
+                     "invalid value for parameter \"shared_buffers\": \"bogus\""))
+      << d->Log();
+  std::ifstream in(dir_ + "/pgdata/skydb.conf");
+  std::string written((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(written.find("bogus"), std::string::npos) << written;
+  EXPECT_NE(written.find("\nwork_mem = 5MB\n"), std::string::npos)
+      << "the whole reload is refused\n"
+      << written;
+  EXPECT_EQ(Psql(dir_, "SHOW work_mem"), "5MB");
+
+  auto before = ReadStatus(dir_);
+  ASSERT_TRUE(before && before->postgres_pid > 0);
+  ASSERT_EQ(::kill(before->postgres_pid, SIGKILL), 0);
+  EXPECT_TRUE(WaitReady(dir_, seconds(30), 1, d->pid())) << "not ready after the kill\n"
+                                                         << d->Log();
+  EXPECT_FALSE(d->WaitExit(milliseconds(1)).has_value()) << d->Log();
+  EXPECT_EQ(Psql(dir_, "SELECT 1"), "1");
+  StopCleanly(*d);
+}
+
 TEST_F(SupervisorIntegrationTest, ServedSessionsSurviveADaemonRestart) {
   std::string socket = dir_ + "/run/skydb.sock";
   auto d = ServeReady();

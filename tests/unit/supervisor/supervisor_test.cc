@@ -353,6 +353,59 @@ TEST_F(SupervisorTest, ReloadRerendersAndSignalsThePostmaster) {
   EXPECT_EQ(launcher_.last()->signals, (std::vector<int>{SIGHUP, SIGINT}));
   EXPECT_NE(fs_.ReadFile("/srv/sky/pgdata/skydb.conf")->find("shared_buffers = 128MB"),
             std::string::npos);
+  // PostgreSQL checked the new files before it was asked to load them, as the cluster user.
+  ASSERT_EQ(runner_.checks.size(), 1u);
+  EXPECT_EQ(runner_.checks[0].argv,
+            (std::vector<std::string>{"/pg/bin/postgres", "-D", "/srv/sky/pgdata", "-C",
+                                      "data_directory"}));
+  ASSERT_TRUE(runner_.checks[0].run_as.has_value());
+  EXPECT_EQ(runner_.checks[0].run_as->uid, 990u);
+  EXPECT_NE(runner_.checked_confs[0].find("shared_buffers = 128MB"), std::string::npos);
+}
+
+// A pin PostgreSQL rejects must not stay in skydb.conf: nothing would complain until the next
+// postmaster start, and then every start fails (a crash loop, exit 1). The last good file is
+// put back, PostgreSQL is not signalled, and the new supervisor timings still apply.
+class RejectedReloadTest : public SupervisorTest {
+ protected:
+  Status RunWithReload(const std::string& settings) {
+    // Stop once the reload is settled: at its SIGHUP (accepted) or right after its check.
+    launcher_.configure = [this](FakeChild& child, int) {
+      child.on_signal = [this](int sig) {
+        if (sig == SIGHUP) sup_->RequestStop();
+      };
+    };
+    runner_.on_check = [this] { sup_->RequestStop(); };
+    return Make([settings](Supervisor& sup, const SupervisorSnapshot&) {
+             SupervisorReload reload;
+             reload.settings_conf = settings;
+             reload.timing.max_crashes = 9;
+             sup.RequestReload(reload);
+           })
+        .Run();
+  }
+  std::string Conf() { return *fs_.ReadFile("/srv/sky/pgdata/skydb.conf"); }
+};
+
+TEST_F(RejectedReloadTest, RejectedPinRestoresTheLastGoodFile) {
+  runner_.check = CommandOutput{
+      1, 0, "",
+      "2026-12-01 10:12:20.474 UTC [14873] LOG:  invalid value for parameter "
+      "\"shared_buffers\": \"bogus\"\n2026-12-01 10:12:20.474 UTC [14873] FATAL:  configuration "
+      "file \"/srv/sky/pgdata/postgresql.conf\" contains errors\n"};
+  ASSERT_TRUE(RunWithReload("shared_buffers = bogus\n").ok());
+  ASSERT_EQ(runner_.checked_confs.size(), 1u);
+  EXPECT_NE(runner_.checked_confs[0].find("shared_buffers = bogus"), std::string::npos);
+  EXPECT_NE(Conf().find("shared_buffers = 296MB"), std::string::npos) << Conf();
+  EXPECT_EQ(Conf().find("bogus"), std::string::npos) << Conf();
+  EXPECT_EQ(launcher_.last()->signals, std::vector<int>{SIGINT}) << "no SIGHUP";
+}
+
+TEST_F(RejectedReloadTest, ACheckThatCannotRunAppliesNothing) {
+  runner_.check_error = "cannot run /pg/bin/postgres: No such file or directory";
+  ASSERT_TRUE(RunWithReload("shared_buffers = 128MB\n").ok());
+  EXPECT_NE(Conf().find("shared_buffers = 296MB"), std::string::npos) << Conf();
+  EXPECT_EQ(launcher_.last()->signals, std::vector<int>{SIGINT}) << "no SIGHUP";
 }
 
 TEST_F(SupervisorTest, StopDuringBackoffReturnsOk) {
