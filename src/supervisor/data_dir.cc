@@ -64,8 +64,13 @@ Status CheckDirSafe(const std::string& path, const FileInfo& info) {
 }
 
 bool IsSkydbEntry(const std::string& name) {
-  return name == "skydb.lock" || name == "pgdata" || name == "run" || name == "runtime" ||
-         name == "lost+found";
+  // The packages make DIR the service user's home (packaging/debian/postinst): `skydb psql` run
+  // as that user leaves psql's history there, an operator's shell as that user bash's.
+  for (const char* own :
+       {"skydb.lock", "pgdata", "run", "runtime", "lost+found", ".psql_history", ".bash_history"}) {
+    if (name == own) return true;
+  }
+  return false;
 }
 
 Status EnsurePrivateDir(FileSystem& fs, const std::string& path) {

@@ -27,8 +27,9 @@ struct DataDirLayout {
 // Refuses a directory group- or other-writable, or not a directory, saying how to fix it.
 Status CheckDirSafe(const std::string& path, const FileInfo& info);
 
-// What skydb keeps at the top of DIR (DataDirLayout's entries), and the lost+found that a file
-// system mounted at DIR brings. Anything else means DIR is someone else's.
+// What skydb keeps at the top of DIR (DataDirLayout's entries), the lost+found that a file
+// system mounted at DIR brings, and the shell and psql history files of the service user, whose
+// home DIR is. Anything else means DIR is someone else's.
 bool IsSkydbEntry(const std::string& name);
 
 // Creates `path` 0700, or verifies it (CheckDirSafe) and removes mode bits beyond 0700, saying

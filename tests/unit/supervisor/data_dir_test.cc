@@ -88,10 +88,13 @@ TEST(DataDirTest, PrepareTightensWideModesToPrivate) {
 }
 
 TEST(DataDirTest, SkydbEntries) {
-  for (const char* own : {"skydb.lock", "pgdata", "run", "runtime", "lost+found"}) {
+  for (const char* own :
+       {"skydb.lock", "pgdata", "run", "runtime", "lost+found", ".psql_history", ".bash_history"}) {
     EXPECT_TRUE(IsSkydbEntry(own)) << own;
   }
-  for (const char* other : {"app.db", ".skydb.lock", "pgdata.old", "PGDATA", ""}) {
+  // A fresh home directory (skel's .bashrc, .profile) is someone's, not skydb's.
+  for (const char* other :
+       {"app.db", ".skydb.lock", "pgdata.old", "PGDATA", "", ".bashrc", ".profile"}) {
     EXPECT_FALSE(IsSkydbEntry(other)) << other;
   }
 }
