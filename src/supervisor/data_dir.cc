@@ -89,21 +89,24 @@ Status EnsurePrivateDir(FileSystem& fs, const std::string& path) {
   return Ok();
 }
 
-Status PrepareRoot(FileSystem& fs, const std::string& root) {
-  if (auto info = fs.Stat(root); info.ok()) {
-    SKYDB_RETURN_IF_ERROR(CheckDirSafe(root, *info));
-    SKYDB_ASSIGN_OR_RETURN(auto entries, fs.ListDir(root));
-    std::vector<std::string> foreign;
-    for (const auto& name : entries) {
-      if (!IsSkydbEntry(name)) foreign.push_back(name);
-    }
-    if (!foreign.empty()) {
-      std::string fix = "choose a new or empty --data-dir (for example " + root +
-                        "/skydb), or move those entries away";
-      return Error::Conflict(root + " is not empty and is not a skydb data directory (it holds " +
-                             NameSome(foreign) + "); skydb will not take it over: " + fix);
-    }
+Status CheckDataDir(const FileSystem& fs, const std::string& root) {
+  auto info = fs.Stat(root);
+  if (!info.ok()) return info.error().code == ErrorCode::kNotFound ? Ok() : info.error();
+  SKYDB_RETURN_IF_ERROR(CheckDirSafe(root, *info));
+  SKYDB_ASSIGN_OR_RETURN(auto entries, fs.ListDir(root));
+  std::vector<std::string> foreign;
+  for (const auto& name : entries) {
+    if (!IsSkydbEntry(name)) foreign.push_back(name);
   }
+  if (foreign.empty()) return Ok();
+  std::string fix = "choose a new or empty --data-dir (for example " + root +
+                    "/skydb), or move those entries away";
+  return Error::Conflict(root + " is not empty and is not a skydb data directory (it holds " +
+                         NameSome(foreign) + "); skydb will not take it over: " + fix);
+}
+
+Status PrepareRoot(FileSystem& fs, const std::string& root) {
+  SKYDB_RETURN_IF_ERROR(CheckDataDir(fs, root));
   return EnsurePrivateDir(fs, root);
 }
 

@@ -36,9 +36,13 @@ bool IsSkydbEntry(const std::string& name);
 // so in the log.
 Status EnsurePrivateDir(FileSystem& fs, const std::string& path);
 
-// DIR before skydb writes anything into it (its lock file comes next): EnsurePrivateDir, and an
-// existing DIR holding anything but skydb's own entries is refused untouched, naming what it
-// holds and the fix. Used by every mode (--embed, --database-url, --store memory).
+// Whether DIR may be used, changing nothing: absent, or a directory that is not group/other-
+// writable (CheckDirSafe) holding only skydb's own entries; otherwise the refusal names what it
+// holds and the fix. (For `skydb doctor` too.)
+Status CheckDataDir(const FileSystem& fs, const std::string& root);
+
+// DIR before skydb writes anything into it (its lock file comes next): CheckDataDir, then
+// EnsurePrivateDir. Used by every mode (--embed, --database-url, --store memory).
 Status PrepareRoot(FileSystem& fs, const std::string& root);
 
 // Creates DIR (0700) or verifies it; creates run/ and runtime/ (0700); when the cluster user

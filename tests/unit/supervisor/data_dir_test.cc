@@ -121,6 +121,20 @@ TEST(DataDirTest, PrepareRootNamesAFewForeignEntriesAndTouchesNothing) {
   EXPECT_EQ(fs.Stat("/srv/app")->mode, 0755u);
 }
 
+// The read-only half (for `skydb doctor`): the same verdicts, nothing created or changed.
+TEST(DataDirTest, CheckDataDirChangesNothing) {
+  testing::FakeFileSystem fs;
+  fs.AddDir("/srv", 0755);
+  EXPECT_TRUE(CheckDataDir(fs, "/srv/sky").ok());
+  EXPECT_FALSE(fs.Exists("/srv/sky"));
+  fs.AddDir("/srv/sky", 0755);
+  fs.AddDir("/srv/sky/pgdata", 0700);
+  EXPECT_TRUE(CheckDataDir(fs, "/srv/sky").ok());
+  EXPECT_EQ(fs.Stat("/srv/sky")->mode, 0755u);
+  fs.AddFile("/srv/sky/app.db", "x");
+  EXPECT_EQ(CheckDataDir(fs, "/srv/sky").error().code, ErrorCode::kConflict);
+}
+
 // Writability is the first refusal: it is the one that is a security problem.
 TEST(DataDirTest, PrepareRootRefusesWritableBeforeForeign) {
   testing::FakeFileSystem fs;
