@@ -52,6 +52,10 @@ class FileSystem {
                                  uint32_t mode) = 0;
   // Creates one directory (not its parents); Conflict if something is already there.
   virtual Status MakeDir(const std::string& path, uint32_t mode) = 0;
+  // Sets the permission bits (07777) of what `path` names, following symlinks.
+  virtual Status Chmod(const std::string& path, uint32_t mode) = 0;
+  // rename(2): atomically replaces `to`; both on one file system.
+  virtual Status Rename(const std::string& from, const std::string& to) = 0;
 
   bool Exists(const std::string& path) const { return Stat(path).ok(); }
   bool IsDirectory(const std::string& path) const {

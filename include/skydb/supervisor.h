@@ -123,7 +123,9 @@ struct SupervisorOptions {
   std::chrono::milliseconds tick{100};  // how often the watch loop looks at the child
 };
 
-// What a reload (SIGHUP) may change.
+// What a reload (SIGHUP) may change. The timings always apply; the settings only once
+// PostgreSQL's own check (`postgres -C`) accepts the files they render to, else the last good
+// skydb.conf is kept and the refusal logged with PostgreSQL's reason.
 struct SupervisorReload {
   std::string settings_conf;
   SupervisorConfig timing;

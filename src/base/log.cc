@@ -10,6 +10,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
+#include <string_view>
+
+#include "base/strings.h"
 
 namespace skydb {
 namespace {
@@ -38,12 +41,15 @@ class SyslogPriorityFlag final : public spdlog::custom_flag_formatter {
   }
 };
 
-// %~ → the message as a JSON string body (quotes, backslashes and controls escaped).
+// %~ → the message as a JSON string body (quotes, backslashes and controls escaped). Messages
+// name paths a user chose; bytes that are not UTF-8 become \ufffd so the line stays JSON.
 class JsonMessageFlag final : public spdlog::custom_flag_formatter {
  public:
   void format(const spdlog::details::log_msg& msg, const std::tm&,
               spdlog::memory_buf_t& dest) override {
-    for (char c : msg.payload) {
+    std::string_view text(msg.payload.data(), msg.payload.size());
+    for (size_t i = 0; i < text.size(); ++i) {
+      char c = text[i];
       auto u = static_cast<unsigned char>(c);
       if (c == '"' || c == '\\') {
         dest.push_back('\\');
@@ -52,8 +58,13 @@ class JsonMessageFlag final : public spdlog::custom_flag_formatter {
         char buf[8];
         int n = std::snprintf(buf, sizeof buf, "\\u%04x", u);
         dest.append(buf, buf + n);
-      } else {
+      } else if (u < 0x80) {
         dest.push_back(c);
+      } else if (size_t len = Utf8SequenceAt(text, i); len > 0) {
+        dest.append(text.data() + i, text.data() + i + len);
+        i += len - 1;
+      } else {
+        dest.append(std::string_view("\\ufffd"));
       }
     }
   }

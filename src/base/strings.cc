@@ -1,6 +1,7 @@
 #include "base/strings.h"
 
 #include <cctype>
+#include <cstdint>
 #include <cstdio>
 
 namespace skydb {
@@ -46,6 +47,43 @@ std::string Join(const std::vector<std::string>& parts, std::string_view sep) {
     out += parts[i];
   }
   return out;
+}
+
+namespace {
+
+// The length of the UTF-8 sequence `lead` begins and its payload bits; 0 for a byte that
+// cannot begin one (a continuation byte, 0xC0/0xC1 which only begin overlong forms, 0xF5+).
+size_t Utf8Lead(unsigned char lead, uint32_t& bits) {
+  if (lead < 0x80) return bits = lead, 1;
+  if (lead >= 0xC2 && lead <= 0xDF) return bits = lead & 0x1F, 2;
+  if (lead >= 0xE0 && lead <= 0xEF) return bits = lead & 0x0F, 3;
+  if (lead >= 0xF0 && lead <= 0xF4) return bits = lead & 0x07, 4;
+  return 0;
+}
+
+}  // namespace
+
+size_t Utf8SequenceAt(std::string_view s, size_t i) {
+  uint32_t cp = 0;
+  size_t len = Utf8Lead(static_cast<unsigned char>(s[i]), cp);
+  if (len == 0 || s.size() - i < len) return 0;
+  for (size_t k = 1; k < len; ++k) {
+    auto c = static_cast<unsigned char>(s[i + k]);
+    if ((c & 0xC0) != 0x80) return 0;
+    cp = (cp << 6) | (c & 0x3F);
+  }
+  bool overlong = (len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000);
+  if (overlong || (cp >= 0xD800 && cp <= 0xDFFF) || cp > 0x10FFFF) return 0;
+  return len;
+}
+
+bool IsValidUtf8(std::string_view s) {
+  for (size_t i = 0; i < s.size();) {
+    size_t len = Utf8SequenceAt(s, i);
+    if (len == 0) return false;
+    i += len;
+  }
+  return true;
 }
 
 std::string HumanBytes(unsigned long long bytes) {

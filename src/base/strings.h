@@ -13,6 +13,11 @@ bool StartsWith(std::string_view s, std::string_view prefix);
 bool EndsWith(std::string_view s, std::string_view suffix);
 std::string ToLower(std::string_view s);
 std::string Join(const std::vector<std::string>& parts, std::string_view sep);
+// Well-formed UTF-8 (no overlong forms, no surrogates, nothing above U+10FFFF): what a JSON
+// string must hold. Paths and names a user chooses need not be.
+bool IsValidUtf8(std::string_view s);
+// The length of the well-formed UTF-8 sequence that starts at s[i] (1 for ASCII), 0 if none does.
+size_t Utf8SequenceAt(std::string_view s, size_t i);
 // "1975 MiB", "1.5 GiB", "512 B": for humans, not for config files.
 std::string HumanBytes(unsigned long long bytes);
 

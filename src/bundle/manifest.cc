@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <set>
 
+#include "base/json_text.h"
 #include "skydb/bundle.h"
 
 namespace skydb {
@@ -42,7 +43,7 @@ std::string RenderManifest(const BundleManifest& m) {
       {"total_size", m.total_size},
       {"files", files},
   };
-  return j.dump(1) + "\n";
+  return JsonText(j, 1) + "\n";
 }
 
 Result<BundleManifest> ParseManifest(std::string_view json) {
@@ -115,6 +116,12 @@ Status CheckManifest(const BundleManifest& m) {
   for (const auto& f : m.files) {
     if (!SafeRelativePath(f.path) || f.path == "manifest.json") {
       return Error::InvalidArgument("manifest.json lists an unsafe path '" + f.path + "'");
+    }
+    if (!IsValidUtf8(f.path)) {
+      // A JSON string cannot hold it; rendered with U+FFFD it would name a file not in the archive.
+      return Error::InvalidArgument("cannot bundle '" + f.path +
+                                    "': its name is not UTF-8, which "
+                                    "manifest.json cannot hold; rename the file");
     }
     if (previous != nullptr && !(*previous < f.path)) {
       return Error::InvalidArgument("manifest.json: files are not sorted and unique at '" +

@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/json_text.h"
 #include "cli/command.h"
 #include "skydb/env.h"
 #include "skydb/supervisor.h"
@@ -65,11 +66,11 @@ void PrintJson(const std::string& dir, const LockProbe& lock,
   }
   j["running"] = lock.held;
   j["lock_holder_pid"] = lock.holder;
-  j["data_dir"] = dir;
+  j["data_dir"] = JsonBytes<nlohmann::json>(dir);  // as the status file writes it
   if (r && lock.held && r->started_at > 0) {
     j["uptime_seconds"] = static_cast<int64_t>(std::time(nullptr)) - r->started_at;
   }
-  std::printf("%s\n", j.dump(2).c_str());
+  std::printf("%s\n", JsonText(j, 2).c_str());
 }
 
 int RunStatus(CommandContext& ctx, const StatusFlags& flags) {

@@ -5,16 +5,10 @@
 namespace skydb::daemon {
 
 Status PrepareRunDir(FileSystem& fs, const std::string& data_dir) {
-  for (const std::string& dir : {data_dir, data_dir + "/run"}) {
-    auto info = fs.Stat(dir);
-    if (info.ok()) {
-      SKYDB_RETURN_IF_ERROR(supervisor::CheckDirSafe(dir, *info));
-      continue;
-    }
-    if (info.error().code != ErrorCode::kNotFound) return info.error();
-    SKYDB_RETURN_IF_ERROR(fs.MakeDir(dir, 0700));
-  }
-  return Ok();
+  // The same rules in every mode (src/supervisor/data_dir.h): a skydb data dir, 0700, run/ 0700.
+  auto layout = supervisor::DataDirLayout::For(data_dir);
+  SKYDB_RETURN_IF_ERROR(supervisor::PrepareRoot(fs, layout.root));
+  return supervisor::EnsurePrivateDir(fs, layout.run);
 }
 
 }  // namespace skydb::daemon

@@ -1,5 +1,6 @@
 // DIR and DIR/run before anything else uses them: created 0700 when missing; an existing DIR
-// writable by others is refused with the fix.
+// writable by others, or holding anything that is not skydb's, is refused with the fix; wider
+// modes are set to 0700.
 // Thread-safety: free function over the injected FileSystem.
 #pragma once
 

@@ -2,6 +2,7 @@
 #include <chrono>
 #include <nlohmann/json.hpp>
 
+#include "base/json_text.h"
 #include "skydb/obs.h"
 
 namespace skydb {
@@ -108,7 +109,8 @@ std::string StatusJson(const ObservedState& s) {
             {"resp", Resp(s)},
             {"memory", memory},
             {"settings", SettingsJson(s)}};
-  return j.dump(2) + "\n";
+  // Descriptions name paths under a data dir a user chose: shown, never thrown (json_text.h).
+  return JsonText(j, 2) + "\n";
 }
 
 }  // namespace skydb

@@ -131,6 +131,18 @@ class RealFileSystem final : public FileSystem {
     if (::chmod(path.c_str(), mode) != 0) return ErrnoError("cannot chmod " + path, errno);
     return Ok();
   }
+
+  Status Chmod(const std::string& path, uint32_t mode) override {
+    if (::chmod(path.c_str(), mode & 07777) != 0) return ErrnoError("cannot chmod " + path, errno);
+    return Ok();
+  }
+
+  Status Rename(const std::string& from, const std::string& to) override {
+    if (::rename(from.c_str(), to.c_str()) != 0) {
+      return ErrnoError("cannot rename " + from + " to " + to, errno);
+    }
+    return Ok();
+  }
 };
 
 }  // namespace

@@ -57,6 +57,26 @@ std::optional<std::string> WithIncludeLine(const std::string& postgresql_conf) {
   return out;
 }
 
+std::string ConfigCheckReasons(const std::string& postgres_stderr) {
+  std::vector<std::string> reasons;
+  std::string summary;
+  for (const auto& line : Split(postgres_stderr, '\n')) {
+    for (const char* severity : {"LOG:  ", "FATAL:  ", "ERROR:  ", "DETAIL:  "}) {
+      auto at = line.find(severity);
+      if (at == std::string::npos) continue;
+      std::string message(Trim(line.substr(at + std::string_view(severity).size())));
+      if (message.find("contains errors") != std::string::npos) {
+        summary = message;
+      } else if (!message.empty()) {
+        reasons.push_back(message);
+      }
+      break;
+    }
+  }
+  if (!reasons.empty()) return Join(reasons, "; ");
+  return summary.empty() ? std::string(Trim(postgres_stderr)) : summary;
+}
+
 std::string RenderHba() {
   std::string out = kManagedHeader;
   out += "# Unix-socket connections only, peer-authenticated through the map in pg_ident.conf.\n";

@@ -31,6 +31,12 @@ std::string RenderSkydbConf(const std::string& settings_conf, const std::string&
 // postgresql.conf with `include = 'skydb.conf'` appended, or nullopt if it is already there.
 std::optional<std::string> WithIncludeLine(const std::string& postgresql_conf);
 
+// PostgreSQL's reasons in the stderr of `postgres -C` over files it rejects: each message with
+// its log prefix dropped ("invalid value for parameter \"shared_buffers\": \"bogus\""), joined
+// with "; "; the closing "configuration file ... contains errors" only when nothing else is
+// there; the trimmed text itself when no line has a severity.
+std::string ConfigCheckReasons(const std::string& postgres_stderr);
+
 std::string RenderHba();
 // Maps each OS user in `os_users` to `role`.
 std::string RenderIdent(const std::vector<std::string>& os_users, const std::string& role);

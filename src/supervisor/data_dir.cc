@@ -1,6 +1,10 @@
 #include "supervisor/data_dir.h"
 
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
 #include <cstdio>
+#include <vector>
 
 #include "base/strings.h"
 
@@ -13,14 +17,17 @@ std::string Octal(uint32_t mode) {
   return buf;
 }
 
-// Creates `path` with mode 0700, or verifies what is there.
-Status EnsurePrivateDir(FileSystem& fs, const std::string& path) {
-  auto info = fs.Stat(path);
-  if (!info.ok()) {
-    if (info.error().code != ErrorCode::kNotFound) return info.error();
-    return fs.MakeDir(path, 0700);
+constexpr size_t kForeignEntriesNamed = 3;  // how many entries a refusal quotes
+
+// "a, b, c and 4 more"
+std::string NameSome(const std::vector<std::string>& names) {
+  std::vector<std::string> shown(names.begin(),
+                                 names.begin() + std::min(names.size(), kForeignEntriesNamed));
+  std::string out = Join(shown, ", ");
+  if (names.size() > shown.size()) {
+    out += " and " + std::to_string(names.size() - shown.size()) + " more";
   }
-  return CheckDirSafe(path, *info);
+  return out;
 }
 
 Status EnsureOwner(FileSystem& fs, HostOps& host, const std::string& path,
@@ -54,6 +61,53 @@ Status CheckDirSafe(const std::string& path, const FileInfo& info) {
                              ", writable by other users; fix it with: chmod 0700 " + path);
   }
   return Ok();
+}
+
+bool IsSkydbEntry(const std::string& name) {
+  // The packages make DIR the service user's home (packaging/debian/postinst): `skydb psql` run
+  // as that user leaves psql's history there, an operator's shell as that user bash's.
+  for (const char* own :
+       {"skydb.lock", "pgdata", "run", "runtime", "lost+found", ".psql_history", ".bash_history"}) {
+    if (name == own) return true;
+  }
+  return false;
+}
+
+Status EnsurePrivateDir(FileSystem& fs, const std::string& path) {
+  auto info = fs.Stat(path);
+  if (!info.ok()) {
+    if (info.error().code != ErrorCode::kNotFound) return info.error();
+    return fs.MakeDir(path, 0700);
+  }
+  SKYDB_RETURN_IF_ERROR(CheckDirSafe(path, *info));
+  if ((info->mode & 07777) == 0700) return Ok();
+  // Readable or searchable by others (e.g. made by hand under umask 022): the status file and
+  // the sockets' directory would be open to every local user. Writable ones were refused above.
+  SKYDB_RETURN_IF_ERROR(fs.Chmod(path, 0700));
+  spdlog::info("{} had mode {}; set it to 0700 (skydb's data directories are private)", path,
+               Octal(info->mode));
+  return Ok();
+}
+
+Status CheckDataDir(const FileSystem& fs, const std::string& root) {
+  auto info = fs.Stat(root);
+  if (!info.ok()) return info.error().code == ErrorCode::kNotFound ? Ok() : info.error();
+  SKYDB_RETURN_IF_ERROR(CheckDirSafe(root, *info));
+  SKYDB_ASSIGN_OR_RETURN(auto entries, fs.ListDir(root));
+  std::vector<std::string> foreign;
+  for (const auto& name : entries) {
+    if (!IsSkydbEntry(name)) foreign.push_back(name);
+  }
+  if (foreign.empty()) return Ok();
+  std::string fix = "choose a new or empty --data-dir (for example " + root +
+                    "/skydb), or move those entries away";
+  return Error::Conflict(root + " is not empty and is not a skydb data directory (it holds " +
+                         NameSome(foreign) + "); skydb will not take it over: " + fix);
+}
+
+Status PrepareRoot(FileSystem& fs, const std::string& root) {
+  SKYDB_RETURN_IF_ERROR(CheckDataDir(fs, root));
+  return EnsurePrivateDir(fs, root);
 }
 
 Status CheckReachable(const FileSystem& fs, const std::string& root, const ClusterUser& owner) {

@@ -1,7 +1,8 @@
 // The data directory: layout, safety checks, ownership, and what DIR/pgdata holds.
 //
 // Pure checks take values or a FileSystem so they are unit-tested on a FakeFileSystem; the few
-// calls the FileSystem seam lacks (chown) go through HostOps.
+// calls the FileSystem seam lacks (chown) go through HostOps. A skydb data dir is one that is
+// empty or holds only skydb's own entries; DIR, run/ and runtime/ are 0700.
 // Thread-safety: free functions without shared state.
 #pragma once
 
@@ -26,8 +27,27 @@ struct DataDirLayout {
 // Refuses a directory group- or other-writable, or not a directory, saying how to fix it.
 Status CheckDirSafe(const std::string& path, const FileInfo& info);
 
+// What skydb keeps at the top of DIR (DataDirLayout's entries), the lost+found that a file
+// system mounted at DIR brings, and the shell and psql history files of the service user, whose
+// home DIR is. Anything else means DIR is someone else's.
+bool IsSkydbEntry(const std::string& name);
+
+// Creates `path` 0700, or verifies it (CheckDirSafe) and removes mode bits beyond 0700, saying
+// so in the log.
+Status EnsurePrivateDir(FileSystem& fs, const std::string& path);
+
+// Whether DIR may be used, changing nothing: absent, or a directory that is not group/other-
+// writable (CheckDirSafe) holding only skydb's own entries; otherwise the refusal names what it
+// holds and the fix. (For `skydb doctor` too.)
+Status CheckDataDir(const FileSystem& fs, const std::string& root);
+
+// DIR before skydb writes anything into it (its lock file comes next): CheckDataDir, then
+// EnsurePrivateDir. Used by every mode (--embed, --database-url, --store memory).
+Status PrepareRoot(FileSystem& fs, const std::string& root);
+
 // Creates DIR (0700) or verifies it; creates run/ and runtime/ (0700); when the cluster user
 // differs from us, makes it the owner of DIR, run/ and runtime/ (never anything above DIR).
+// Expects PrepareRoot to have accepted DIR.
 Status PrepareDirs(FileSystem& fs, HostOps& host, const DataDirLayout& layout,
                    const ClusterUser& owner);
 

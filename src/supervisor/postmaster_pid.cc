@@ -29,18 +29,35 @@ std::string BaseName(std::string path) {
   return slash == std::string::npos ? path : path.substr(slash + 1);
 }
 
-// The executable's name: /proc/PID/exe when we may read it, else argv[0] from cmdline.
-std::string ExecutableName(const FileSystem& fs, const std::string& proc) {
-  if (auto exe = fs.RealPath(proc + "/exe"); exe.ok()) return BaseName(*exe);
+// What /proc shows of a live pid; empty where skydb may not read it.
+struct ProcFacts {
+  std::string exe;      // the executable's name, from /proc/PID/exe
+  std::string argv0;    // argv[0]'s name: exe is unreadable once the binary was replaced
+  std::string cwd;      // the working directory, canonical
+  int64_t started = 0;  // epoch seconds; 0 if unknown
+};
+
+ProcFacts ReadProc(const FileSystem& fs, HostOps& host, pid_t pid) {
+  std::string proc = "/proc/" + std::to_string(pid);
+  ProcFacts f;
+  if (auto exe = fs.RealPath(proc + "/exe"); exe.ok()) f.exe = BaseName(*exe);
   if (auto cmdline = fs.ReadFile(proc + "/cmdline"); cmdline.ok()) {
-    return BaseName(std::string(cmdline->c_str()));
+    f.argv0 = BaseName(std::string(cmdline->c_str()));
   }
-  return "";
+  if (auto cwd = fs.RealPath(proc + "/cwd"); cwd.ok()) f.cwd = *cwd;
+  f.started = ProcessStartEpoch(fs, pid, host.ClockTicksPerSecond());
+  return f;
 }
 
 std::string Canonical(const FileSystem& fs, const std::string& path) {
   auto real = fs.RealPath(path);
   return real.ok() ? *real : path;
+}
+
+// A pidfile written at most this long after the process started is the process's own.
+bool StartAgrees(int64_t file_epoch, int64_t started) {
+  return started == 0 || (file_epoch >= started - kStartSlackBeforeSeconds &&
+                          file_epoch <= started + kStartSlackAfterSeconds);
 }
 
 }  // namespace
@@ -50,6 +67,7 @@ const char* LeftoverVerdictName(LeftoverVerdict v) {
     case LeftoverVerdict::kNone: return "none";
     case LeftoverVerdict::kStale: return "stale";
     case LeftoverVerdict::kNotOurs: return "not ours";
+    case LeftoverVerdict::kUnknown: return "unknown";
     case LeftoverVerdict::kOurs: return "ours";
   }
   return "unknown";
@@ -103,22 +121,32 @@ LeftoverCheck IdentifyLeftover(const FileSystem& fs, HostOps& host, const std::s
   pid_t pid = file->pid;
   auto verdict = [&](LeftoverVerdict v, std::string why) { return LeftoverCheck{v, pid, why}; };
   if (!host.ProcessExists(pid)) return verdict(LeftoverVerdict::kStale, "pid is not running");
-  std::string proc = "/proc/" + std::to_string(pid);
-  std::string exe = ExecutableName(fs, proc);
-  if (exe != "postgres") {
-    return verdict(LeftoverVerdict::kNotOurs, "pid runs '" + exe + "', not postgres");
+  ProcFacts proc = ReadProc(fs, host, pid);
+  if (!proc.exe.empty() && proc.exe != "postgres") {
+    return verdict(LeftoverVerdict::kNotOurs, "it runs " + proc.exe + ", not postgres");
   }
   std::string ours = Canonical(fs, pgdata);
-  if (Canonical(fs, file->data_dir) != ours || Canonical(fs, proc + "/cwd") != ours) {
-    return verdict(LeftoverVerdict::kNotOurs, "postgres pid serves another data directory");
-  }
-  int64_t started = ProcessStartEpoch(fs, pid, host.ClockTicksPerSecond());
-  if (started != 0 && (file->start_epoch < started - kStartSlackBeforeSeconds ||
-                       file->start_epoch > started + kStartSlackAfterSeconds)) {
+  if (!proc.cwd.empty() && proc.cwd != ours) {
     return verdict(LeftoverVerdict::kNotOurs,
-                   "postmaster.pid start time does not match the process start time");
+                   "its working directory is " + proc.cwd + ", not this data directory");
   }
-  return verdict(LeftoverVerdict::kOurs, "live postmaster of this data directory");
+  bool postgres_here = (proc.exe == "postgres" || (proc.exe.empty() && proc.argv0 == "postgres")) &&
+                       !proc.cwd.empty();
+  if (!StartAgrees(file->start_epoch, proc.started)) {
+    // A postgres in this very directory whose start time disagrees (a clock step?) is not
+    // proof enough to take its directory away; for anything else it is (pid reuse).
+    if (postgres_here) {
+      return verdict(LeftoverVerdict::kUnknown,
+                     "a postgres in this data directory, but its start time does not match the "
+                     "file's");
+    }
+    return verdict(LeftoverVerdict::kNotOurs, "it started at " + std::to_string(proc.started) +
+                                                  ", the file says " +
+                                                  std::to_string(file->start_epoch));
+  }
+  if (postgres_here) return verdict(LeftoverVerdict::kOurs, "live postmaster of this directory");
+  return verdict(LeftoverVerdict::kUnknown,
+                 "skydb may not read what it runs or where (/proc/" + std::to_string(pid) + ")");
 }
 
 }  // namespace skydb::supervisor

@@ -1,5 +1,7 @@
 // DIR/run/skydb.status.json: what the daemon is doing, for `skydb status` (which also probes the
 // lock to tell a live daemon from a stale file). Rewritten atomically on every state change.
+// A text field that is not UTF-8 (a --data-dir may be any bytes) is written as the array of its
+// byte values and read back exactly; rendering never throws.
 // Thread-safety: pure functions.
 #pragma once
 

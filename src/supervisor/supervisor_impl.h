@@ -12,6 +12,7 @@
 
 #include "skydb/supervisor.h"
 #include "supervisor/data_dir.h"
+#include "supervisor/postmaster_pid.h"
 #include "supervisor/restart_policy.h"
 
 namespace skydb::supervisor {
@@ -38,8 +39,11 @@ class SupervisorImpl final : public Supervisor {
   Status EnsureCluster();
   Status RunInitdb();
   Status StopLeftover();
+  Status StopOurLeftover(const LeftoverCheck& check);
+  Status MovePidFileAside(const LeftoverCheck& check);
   Status WaitForPidGone(pid_t pid, std::chrono::milliseconds timeout);
   Status WriteConfigFiles();
+  Status CheckConfigFiles();  // PostgreSQL's own check of what its next start would read
   Status WriteOwnedFile(const std::string& path, const std::string& contents);
 
   // supervisor_run.cc

@@ -13,6 +13,7 @@ namespace skydb::supervisor {
 namespace {
 
 constexpr auto kInitdbTimeout = std::chrono::minutes(5);
+constexpr auto kConfigCheckTimeout = std::chrono::seconds(30);
 constexpr size_t kInitdbErrorTail = 600;  // bytes of initdb's stderr quoted in an error
 
 std::string Tail(const std::string& text, size_t n) {
@@ -32,14 +33,8 @@ Status SupervisorImpl::Prepare() {
 
 Status SupervisorImpl::EnsureDataDir() {
   SKYDB_RETURN_IF_ERROR(CheckReachable(*env_.fs, layout_.root, options_.cluster_user));
-  // DIR itself must exist (and be safe) before the lock file inside it can.
-  auto info = env_.fs->Stat(layout_.root);
-  if (!info.ok()) {
-    if (info.error().code != ErrorCode::kNotFound) return info.error();
-    SKYDB_RETURN_IF_ERROR(env_.fs->MakeDir(layout_.root, 0700));
-  } else {
-    SKYDB_RETURN_IF_ERROR(CheckDirSafe(layout_.root, *info));
-  }
+  // DIR itself must exist (and be safe, and skydb's) before anything goes into it.
+  SKYDB_RETURN_IF_ERROR(PrepareRoot(*env_.fs, layout_.root));
   // DIR/skydb.lock is the daemon lifecycle's (src/daemon/lifecycle.cc): it holds the lock
   // for every database source, from before this runs until after PostgreSQL has stopped.
   return Ok();
@@ -82,13 +77,28 @@ Status SupervisorImpl::RunInitdb() {
 
 Status SupervisorImpl::StopLeftover() {
   LeftoverCheck check = IdentifyLeftover(*env_.fs, *env_.host, layout_.pgdata);
-  if (check.verdict != LeftoverVerdict::kOurs) {
-    if (check.verdict != LeftoverVerdict::kNone) {
-      spdlog::info("postmaster.pid names pid {}: {} ({}); PostgreSQL will replace it", check.pid,
-                   LeftoverVerdictName(check.verdict), check.reason);
-    }
-    return Ok();
+  switch (check.verdict) {
+    case LeftoverVerdict::kNone:
+      return Ok();
+    case LeftoverVerdict::kNotOurs:
+      return MovePidFileAside(check);
+    case LeftoverVerdict::kStale:
+      spdlog::info("postmaster.pid names pid {}: stale ({}); PostgreSQL will replace it", check.pid,
+                   check.reason);
+      return Ok();
+    case LeftoverVerdict::kUnknown:
+      spdlog::warn(
+          "postmaster.pid names pid {}, which runs, and skydb cannot tell whether it is "
+          "a postmaster of {} ({}); leaving the file for PostgreSQL to judge",
+          check.pid, layout_.pgdata, check.reason);
+      return Ok();
+    case LeftoverVerdict::kOurs:
+      return StopOurLeftover(check);
   }
+  return Ok();
+}
+
+Status SupervisorImpl::StopOurLeftover(const LeftoverCheck& check) {
   spdlog::warn("a postmaster (pid {}) left over from an earlier skydb still runs on {}; "
                "fast-stopping it before starting", check.pid, layout_.pgdata);
   (void)env_.host->Kill(check.pid, SIGINT);
@@ -100,6 +110,22 @@ Status SupervisorImpl::StopLeftover() {
   return Error::Conflict("a postmaster (pid " + std::to_string(check.pid) +
                          ") left over from an earlier skydb still runs on " + layout_.pgdata +
                          " after SIGINT and SIGQUIT; stop it, then start skydb again");
+}
+
+Status SupervisorImpl::MovePidFileAside(const LeftoverCheck& check) {
+  // PostgreSQL refuses to start ("lock file already exists") while a process of its user has the
+  // pid the file names, even one that provably is not a postmaster; the file is kept, renamed.
+  int64_t now =
+      std::chrono::duration_cast<std::chrono::seconds>(env_.clock->WallNow().time_since_epoch())
+          .count();
+  std::string from = layout_.pgdata + "/postmaster.pid";
+  std::string to = from + ".stale-" + std::to_string(now);
+  SKYDB_RETURN_IF_ERROR(env_.fs->Rename(from, to));
+  spdlog::warn(
+      "postmaster.pid names pid {}, which runs but is no postmaster of {} ({}); moved "
+      "the file to {} so that PostgreSQL can start",
+      check.pid, layout_.pgdata, check.reason, to);
+  return Ok();
 }
 
 Status SupervisorImpl::WaitForPidGone(pid_t pid, std::chrono::milliseconds timeout) {
@@ -126,6 +152,27 @@ Status SupervisorImpl::WriteConfigFiles() {
   std::vector<std::string> os_users = {role};
   if (options_.cluster_user.drop_privileges) os_users.insert(os_users.begin(), "root");
   return WriteOwnedFile(pgdata + "/pg_ident.conf", RenderIdent(os_users, role));
+}
+
+Status SupervisorImpl::CheckConfigFiles() {
+  // `postgres -C` reads postgresql.conf and its includes as a starting postmaster does and exits
+  // non-zero, naming each bad line, on any error; it may run beside the live server. (The
+  // pg_file_settings view cannot serve: it reports a valid setting that needs a restart with the
+  // same "setting could not be applied" as an invalid one.)
+  CommandSpec spec;
+  spec.argv = {options_.bin_dir + "/postgres", "-D", layout_.pgdata, "-C", "data_directory"};
+  spec.env["NOTIFY_SOCKET"] = std::nullopt;
+  if (options_.cluster_user.drop_privileges) spec.run_as = options_.cluster_user.user;
+  spec.working_dir = layout_.pgdata;
+  spec.timeout = kConfigCheckTimeout;
+  auto out = env_.runner->Run(spec);
+  if (!out.ok()) {
+    return std::move(out).error().Within("PostgreSQL's check of the new settings did not run");
+  }
+  if (out->exit_code == 0) return Ok();
+  return Error::InvalidArgument("PostgreSQL rejects the new settings (" +
+                                ExitStatus{out->exit_code, out->term_signal}.Describe() +
+                                "): " + Tail(ConfigCheckReasons(out->err), kInitdbErrorTail));
 }
 
 Status SupervisorImpl::WriteOwnedFile(const std::string& path, const std::string& contents) {

@@ -4,6 +4,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <utility>
 
 #include "base/strings.h"
 #include "pgconn/pgconn.h"
@@ -257,17 +258,30 @@ void SupervisorImpl::ApplyPendingReload() {
     reload.swap(pending_reload_);
   }
   if (!reload) return;
-  options_.settings_conf = std::move(reload->settings_conf);
   options_.timing = reload->timing;
   policy_.Reconfigure(options_.timing);
-  Status written = WriteConfigFiles();
-  if (!written.ok()) {
-    spdlog::error("reload: {}; PostgreSQL keeps its previous settings", written.error().message);
+  // The files PostgreSQL reads at every start: a value it rejects must not stay there, or the
+  // next crash restart (or any start) fails, again and again. The last good settings were the
+  // ones rendered before.
+  std::string last_good = std::exchange(options_.settings_conf, std::move(reload->settings_conf));
+  Status applied = WriteConfigFiles();
+  if (applied.ok()) applied = CheckConfigFiles();
+  if (!applied.ok()) {
+    options_.settings_conf = std::move(last_good);
+    Status restored = WriteConfigFiles();
+    spdlog::error(
+        "reload: {}; the pinned settings ([postgres.settings]) were not applied: "
+        "PostgreSQL keeps its previous settings{}; fix the cause above and reload again",
+        applied.error().message,
+        restored.ok() ? " and skydb.conf holds them again"
+                      : ", but skydb.conf could not be restored: " + restored.error().message);
     return;
   }
   if (child_ && !child_->TryWait()) (void)child_->Signal(SIGHUP);
-  spdlog::info("reloaded: settings re-rendered, PostgreSQL signalled to reload (settings that "
-               "need a restart are reported by PostgreSQL and apply at the next start)");
+  spdlog::info(
+      "reloaded: settings re-rendered and checked by PostgreSQL, PostgreSQL signalled to "
+      "reload (settings that need a restart are reported by PostgreSQL and apply at the "
+      "next start)");
 }
 
 void SupervisorImpl::SetState(SupervisorState s, const std::string& detail) {

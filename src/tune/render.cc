@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "base/json_text.h"
 #include "base/strings.h"
 #include "skydb/tune.h"
 #include "tune/pg_values.h"
@@ -152,7 +153,7 @@ std::string RenderJson(const HostFacts& host, const Settings& settings) {
   j["settings"] = nlohmann::ordered_json::array();
   for (const Setting& s : settings.items) j["settings"].push_back(SettingJson(s));
   j["warnings"] = settings.warnings;
-  return j.dump(2) + "\n";
+  return JsonText(j, 2) + "\n";
 }
 
 }  // namespace skydb

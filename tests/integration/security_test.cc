@@ -463,12 +463,44 @@ TEST_F(MemoryDaemonTest, RefusesADataDirWritableByOthers) {
     ASSERT_EQ(::chmod(dir_.c_str(), mode), 0);
     CliRun run = RunSkydb({"serve", "--store", "memory", "--data-dir", dir_});
     EXPECT_EQ(run.exit_code, 1);
-    EXPECT_NE(run.err.find(dir_ + " is writable by group or others; chmod go-w " + dir_),
+    char octal[8];
+    std::snprintf(octal, sizeof octal, "%04o", mode);
+    EXPECT_NE(run.err.find(dir_ + " has mode " + octal +
+                           ", writable by other users; fix it with: chmod 0700 " + dir_),
               std::string::npos)
         << run.err;
     EXPECT_FALSE(std::filesystem::exists(dir_ + "/run")) << "nothing is created in a refused DIR";
     std::filesystem::remove_all(dir_);
   }
+}
+
+// A non-empty directory that is not a skydb data dir is refused and left as it was; DIR and
+// DIR/run wider than 0700 are set to 0700 (they used to be accepted and left readable). The
+// same code prepares DIR for --database-url.
+TEST_F(MemoryDaemonTest, RefusesAForeignDirUntouchedAndTightensItsOwn) {
+  ASSERT_EQ(::mkdir(dir_.c_str(), 0755), 0);
+  ASSERT_EQ(::chmod(dir_.c_str(), 0755), 0);
+  { std::ofstream(dir_ + "/app.db") << "rows"; }
+  std::string before = Fingerprint(dir_);
+  {
+    auto refused = StartMemory(dir_);
+    auto status = refused->WaitExit(seconds(10));
+    ASSERT_TRUE(status.has_value()) << "a foreign DIR was served\n" << refused->Log();
+    EXPECT_EQ(status->exit_code, 1);
+    EXPECT_TRUE(refused->LogContains(dir_ + " is not empty and is not a skydb data directory "
+                                            "(it holds app.db)"))
+        << refused->Log();
+  }
+  EXPECT_EQ(Fingerprint(dir_), before);
+  EXPECT_EQ(ModeOf(dir_), 0755u);
+
+  std::filesystem::remove(dir_ + "/app.db");
+  ASSERT_EQ(::mkdir((dir_ + "/run").c_str(), 0755), 0);
+  ASSERT_EQ(::chmod((dir_ + "/run").c_str(), 0755), 0);
+  Start();
+  EXPECT_EQ(ModeOf(dir_), 0700u);
+  EXPECT_EQ(ModeOf(dir_ + "/run"), 0700u);
+  EXPECT_TRUE(daemon_->LogContains(dir_ + " had mode 0755; set it to 0700")) << daemon_->Log();
 }
 
 // ---- the embedded daemon: PostgreSQL behind the store -----------------------------------------
@@ -547,6 +579,42 @@ TEST_F(EmbeddedSecurityTest, RefusesADataDirWritableByOthers) {
       << d->Log();
   EXPECT_TRUE(std::filesystem::is_empty(dir_)) << "nothing is created in a refused DIR";
   EXPECT_EQ(ModeOf(dir_), 0777u) << "skydb never changes a refused DIR";
+}
+
+// A directory of another user's (here nobody's) holding an app's database is refused, left with
+// its owner, mode and contents (it used to be chowned to the cluster user and taken over); an
+// empty DIR of mode 0755 becomes 0700, as documented, with run/ and runtime/.
+TEST_F(EmbeddedSecurityTest, ForeignDirRefusedUntouchedAndOwnDirTightened) {
+  auto nobody = LookupUser("nobody");
+  if (!nobody.ok()) GTEST_SKIP() << "no user nobody";
+  ASSERT_EQ(::mkdir(dir_.c_str(), 0755), 0);
+  ASSERT_EQ(::chmod(dir_.c_str(), 0755), 0);
+  { std::ofstream(dir_ + "/app.db") << "the app's rows"; }
+  ASSERT_EQ(::chown((dir_ + "/app.db").c_str(), nobody->uid, nobody->gid), 0);
+  ASSERT_EQ(::chown(dir_.c_str(), nobody->uid, nobody->gid), 0);
+  std::string before = Fingerprint(dir_);
+  auto refused = StartEmbedded(dir_);
+  auto status = refused->WaitExit(seconds(60));
+  ASSERT_TRUE(status.has_value()) << refused->Log();
+  EXPECT_EQ(status->exit_code, 1);
+  EXPECT_TRUE(refused->LogContains(
+      "is not empty and is not a skydb data directory (it holds app.db); skydb will not take it "
+      "over"))
+      << refused->Log();
+  struct stat st {};
+  ASSERT_EQ(::stat(dir_.c_str(), &st), 0);
+  EXPECT_EQ(st.st_uid, nobody->uid) << "a refused DIR is never chowned";
+  EXPECT_EQ(ModeOf(dir_), 0755u);
+  EXPECT_EQ(Fingerprint(dir_), before);
+
+  dir_ = root_.Dir("own");
+  ASSERT_EQ(::mkdir(dir_.c_str(), 0755), 0);
+  ASSERT_EQ(::chmod(dir_.c_str(), 0755), 0);
+  auto d = Serve();
+  EXPECT_EQ(ModeOf(dir_), 0700u);
+  EXPECT_EQ(ModeOf(dir_ + "/run"), 0700u);
+  EXPECT_EQ(ModeOf(dir_ + "/runtime"), 0700u);
+  EXPECT_TRUE(d->LogContains(dir_ + " had mode 0755; set it to 0700")) << d->Log();
 }
 
 TEST_F(EmbeddedSecurityTest, NoTcpListenersAndDocumentedPermissions) {

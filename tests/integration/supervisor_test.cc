@@ -182,6 +182,59 @@ TEST_F(SupervisorIntegrationTest, LeftoverPostmasterIsFoundAndStopped) {
   EXPECT_EQ(Psql(dir_, "SELECT 1"), "1");
 }
 
+// A stale postmaster.pid naming a live process of the cluster user that is no postmaster (a
+// sleep that got the old postmaster's pid, as after a reboot or in a container): PostgreSQL
+// alone refuses to start ("lock file already exists"), so the daemon crash-looped and exited.
+// Now skydb proves the pid is not ours, moves the file aside and becomes ready; the sleep is not
+// signalled.
+TEST_F(SupervisorIntegrationTest, StalePidFileNamingALiveProcessIsMovedAside) {
+  {
+    auto d = ServeReady();
+    StopCleanly(*d);
+  }
+  auto user = LookupUser(TestUser());
+  ASSERT_TRUE(user.ok());
+  ChildSpec spec;
+  spec.argv = {"/bin/sleep", "60"};
+  spec.run_as = *user;
+  spec.parent_death_signal = SIGKILL;  // gone with the test binary, whatever happens
+  auto sleeper = NewRealChildLauncher()->Spawn(spec, [](std::string_view) {});
+  ASSERT_TRUE(sleeper.ok()) << sleeper.error().message;
+  std::string pidfile = dir_ + "/pgdata/postmaster.pid";
+  {
+    std::ofstream(pidfile) << (*sleeper)->pid() << "\n"
+                           << dir_ << "/pgdata\n1600000000\n5432\n"
+                           << dir_ << "/run\n\n  5432001     32768\nready   \n";
+  }
+  ASSERT_EQ(::chown(pidfile.c_str(), user->uid, user->gid), 0);
+  auto d = ServeReady();
+  EXPECT_TRUE(d->LogContains("which runs but is no postmaster of " + dir_ + "/pgdata")) << d->Log();
+  EXPECT_TRUE(d->LogContains("moved the file to " + pidfile + ".stale-")) << d->Log();
+  EXPECT_FALSE((*sleeper)->TryWait().has_value()) << "the sleep was signalled";
+  EXPECT_EQ(Psql(dir_, "SELECT 1"), "1");
+  StopCleanly(*d);
+  (void)(*sleeper)->Signal(SIGKILL);
+  EXPECT_TRUE((*sleeper)->WaitFor(seconds(5)).has_value());
+}
+
+// A data dir whose name is not UTF-8 (byte 0xff): rendering the status file used to throw and
+// abort the daemon during initializing. Now it becomes ready, the status file reads back the
+// exact bytes, and `skydb status --json` and `skydb psql` (which connects to the socket_dir the
+// file names) work there.
+TEST_F(SupervisorIntegrationTest, DataDirThatIsNotUtf8Serves) {
+  dir_ = root_.Dir(std::string("d\xff") + "x");
+  auto d = ServeReady();
+  auto status = ReadStatus(dir_);
+  ASSERT_TRUE(status.has_value()) << d->Log();
+  EXPECT_EQ(status->data_dir, dir_);
+  EXPECT_EQ(status->socket_dir, dir_ + "/run");
+  CliRun json = RunSkydb({"status", "--json", "--data-dir", dir_});
+  EXPECT_EQ(json.exit_code, 0) << json.err;
+  EXPECT_NE(json.out.find("\"running\": true"), std::string::npos) << json.out;
+  EXPECT_EQ(Psql(dir_, "SELECT 1"), "1");
+  StopCleanly(*d);
+}
+
 TEST_F(SupervisorIntegrationTest, SecondDaemonFailsNamingTheHolder) {
   auto first = ServeReady();
   auto second = Serve();
@@ -255,6 +308,45 @@ TEST_F(SupervisorIntegrationTest, SighupReloadsPinnedSettings) {
   }
   EXPECT_EQ(Psql(dir_, "SHOW work_mem"), "7MB") << d->Log();
   EXPECT_TRUE(d->LogContains("reloaded")) << d->Log();
+  StopCleanly(*d);
+}
+
+// A pin PostgreSQL rejects, reloaded with SIGHUP: it used to be written into skydb.conf and
+// left there, so the next postmaster crash became a crash loop and exit 1. Now PostgreSQL's own
+// check refuses it before the reload, the last good skydb.conf stays, the log names the setting
+// and the reason, and a kill -9 of the postmaster is an ordinary restart.
+TEST_F(SupervisorIntegrationTest, SighupWithAPinPostgresRejectsKeepsTheLastGoodSettings) {
+  std::string conf = root_.Dir("skydb.toml");
+  { std::ofstream(conf) << "[postgres.settings]\nwork_mem = \"5MB\"\n"; }
+  auto d = Serve({}, {{"SKYDB_CONFIG", conf}});
+  ASSERT_TRUE(WaitDaemonReady(*d, dir_, seconds(60))) << d->Log();
+  {
+    std::ofstream(conf) << "[postgres.settings]\nwork_mem = \"7MB\"\nshared_buffers = \"bogus\"\n";
+  }
+  ASSERT_TRUE(d->Signal(SIGHUP).ok());
+  auto deadline = std::chrono::steady_clock::now() + seconds(10);
+  while (!d->LogContains("were not applied") && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(milliseconds(50));
+  }
+  EXPECT_TRUE(
+      d->LogContains("PostgreSQL rejects the new settings (exited with status 1): "
+                     "invalid value for parameter \"shared_buffers\": \"bogus\""))
+      << d->Log();
+  std::ifstream in(dir_ + "/pgdata/skydb.conf");
+  std::string written((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(written.find("bogus"), std::string::npos) << written;
+  EXPECT_NE(written.find("\nwork_mem = 5MB\n"), std::string::npos)
+      << "the whole reload is refused\n"
+      << written;
+  EXPECT_EQ(Psql(dir_, "SHOW work_mem"), "5MB");
+
+  auto before = ReadStatus(dir_);
+  ASSERT_TRUE(before && before->postgres_pid > 0);
+  ASSERT_EQ(::kill(before->postgres_pid, SIGKILL), 0);
+  EXPECT_TRUE(WaitReady(dir_, seconds(30), 1, d->pid())) << "not ready after the kill\n"
+                                                         << d->Log();
+  EXPECT_FALSE(d->WaitExit(milliseconds(1)).has_value()) << d->Log();
+  EXPECT_EQ(Psql(dir_, "SELECT 1"), "1");
   StopCleanly(*d);
 }
 

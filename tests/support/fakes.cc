@@ -135,6 +135,29 @@ Status FakeFileSystem::MakeDir(const std::string& path, uint32_t mode) {
   return Ok();
 }
 
+Status FakeFileSystem::Chmod(const std::string& path, uint32_t mode) {
+  auto it = nodes_.find(Resolve(path));
+  if (it == nodes_.end()) return Error::NotFound("cannot chmod " + path + ": No such file");
+  it->second.info.mode = mode & 07777;
+  return Ok();
+}
+
+Status FakeFileSystem::Rename(const std::string& from, const std::string& to) {
+  if (nodes_.count(from) == 0) return Error::NotFound("cannot rename " + from + ": No such file");
+  // The node and, for a directory, everything under it.
+  std::map<std::string, Node> moved;
+  for (auto it = nodes_.begin(); it != nodes_.end();) {
+    if (it->first == from || it->first.rfind(from + "/", 0) == 0) {
+      moved[to + it->first.substr(from.size())] = it->second;
+      it = nodes_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  for (auto& [path, node] : moved) nodes_[path] = node;
+  return Ok();
+}
+
 Result<CommandOutput> FakeProcessRunner::Run(const CommandSpec& spec) {
   std::string line;
   for (size_t i = 0; i < spec.argv.size(); ++i) {

@@ -32,6 +32,8 @@ class FakeFileSystem final : public FileSystem {
   Status WriteFileAtomic(const std::string& path, const std::string& contents,
                          uint32_t mode) override;
   Status MakeDir(const std::string& path, uint32_t mode) override;
+  Status Chmod(const std::string& path, uint32_t mode) override;
+  Status Rename(const std::string& from, const std::string& to) override;
 
  private:
   struct Node {

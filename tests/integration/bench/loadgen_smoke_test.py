@@ -22,13 +22,15 @@ class Daemon:
     """`skydb serve --store memory` with config overrides, on DIR/run/skydb.sock."""
 
     def __init__(self, *sets):
-        self.dir = tempfile.mkdtemp(prefix="skydb-loadgen-")
+        # The log sits beside DIR: skydb refuses a DIR holding files that are not its own.
+        self.root = tempfile.mkdtemp(prefix="skydb-loadgen-")
+        self.dir = os.path.join(self.root, "d")
         self.socket = os.path.join(self.dir, "run", "skydb.sock")
         args = [SKYDB]
         for kv in sets:
             args += ["--set", kv]
         args += ["serve", "--store", "memory", "--data-dir", self.dir]
-        self.log = open(os.path.join(self.dir, "daemon.log"), "wb")
+        self.log = open(os.path.join(self.root, "daemon.log"), "wb")
         self.proc = subprocess.Popen(args, stdout=self.log, stderr=self.log,
                                      env=dict(os.environ, SKYDB_CONFIG="", SKYDB_HTTP_PORT="0"))
         deadline = time.monotonic() + 30
@@ -53,7 +55,7 @@ class Daemon:
                 os.kill(self.proc.pid, signal.SIGKILL)
                 self.proc.wait(timeout=10)
         self.log.close()
-        shutil.rmtree(self.dir, ignore_errors=True)
+        shutil.rmtree(self.root, ignore_errors=True)
 
 
 def loadgen(sock, *extra, store="memory", durability="none", duration=1):

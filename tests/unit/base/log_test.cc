@@ -10,6 +10,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "base/strings.h"
+
 namespace skydb {
 namespace {
 
@@ -45,10 +47,11 @@ class LogFormatTest : public ::testing::Test {
     ::unsetenv("JOURNAL_STREAM");
     ::unlink(path_.c_str());
   }
-  std::string LogOneLine(const std::string& format) {
+  std::string LogOneLine(const std::string& format,
+                         const std::string& message = "disk almost full") {
     Status s = InitLogging("info", format);
     EXPECT_TRUE(s.ok());
-    spdlog::warn("disk almost full");
+    spdlog::warn("{}", message);
     spdlog::default_logger()->flush();
     std::ifstream in(path_);
     std::stringstream text;
@@ -83,6 +86,16 @@ TEST_F(LogFormatTest, JsonIsOneObjectPerLine) {
   std::string line = LogOneLine("json");
   EXPECT_EQ(line.rfind("{\"ts\":\"", 0), 0u) << line;
   EXPECT_NE(line.find("\"level\":\"warning\",\"msg\":\"disk almost full\"}"), std::string::npos)
+      << line;
+}
+
+// Messages name paths under a data dir a user chose; a JSON line must stay UTF-8 whatever the
+// bytes, so they are written as U+FFFD (valid sequences pass through).
+TEST_F(LogFormatTest, JsonLineStaysUtf8WhenTheMessageIsNot) {
+  std::string line = LogOneLine("json", "cannot open /srv/d\xff\xc3x caf\xc3\xa9");
+  EXPECT_TRUE(IsValidUtf8(line)) << line;
+  EXPECT_NE(line.find("\"msg\":\"cannot open /srv/d\\ufffd\\ufffdx caf\xc3\xa9\"}"),
+            std::string::npos)
       << line;
 }
 

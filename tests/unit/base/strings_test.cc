@@ -21,6 +21,18 @@ TEST(StringsTest, PrefixSuffixLower) {
   EXPECT_EQ(ToLower("MiB"), "mib");
 }
 
+TEST(StringsTest, IsValidUtf8) {
+  for (const char* ok : {"", "plain /srv/sky", "caf\xc3\xa9", "\xe2\x82\xac", "\xf0\x9f\x98\x80",
+                         "\xf4\x8f\xbf\xbf"}) {
+    EXPECT_TRUE(IsValidUtf8(ok)) << ok;
+  }
+  for (const char* bad :
+       {"\xff", "/d\xfex", "\xc3", "\x80", "\xc0\xaf" /* overlong '/' */, "\xe0\x80\xaf",
+        "\xed\xa0\x80" /* surrogate */, "\xf4\x90\x80\x80", "\xf5\x80\x80\x80", "\xe2\x82"}) {
+    EXPECT_FALSE(IsValidUtf8(bad)) << bad;
+  }
+}
+
 TEST(StringsTest, HumanBytes) {
   EXPECT_EQ(HumanBytes(512), "512 B");
   EXPECT_EQ(HumanBytes(1975ULL << 20), "1.9 GiB");

@@ -43,6 +43,17 @@ TEST(ManifestTest, RefusesPathsThatLeaveTheBundle) {
   }
 }
 
+// A file name that is not UTF-8 is refused by name (rendering it used to throw and abort
+// `skydb bundle stage`); an informational field that is not UTF-8 renders with U+FFFD.
+TEST(ManifestTest, NamesThatAreNotUtf8AreRefusedNotThrown) {
+  BundleManifest m = Sample();
+  m.files.insert(m.files.begin(), {"lib/x\xff.so", std::string(64, 'c'), 0644, 0});
+  EXPECT_THAT(CheckManifest(m).error().message, HasSubstr("its name is not UTF-8"));
+  m = Sample();
+  m.source = "/opt/pg\xff";
+  EXPECT_THAT(RenderManifest(m), HasSubstr("\"/opt/pg\xef\xbf\xbd\""));
+}
+
 TEST(ManifestTest, RefusesInconsistentTotalsOrderAndBinDir) {
   BundleManifest m = Sample();
   m.total_size = 16;

@@ -196,6 +196,16 @@ TEST(StatusJsonTest, AbsentPartsAreNull) {
   EXPECT_EQ(j["ready"], false);
 }
 
+// The store's description names its socket, under a data dir a user chose: bytes that are not
+// UTF-8 are shown as U+FFFD instead of throwing out of the HTTP handler.
+TEST(StatusJsonTest, TextThatIsNotUtf8IsReplacedNotThrown) {
+  ObservedState s = FullState();
+  s.store_description = "listening on /srv/d\xffx/run/skydb.sock";
+  std::string text = StatusJson(s);
+  auto j = nlohmann::json::parse(text);
+  EXPECT_EQ(j["store"]["description"], "listening on /srv/d\xef\xbf\xbdx/run/skydb.sock");
+}
+
 }  // namespace
 }  // namespace skydb
 

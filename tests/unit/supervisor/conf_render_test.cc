@@ -48,6 +48,22 @@ TEST(ConfRenderTest, IncludeLineAppendedOnce) {
   EXPECT_FALSE(WithIncludeLine("a = 1\n  include = 'skydb.conf'  \n").has_value());
 }
 
+TEST(ConfRenderTest, ConfigCheckReasonsArePostgresMessages) {
+  EXPECT_EQ(
+      ConfigCheckReasons("2026-12-01 10:12:20.521 UTC [14876] LOG:  invalid value for parameter "
+                         "\"shared_buffers\": \"bogus\"\n"
+                         "[14876] LOG:  5000000 is outside the valid range for parameter "
+                         "\"max_connections\" (1 .. 262143)\n"
+                         "2026-12-01 10:12:20.521 UTC [14876] FATAL:  configuration file "
+                         "\"/d/pgdata/postgresql.conf\" contains errors\n"),
+      "invalid value for parameter \"shared_buffers\": \"bogus\"; 5000000 is outside the "
+      "valid range for parameter \"max_connections\" (1 .. 262143)");
+  EXPECT_EQ(ConfigCheckReasons("[1] FATAL:  configuration file \"/x\" contains errors\n"),
+            "configuration file \"/x\" contains errors");
+  EXPECT_EQ(ConfigCheckReasons("postgres: could not access directory \"/d\"\n"),
+            "postgres: could not access directory \"/d\"");
+}
+
 TEST(ConfRenderTest, HbaIsPeerOverUnixSocketsOnly) {
   std::string hba = RenderHba();
   EXPECT_NE(hba.find("local   all          all   peer map=skydb"), std::string::npos);

@@ -72,6 +72,80 @@ TEST(DataDirTest, PrepareRefusesAnUnsafeExistingDir) {
   EXPECT_NE(s.error().message.find("writable by other users"), std::string::npos);
 }
 
+// An existing DIR, run/ or runtime/ wider than 0700 (e.g. made by hand with the default umask)
+// let other users read the status file; each is set to 0700. Writable ones stay refused.
+TEST(DataDirTest, PrepareTightensWideModesToPrivate) {
+  testing::FakeFileSystem fs;
+  testing::FakeHostOps host;
+  fs.AddDir("/srv/sky", 0755);
+  fs.AddDir("/srv/sky/run", 0711);
+  fs.AddDir("/srv/sky/runtime", 02750);
+  auto layout = DataDirLayout::For("/srv/sky");
+  ASSERT_TRUE(PrepareDirs(fs, host, layout, ClusterUser{}).ok());
+  for (const auto& dir : {layout.root, layout.run, layout.runtime}) {
+    EXPECT_EQ(fs.Stat(dir)->mode, 0700u) << dir;
+  }
+}
+
+TEST(DataDirTest, SkydbEntries) {
+  for (const char* own :
+       {"skydb.lock", "pgdata", "run", "runtime", "lost+found", ".psql_history", ".bash_history"}) {
+    EXPECT_TRUE(IsSkydbEntry(own)) << own;
+  }
+  // A fresh home directory (skel's .bashrc, .profile) is someone's, not skydb's.
+  for (const char* other :
+       {"app.db", ".skydb.lock", "pgdata.old", "PGDATA", "", ".bashrc", ".profile"}) {
+    EXPECT_FALSE(IsSkydbEntry(other)) << other;
+  }
+}
+
+TEST(DataDirTest, PrepareRootCreatesAMissingDirPrivate) {
+  testing::FakeFileSystem fs;
+  fs.AddDir("/srv", 0755);
+  ASSERT_TRUE(PrepareRoot(fs, "/srv/sky").ok());
+  EXPECT_EQ(fs.Stat("/srv/sky")->mode, 0700u);
+}
+
+TEST(DataDirTest, PrepareRootNamesAFewForeignEntriesAndTouchesNothing) {
+  testing::FakeFileSystem fs;
+  fs.AddDir("/srv/app", 0755);
+  for (const char* name : {"a.db", "b.db", "c.db", "d.db", "e.db"}) {
+    fs.AddFile(std::string("/srv/app/") + name, "x");
+  }
+  fs.AddDir("/srv/app/run", 0700);  // skydb's own names are not quoted
+  auto s = PrepareRoot(fs, "/srv/app");
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.error().code, ErrorCode::kConflict);
+  EXPECT_NE(s.error().message.find("(it holds a.db, b.db, c.db and 2 more)"), std::string::npos)
+      << s.error().message;
+  EXPECT_EQ(fs.Stat("/srv/app")->mode, 0755u);
+}
+
+// The read-only half (for `skydb doctor`): the same verdicts, nothing created or changed.
+TEST(DataDirTest, CheckDataDirChangesNothing) {
+  testing::FakeFileSystem fs;
+  fs.AddDir("/srv", 0755);
+  EXPECT_TRUE(CheckDataDir(fs, "/srv/sky").ok());
+  EXPECT_FALSE(fs.Exists("/srv/sky"));
+  fs.AddDir("/srv/sky", 0755);
+  fs.AddDir("/srv/sky/pgdata", 0700);
+  EXPECT_TRUE(CheckDataDir(fs, "/srv/sky").ok());
+  EXPECT_EQ(fs.Stat("/srv/sky")->mode, 0755u);
+  fs.AddFile("/srv/sky/app.db", "x");
+  EXPECT_EQ(CheckDataDir(fs, "/srv/sky").error().code, ErrorCode::kConflict);
+}
+
+// Writability is the first refusal: it is the one that is a security problem.
+TEST(DataDirTest, PrepareRootRefusesWritableBeforeForeign) {
+  testing::FakeFileSystem fs;
+  fs.AddDir("/srv/app", 0777);
+  fs.AddFile("/srv/app/app.db", "x");
+  auto s = PrepareRoot(fs, "/srv/app");
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.error().code, ErrorCode::kPermission);
+  EXPECT_EQ(fs.Stat("/srv/app")->mode, 0777u);
+}
+
 TEST(DataDirTest, ParentsMustBeSearchableByTheClusterUser) {
   testing::FakeFileSystem fs;
   fs.AddDir("/root", 0700);

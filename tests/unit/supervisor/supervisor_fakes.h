@@ -146,11 +146,20 @@ class FakeProbe final : public PgProbe {
   FakeLauncher& launcher_;
 };
 
-// initdb writes PG_VERSION and a postgresql.conf into the fake file system.
+// initdb writes PG_VERSION and a postgresql.conf into the fake file system; `postgres -C`
+// (PostgreSQL's check of its configuration files) answers `check`.
 class FakeInitdbRunner final : public ProcessRunner {
  public:
   explicit FakeInitdbRunner(FakeFileSystem& fs) : fs_(fs) {}
   Result<CommandOutput> Run(const CommandSpec& spec) override {
+    if (spec.argv.at(0).size() >= 9 &&
+        spec.argv[0].compare(spec.argv[0].size() - 9, 9, "/postgres") == 0) {
+      checks.push_back(spec);
+      checked_confs.push_back(*fs_.ReadFile(spec.argv.at(2) + "/skydb.conf"));
+      if (on_check) on_check();
+      if (!check_error.empty()) return Error::Io(check_error);
+      return check;
+    }
     specs.push_back(spec);
     if (exit_code != 0) return CommandOutput{exit_code, 0, "", "initdb: error: boom"};
     const std::string& pgdata = spec.argv.at(2);
@@ -158,8 +167,13 @@ class FakeInitdbRunner final : public ProcessRunner {
     fs_.AddFile(pgdata + "/postgresql.conf", "# defaults\nmax_connections = 100\n");
     return CommandOutput{0, 0, "", ""};
   }
-  std::vector<CommandSpec> specs;
+  std::vector<CommandSpec> specs;  // initdb
   int exit_code = 0;
+  std::vector<CommandSpec> checks;         // postgres -C
+  std::vector<std::string> checked_confs;  // skydb.conf as each check saw it
+  CommandOutput check{0, 0, "/srv/sky/pgdata\n", ""};
+  std::string check_error;  // the check could not run
+  std::function<void()> on_check;
 
  private:
   FakeFileSystem& fs_;

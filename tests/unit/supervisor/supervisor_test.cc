@@ -130,6 +130,37 @@ TEST_F(SupervisorTest, RefusesANonEmptyNonCluster) {
   EXPECT_TRUE(runner_.specs.empty());
 }
 
+// A non-empty directory that is not a skydb data dir (here an app's, owned by another user) is
+// refused with what it holds and the fix, before anything is written, locked or chowned.
+TEST_F(SupervisorTest, RefusesAForeignDataDirUntouched) {
+  fs_.AddDir("/srv/sky", 0755);
+  fs_.SetOwner("/srv/sky", 1234, 1234);
+  fs_.AddFile("/srv/sky/app.db", "rows");
+  fs_.AddDir("/srv/sky/uploads", 0755);
+  Status s = Make().Run();
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.error().code, ErrorCode::kConflict);
+  EXPECT_EQ(s.error().message,
+            "/srv/sky is not empty and is not a skydb data directory (it holds app.db, "
+            "uploads); skydb will not take it over: choose a new or empty --data-dir (for "
+            "example /srv/sky/skydb), or move those entries away");
+  EXPECT_TRUE(host_.chowned.empty());
+  EXPECT_EQ(fs_.Stat("/srv/sky")->mode, 0755u);
+  EXPECT_EQ(fs_.Stat("/srv/sky")->uid, 1234u);
+  EXPECT_EQ(*fs_.ListDir("/srv/sky"), (std::vector<std::string>{"app.db", "uploads"}));
+  EXPECT_TRUE(launcher_.specs.empty());
+}
+
+// skydb's own entries, and the lost+found of a file system mounted at DIR, are a data dir.
+TEST_F(SupervisorTest, StartsInADirHoldingOnlySkydbEntries) {
+  fs_.AddDir("/srv/sky", 0700);
+  fs_.AddDir("/srv/sky/lost+found", 0700);
+  fs_.AddFile("/srv/sky/skydb.lock", "77\n", 0600);
+  fs_.AddDir("/srv/sky/runtime", 0700);
+  Status s = Make().Run();
+  ASSERT_TRUE(s.ok()) << s.error().message;
+}
+
 TEST_F(SupervisorTest, InitdbFailureIsReported) {
   runner_.exit_code = 1;
   Status s = Make().Run();
@@ -256,6 +287,48 @@ TEST_F(SupervisorTest, LeftoverPostmasterIsStoppedBeforeStarting) {
   EXPECT_TRUE(fs_.Exists("/srv/sky/pgdata/postmaster.pid")) << "never deleted by skydb";
 }
 
+// postmaster.pid names a live process that provably is no postmaster of this directory (a
+// sleep that got the old postmaster's pid). PostgreSQL would refuse to start while a process of
+// the cluster user has that pid ("lock file already exists"), so the file is moved aside and
+// nothing is signalled.
+TEST_F(SupervisorTest, PidFileOfALiveOtherProcessIsMovedAside) {
+  ASSERT_TRUE(Make().Run().ok());
+  sup_.reset();
+  const std::string stale = "4321\n/srv/sky/pgdata\n1600000000\n5432\n";
+  fs_.AddFile("/srv/sky/pgdata/postmaster.pid", stale, 0600);
+  fs_.AddFile("/proc/stat", "btime 1700000000\n");
+  fs_.AddFile("/proc/4321/stat", "4321 (sleep) S 1 1 1 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 9000 0\n");
+  fs_.AddFile("/bin/sleep", "", 0755);
+  fs_.AddSymlink("/proc/4321/exe", "/bin/sleep");
+  fs_.AddSymlink("/proc/4321/cwd", "/srv");
+  host_.alive.insert(4321);
+  auto before = clock_.WallNow();
+  ASSERT_TRUE(Make().Run().ok());
+  EXPECT_TRUE(host_.kills.empty());
+  EXPECT_FALSE(fs_.Exists("/srv/sky/pgdata/postmaster.pid"));
+  std::vector<std::string> moved;
+  std::vector<std::string> entries = *fs_.ListDir("/srv/sky/pgdata");
+  for (const auto& name : entries) {
+    if (name.rfind("postmaster.pid.stale-", 0) == 0) moved.push_back(name);
+  }
+  ASSERT_EQ(moved.size(), 1u);
+  int64_t when = std::stoll(moved[0].substr(std::string("postmaster.pid.stale-").size()));
+  EXPECT_EQ(when, std::chrono::duration_cast<seconds>(before.time_since_epoch()).count());
+  EXPECT_EQ(*fs_.ReadFile("/srv/sky/pgdata/" + moved[0]), stale);
+}
+
+// A live pid skydb cannot inspect (/proc unreadable) is not proof of anything: the file stays
+// for PostgreSQL to judge, and nothing is signalled.
+TEST_F(SupervisorTest, PidFileOfAProcessSkydbCannotInspectStays) {
+  ASSERT_TRUE(Make().Run().ok());
+  sup_.reset();
+  fs_.AddFile("/srv/sky/pgdata/postmaster.pid", "4321\n/srv/sky/pgdata\n1700000091\n5432\n", 0600);
+  host_.alive.insert(4321);
+  ASSERT_TRUE(Make().Run().ok());
+  EXPECT_TRUE(host_.kills.empty());
+  EXPECT_TRUE(fs_.Exists("/srv/sky/pgdata/postmaster.pid"));
+}
+
 TEST_F(SupervisorTest, ReloadRerendersAndSignalsThePostmaster) {
   launcher_.configure = [this](FakeChild& child, int) {
     child.on_signal = [this](int sig) {
@@ -272,6 +345,59 @@ TEST_F(SupervisorTest, ReloadRerendersAndSignalsThePostmaster) {
   EXPECT_EQ(launcher_.last()->signals, (std::vector<int>{SIGHUP, SIGINT}));
   EXPECT_NE(fs_.ReadFile("/srv/sky/pgdata/skydb.conf")->find("shared_buffers = 128MB"),
             std::string::npos);
+  // PostgreSQL checked the new files before it was asked to load them, as the cluster user.
+  ASSERT_EQ(runner_.checks.size(), 1u);
+  EXPECT_EQ(runner_.checks[0].argv,
+            (std::vector<std::string>{"/pg/bin/postgres", "-D", "/srv/sky/pgdata", "-C",
+                                      "data_directory"}));
+  ASSERT_TRUE(runner_.checks[0].run_as.has_value());
+  EXPECT_EQ(runner_.checks[0].run_as->uid, 990u);
+  EXPECT_NE(runner_.checked_confs[0].find("shared_buffers = 128MB"), std::string::npos);
+}
+
+// A pin PostgreSQL rejects must not stay in skydb.conf: nothing would complain until the next
+// postmaster start, and then every start fails (a crash loop, exit 1). The last good file is
+// put back, PostgreSQL is not signalled, and the new supervisor timings still apply.
+class RejectedReloadTest : public SupervisorTest {
+ protected:
+  Status RunWithReload(const std::string& settings) {
+    // Stop once the reload is settled: at its SIGHUP (accepted) or right after its check.
+    launcher_.configure = [this](FakeChild& child, int) {
+      child.on_signal = [this](int sig) {
+        if (sig == SIGHUP) sup_->RequestStop();
+      };
+    };
+    runner_.on_check = [this] { sup_->RequestStop(); };
+    return Make([settings](Supervisor& sup, const SupervisorSnapshot&) {
+             SupervisorReload reload;
+             reload.settings_conf = settings;
+             reload.timing.max_crashes = 9;
+             sup.RequestReload(reload);
+           })
+        .Run();
+  }
+  std::string Conf() { return *fs_.ReadFile("/srv/sky/pgdata/skydb.conf"); }
+};
+
+TEST_F(RejectedReloadTest, RejectedPinRestoresTheLastGoodFile) {
+  runner_.check = CommandOutput{
+      1, 0, "",
+      "2026-12-01 10:12:20.474 UTC [14873] LOG:  invalid value for parameter "
+      "\"shared_buffers\": \"bogus\"\n2026-12-01 10:12:20.474 UTC [14873] FATAL:  configuration "
+      "file \"/srv/sky/pgdata/postgresql.conf\" contains errors\n"};
+  ASSERT_TRUE(RunWithReload("shared_buffers = bogus\n").ok());
+  ASSERT_EQ(runner_.checked_confs.size(), 1u);
+  EXPECT_NE(runner_.checked_confs[0].find("shared_buffers = bogus"), std::string::npos);
+  EXPECT_NE(Conf().find("shared_buffers = 296MB"), std::string::npos) << Conf();
+  EXPECT_EQ(Conf().find("bogus"), std::string::npos) << Conf();
+  EXPECT_EQ(launcher_.last()->signals, std::vector<int>{SIGINT}) << "no SIGHUP";
+}
+
+TEST_F(RejectedReloadTest, ACheckThatCannotRunAppliesNothing) {
+  runner_.check_error = "cannot run /pg/bin/postgres: No such file or directory";
+  ASSERT_TRUE(RunWithReload("shared_buffers = 128MB\n").ok());
+  EXPECT_NE(Conf().find("shared_buffers = 296MB"), std::string::npos) << Conf();
+  EXPECT_EQ(launcher_.last()->signals, std::vector<int>{SIGINT}) << "no SIGHUP";
 }
 
 TEST_F(SupervisorTest, StopDuringBackoffReturnsOk) {
