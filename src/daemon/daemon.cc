@@ -20,6 +20,7 @@
 #include "skydb/durable.h"
 #include "skydb/log.h"
 #include "skydb/process.h"
+#include "skydb/schema.h"
 #include "skydb/supervisor.h"
 
 namespace skydb::daemon {
@@ -61,13 +62,6 @@ void ForwardPostgresLine(std::string_view line) {
 std::string SettingValue(const Settings& settings, const char* name) {
   const Setting* s = settings.Find(name);
   return s != nullptr ? s->value : "?";
-}
-
-// skydb's own migrations, then the session store's schema.
-std::vector<Migration> AllMigrations() {
-  std::vector<Migration> all = BuiltinMigrations();
-  for (const auto& step : SessionSchema()) all.push_back({step.version, step.name, step.sql});
-  return all;
 }
 
 struct Plan {

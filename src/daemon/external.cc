@@ -13,9 +13,9 @@
 #include "daemon/observing.h"
 #include "daemon/serving.h"
 #include "pgconn/pgconn.h"
+#include "schema/migrate.h"
 #include "skydb/durable.h"
 #include "skydb/supervisor.h"
-#include "supervisor/migrations.h"
 
 namespace skydb::daemon {
 namespace {
@@ -39,12 +39,6 @@ bool StopRequestedWithin(milliseconds wait) {
   return sig == SIGTERM || sig == SIGINT;
 }
 
-std::vector<Migration> AllMigrations() {
-  std::vector<Migration> all = BuiltinMigrations();
-  for (const auto& step : SessionSchema()) all.push_back({step.version, step.name, step.sql});
-  return all;
-}
-
 // Connects to a read-write server and migrates, retrying while no such server answers (down,
 // restarting, a standby not yet promoted) until `timeout`. Errors of the schema itself (a newer
 // skydb's migration, a permission) are not retried.
@@ -60,7 +54,7 @@ Result<int> ConnectAndMigrate(const std::string& url, const std::string& where,
         last = "the server is a standby (pg_is_in_recovery() is true): skydb writes only to a "
                "primary; list every host in the URL with target_session_attrs=read-write";
       } else if (recovery.ok()) {
-        auto applied = supervisor::ApplyMigrations(*conn, AllMigrations());
+        auto applied = schema::ApplyMigrations(*conn, AllMigrations());
         if (!applied.ok()) {
           return std::move(applied).error().Within("the schema in " + where);
         }

@@ -482,32 +482,4 @@ std::unique_ptr<DurableBackend> NewPostgresDurable(const std::string& conninfo,
   return std::make_unique<store::PgDurable>(conninfo, description, writers, readers);
 }
 
-const std::vector<SchemaStep>& SessionSchema() {
-  // One statement per step: the migration runner executes each as a single statement.
-  static const std::vector<SchemaStep> kSteps = {
-      {100, "sky_sessions",
-       // id: the session key, also the Citus distribution column. No index on expires_at:
-       // every write changes it, and an index on it would defeat HOT updates; the sweeper
-       // uses expiry_bucket (the hour of the deadline), which changes rarely.
-       "CREATE TABLE sky_sessions ("
-       " id bytea PRIMARY KEY,"
-       " expires_at bigint,"
-       " expiry_bucket bigint,"
-       " data bytea NOT NULL"
-       ") WITH (fillfactor = 60, toast_tuple_target = 8160)"},
-      {101, "sky_sessions data inline",
-       "ALTER TABLE sky_sessions ALTER COLUMN data SET STORAGE MAIN"},
-      {102, "sky_sessions expiry index",
-       "CREATE INDEX sky_sessions_expiry_bucket ON sky_sessions (expiry_bucket)"
-       " WHERE expiry_bucket IS NOT NULL"},
-      // Citus: shards by the session key, so each statement for one key goes to one worker.
-      // Without Citus (no create_distributed_table function) the step does nothing.
-      {103, "sky_sessions distributed by id (Citus)",
-       "DO $$ BEGIN"
-       " IF EXISTS (SELECT 1 FROM pg_proc WHERE proname = 'create_distributed_table') THEN"
-       " PERFORM create_distributed_table('sky_sessions', 'id'); END IF; END $$"},
-  };
-  return kSteps;
-}
-
 }  // namespace skydb

@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "skydb/durable.h"
+#include "skydb/schema.h"
 #include "support/store_suite.h"
 #include "test_cluster.h"
 
@@ -45,10 +46,12 @@ class ClusterEnvironment : public ::testing::Environment {
 
 const auto* const kEnvironment = ::testing::AddGlobalTestEnvironment(new ClusterEnvironment);
 
-// A fresh sky_sessions table per harness, created by the store's own schema steps.
+// A fresh sky_sessions table per harness, created by the session store's own migrations.
 void ResetSchema() {
   Exec("DROP TABLE IF EXISTS sky_sessions");
-  for (const auto& step : SessionSchema()) Exec(step.sql);
+  for (const auto& m : AllMigrations()) {
+    if (m.version >= kFirstSessionStoreMigration) Exec(m.sql);
+  }
 }
 
 class PgHarness final : public StoreHarness {
