@@ -31,6 +31,7 @@
 
 #include "proc_tree.h"
 #include "skydb/durable.h"
+#include "skydb/schema.h"
 #include "skydb/store.h"
 #include "skydb/tune.h"
 
@@ -306,7 +307,9 @@ int main(int argc, char** argv) {
                " expiry_bucket bigint, data bytea NOT NULL);"
                "CREATE INDEX ON sky_sessions (expires_at);";
     } else {
-      for (const auto& step : skydb::SessionSchema()) reset += step.sql + ";";
+      for (const auto& m : skydb::AllMigrations()) {
+        if (m.version >= skydb::kFirstSessionStoreMigration) reset += m.sql + ";";
+      }
     }
     reset += "CHECKPOINT;";
     PGresult* r = PQexec(c, reset.c_str());

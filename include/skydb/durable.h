@@ -90,12 +90,4 @@ std::unique_ptr<DurableBackend> NewPostgresDurable(const std::string& conninfo,
                                                    const std::string& description, int writers,
                                                    int readers);
 
-// The store's schema, as migrations the daemon's runner applies (versions 100 and up).
-struct SchemaStep {
-  int version = 0;
-  std::string name;
-  std::string sql;
-};
-const std::vector<SchemaStep>& SessionSchema();
-
 }  // namespace skydb

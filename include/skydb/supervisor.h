@@ -34,6 +34,7 @@
 #include "skydb/env.h"
 #include "skydb/process.h"
 #include "skydb/result.h"
+#include "skydb/schema.h"
 
 namespace skydb {
 
@@ -49,15 +50,6 @@ enum class SupervisorState {
   kFailed,        // gave up (crash loop, failed start); Run() returned the reason
 };
 const char* SupervisorStateName(SupervisorState s);
-
-// One schema migration: applied once, in its own transaction, in version order.
-struct Migration {
-  int version = 0;
-  std::string name;
-  std::string sql;
-};
-// skydb's own migrations (the store issue appends its schema here).
-const std::vector<Migration>& BuiltinMigrations();
 
 // The OS user that owns pgdata and runs PostgreSQL; also its superuser role name.
 struct ClusterUser {
@@ -119,7 +111,7 @@ struct SupervisorOptions {
   SupervisorConfig timing;
   int port = 5432;               // only names the socket file: listen_addresses is ''
   std::string database = "postgres";
-  std::vector<Migration> migrations = BuiltinMigrations();
+  std::vector<Migration> migrations = AllMigrations();
   std::chrono::milliseconds tick{100};  // how often the watch loop looks at the child
 };
 

@@ -50,9 +50,6 @@ class DatabaseSource {
   virtual std::optional<Settings> settings() const { return std::nullopt; }
 };
 
-// skydb's own migrations, then the session store's schema.
-std::vector<Migration> SkydbMigrations();
-
 std::unique_ptr<DatabaseSource> NewEmbeddedCluster(Env& env, const Config& config, Profile profile);
 std::unique_ptr<DatabaseSource> NewExternalDatabase(Env& env, const Config& config);
 std::unique_ptr<DatabaseSource> NewNoDatabase(Env& env, const Config& config);

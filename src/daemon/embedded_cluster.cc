@@ -11,6 +11,7 @@
 #include "skydb/discovery.h"
 #include "skydb/durable.h"
 #include "skydb/process.h"
+#include "skydb/schema.h"
 
 namespace skydb::daemon {
 namespace {
@@ -77,7 +78,7 @@ class EmbeddedCluster final : public DatabaseSource {
     sup.cluster_user = cluster_user_;
     sup.settings_conf = RenderConf(settings_);
     sup.timing = config_.supervisor;
-    sup.migrations = SkydbMigrations();
+    sup.migrations = AllMigrations();
     SupervisorEnv senv{env_.fs,   env_.clock, env_.runner,         env_.launcher,
                        env_.host, env_.pg,    ForwardPostgresLine, nullptr};
     senv.on_ready = [this](const SupervisorSnapshot& snap) { OnReady(snap); };
@@ -151,12 +152,6 @@ class EmbeddedCluster final : public DatabaseSource {
 };
 
 }  // namespace
-
-std::vector<Migration> SkydbMigrations() {
-  std::vector<Migration> all = BuiltinMigrations();
-  for (const auto& step : SessionSchema()) all.push_back({step.version, step.name, step.sql});
-  return all;
-}
 
 std::unique_ptr<DatabaseSource> NewEmbeddedCluster(Env& env, const Config& config,
                                                    Profile profile) {

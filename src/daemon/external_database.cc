@@ -10,7 +10,8 @@
 #include "base/mutex.h"
 #include "daemon/database_source.h"
 #include "pgconn/pgconn.h"
-#include "supervisor/migrations.h"
+#include "schema/migrate.h"
+#include "skydb/schema.h"
 
 namespace skydb::daemon {
 namespace {
@@ -90,7 +91,7 @@ class ExternalDatabase final : public DatabaseSource {
               "the server is a standby (pg_is_in_recovery() is true): skydb writes only to "
               "a primary; list every host in the URL with target_session_attrs=read-write";
         } else if (recovery.ok()) {
-          auto applied = supervisor::ApplyMigrations(*conn, SkydbMigrations());
+          auto applied = schema::ApplyMigrations(*conn, AllMigrations());
           if (!applied.ok()) return std::move(applied).error().Within("the schema in " + where_);
           return applied;
         } else {

@@ -1,12 +1,10 @@
 #include "pgconn/pgconn.h"
 
 #include <libpq-fe.h>
-
-#include <map>
-
 #include <spdlog/spdlog.h>
 
 #include <cstdlib>
+#include <map>
 
 #include "base/strings.h"
 
@@ -27,6 +25,24 @@ std::string Trimmed(const char* message) {
   return std::string(Trim(message != nullptr ? message : ""));
 }
 
+// Binary parameters: values, lengths and formats as libpq takes them. `params` must outlive it.
+struct BinaryParams {
+  explicit BinaryParams(const std::vector<std::string>& params) {
+    for (const auto& p : params) {
+      values.push_back(p.data());
+      lengths.push_back(static_cast<int>(p.size()));
+      formats.push_back(1);
+    }
+  }
+  int count() const { return static_cast<int>(values.size()); }
+  std::vector<const char*> values;
+  std::vector<int> lengths, formats;
+};
+
+std::vector<Oid> Oids(const Statement& statement) {
+  return std::vector<Oid>(statement.param_types.begin(), statement.param_types.end());
+}
+
 }  // namespace
 
 std::string UnixSocketConnInfo(const std::string& socket_dir, int port, const std::string& user,
@@ -38,39 +54,31 @@ std::string UnixSocketConnInfo(const std::string& socket_dir, int port, const st
 
 const char* PingStatusName(PingStatus s) {
   switch (s) {
-    case PingStatus::kOk: return "ok";
-    case PingStatus::kRejecting: return "rejecting";
-    case PingStatus::kNoResponse: return "no response";
-    case PingStatus::kNoAttempt: return "no attempt";
+    case PingStatus::kOk:
+      return "ok";
+    case PingStatus::kRejecting:
+      return "rejecting";
+    case PingStatus::kNoResponse:
+      return "no response";
+    case PingStatus::kNoAttempt:
+      return "no attempt";
   }
   return "unknown";
 }
 
 PingStatus Ping(const std::string& conninfo) {
   switch (PQping(conninfo.c_str())) {
-    case PQPING_OK: return PingStatus::kOk;
-    case PQPING_REJECT: return PingStatus::kRejecting;
-    case PQPING_NO_RESPONSE: return PingStatus::kNoResponse;
-    case PQPING_NO_ATTEMPT: return PingStatus::kNoAttempt;
+    case PQPING_OK:
+      return PingStatus::kOk;
+    case PQPING_REJECT:
+      return PingStatus::kRejecting;
+    case PQPING_NO_RESPONSE:
+      return PingStatus::kNoResponse;
+    case PQPING_NO_ATTEMPT:
+      return PingStatus::kNoAttempt;
   }
   return PingStatus::kNoAttempt;
 }
-
-QueryResult::QueryResult(pg_result* res) : res_(res) {}
-void QueryResult::Free::operator()(pg_result* r) const { PQclear(r); }
-int QueryResult::rows() const { return PQntuples(res_.get()); }
-int QueryResult::columns() const { return PQnfields(res_.get()); }
-bool QueryResult::IsNull(int row, int col) const { return PQgetisnull(res_.get(), row, col); }
-std::string QueryResult::Get(int row, int col) const {
-  return IsNull(row, col) ? "" : std::string(PQgetvalue(res_.get(), row, col));
-}
-long QueryResult::AffectedRows() const {
-  const char* n = PQcmdTuples(res_.get());
-  return (n != nullptr && *n != '\0') ? std::strtol(n, nullptr, 10) : 0;
-}
-
-void Connection::Free::operator()(pg_conn* c) const { PQfinish(c); }
-Connection::Connection(pg_conn* conn) : conn_(conn) {}
 
 Result<std::string> DescribeConnInfo(const std::string& conninfo) {
   char* why = nullptr;
@@ -96,39 +104,64 @@ Result<std::string> DescribeConnInfo(const std::string& conninfo) {
   return out.empty() ? std::string("libpq defaults") : out;
 }
 
+void Connection::Free::operator()(pg_conn* c) const { PQfinish(c); }
+Connection::Connection(pg_conn* conn, std::string name) : conn_(conn), name_(std::move(name)) {}
+
 Result<Connection> Connection::Open(const std::string& conninfo, bool read_write) {
-  const char* const keywords[] = {"connect_timeout", "target_session_attrs", "options", "dbname",
-                                  nullptr};
-  const char* const values[] = {"10", read_write ? "read-write" : "any", kSearchPathOption,
-                                conninfo.c_str(), nullptr};
-  pg_conn* conn = PQconnectdbParams(keywords, values, /*expand_dbname=*/1);
+  ConnectOptions options;
+  options.read_write = read_write;
+  return Open(conninfo, options);
+}
+
+Result<Connection> Connection::Open(const std::string& conninfo, const ConnectOptions& options) {
+  // Defaults first, then the operator's string (URI or keywords, several hosts allowed) as
+  // dbname with expand_dbname, which overrides them. An unreachable host costs at most
+  // connect_timeout.
+  std::vector<const char*> keywords, values;
+  if (!options.application_name.empty()) {
+    keywords.push_back("application_name");
+    values.push_back(options.application_name.c_str());
+  }
+  keywords.insert(keywords.end(), {"connect_timeout", "target_session_attrs", "options", "dbname"});
+  values.insert(values.end(), {"10", options.read_write ? "read-write" : "any", kSearchPathOption,
+                               conninfo.c_str()});
+  keywords.push_back(nullptr);
+  values.push_back(nullptr);
+  pg_conn* conn = PQconnectdbParams(keywords.data(), values.data(), /*expand_dbname=*/1);
   if (conn == nullptr) return Error::Unavailable("cannot allocate a libpq connection");
   // Server notices ("relation already exists, skipping") go to the debug log, not stderr.
   PQsetNoticeProcessor(
-      conn, [](void*, const char* message) { spdlog::debug("postgres notice: {}", Trimmed(message)); },
+      conn,
+      [](void*, const char* message) { spdlog::debug("postgres notice: {}", Trimmed(message)); },
       nullptr);
   if (PQstatus(conn) != CONNECTION_OK) {
     std::string message = Trimmed(PQerrorMessage(conn));
     PQfinish(conn);
-    return Error::Unavailable("cannot connect to PostgreSQL: " + message);
+    std::string which = options.name.empty() ? "" : " (" + options.name + ")";
+    return Error::Unavailable("cannot connect to PostgreSQL" + which + ": " + message);
   }
-  return Connection(conn);
+  return Connection(conn, options.name);
 }
 
 std::string Connection::LastError() const { return Trimmed(PQerrorMessage(conn_.get())); }
+
+Error Connection::Failure(const pg_result* res) {
+  const char* state = res != nullptr ? PQresultErrorField(res, PG_DIAG_SQLSTATE) : nullptr;
+  last_sqlstate_ = state != nullptr ? state : "";
+  return Error::Unavailable(res != nullptr ? Trimmed(PQresultErrorMessage(res)) : LastError());
+}
 
 Result<QueryResult> Connection::Exec(const std::string& sql,
                                      const std::vector<std::optional<std::string>>& params) {
   std::vector<const char*> values;
   values.reserve(params.size());
   for (const auto& p : params) values.push_back(p ? p->c_str() : nullptr);
-  pg_result* raw = PQexecParams(conn_.get(), sql.c_str(), static_cast<int>(values.size()),
-                                nullptr, values.data(), nullptr, nullptr, 0);
+  pg_result* raw = PQexecParams(conn_.get(), sql.c_str(), static_cast<int>(values.size()), nullptr,
+                                values.data(), nullptr, nullptr, 0);
   QueryResult result(raw);
-  if (raw == nullptr) return Error::Unavailable("PostgreSQL: " + LastError());
   ExecStatusType status = PQresultStatus(raw);
-  if (status != PGRES_COMMAND_OK && status != PGRES_TUPLES_OK) {
-    return Error::Unavailable("PostgreSQL: " + Trimmed(PQresultErrorMessage(raw)));
+  if (raw == nullptr || (status != PGRES_COMMAND_OK && status != PGRES_TUPLES_OK)) {
+    return Failure(raw).Within("PostgreSQL");
   }
   return result;
 }
@@ -148,7 +181,78 @@ Status Connection::InTransaction(const std::function<Status(Connection&)>& body)
   return status;
 }
 
+Status Connection::PrepareOnce(const Statement& statement) {
+  if (statement.name == nullptr || prepared_.count(std::string_view(statement.name)) != 0) {
+    return Ok();
+  }
+  std::vector<Oid> oids = Oids(statement);
+  QueryResult made(PQprepare(conn_.get(), statement.name, statement.sql,
+                             static_cast<int>(oids.size()), oids.data()));
+  if (PQresultStatus(made.raw()) != PGRES_COMMAND_OK) return Failure(made.raw());
+  prepared_.emplace(statement.name);
+  spdlog::debug("postgres: prepared statement {} on the {} connection", statement.name,
+                name_.empty() ? "unnamed" : name_);
+  return Ok();
+}
+
+Result<QueryResult> Connection::ExecBinary(const Statement& statement,
+                                           const std::vector<std::string>& params) {
+  SKYDB_RETURN_IF_ERROR(PrepareOnce(statement));
+  BinaryParams p(params);
+  pg_result* raw;
+  if (statement.name != nullptr) {
+    raw = PQexecPrepared(conn_.get(), statement.name, p.count(), p.values.data(), p.lengths.data(),
+                         p.formats.data(), 1);
+  } else {
+    std::vector<Oid> oids = Oids(statement);
+    raw = PQexecParams(conn_.get(), statement.sql, p.count(), oids.data(), p.values.data(),
+                       p.lengths.data(), p.formats.data(), 1);
+  }
+  QueryResult result(raw);
+  ExecStatusType status = PQresultStatus(raw);
+  if (raw == nullptr || (status != PGRES_TUPLES_OK && status != PGRES_COMMAND_OK)) {
+    return Failure(raw);
+  }
+  return result;
+}
+
+Status Connection::ForEachRow(const Statement& statement, const std::vector<std::string>& params,
+                              const std::function<void(const QueryResult& row)>& visit) {
+  SKYDB_RETURN_IF_ERROR(PrepareOnce(statement));
+  std::vector<Oid> oids = Oids(statement);
+  BinaryParams p(params);
+  int sent = statement.name != nullptr
+                 ? PQsendQueryPrepared(conn_.get(), statement.name, p.count(), p.values.data(),
+                                       p.lengths.data(), p.formats.data(), 1)
+                 : PQsendQueryParams(conn_.get(), statement.sql, p.count(), oids.data(),
+                                     p.values.data(), p.lengths.data(), p.formats.data(), 1);
+  if (sent != 1 || PQsetSingleRowMode(conn_.get()) != 1) {
+    return Error::Unavailable(LastError());
+  }
+  // Every result is read, even after a failure, so the connection is left idle.
+  std::optional<Error> failure;
+  while (pg_result* raw = PQgetResult(conn_.get())) {
+    QueryResult row(raw);
+    ExecStatusType status = PQresultStatus(raw);
+    if (status == PGRES_SINGLE_TUPLE) {
+      visit(row);
+    } else if (status != PGRES_TUPLES_OK && !failure) {
+      failure = Failure(raw);
+    }
+  }
+  if (failure) return std::move(*failure);
+  return Ok();
+}
+
 int Connection::ServerVersionNum() const { return PQserverVersion(conn_.get()); }
 bool Connection::Healthy() const { return PQstatus(conn_.get()) == CONNECTION_OK; }
+
+bool Connection::ReadOnly() const {
+  auto on = [this](const char* name) {
+    const char* v = PQparameterStatus(conn_.get(), name);
+    return v != nullptr && std::string_view(v) == "on";
+  };
+  return on("in_hot_standby") || on("default_transaction_read_only");
+}
 
 }  // namespace skydb::pg

@@ -1,7 +1,7 @@
 // PgProbe over libpq (skydb_pgconn).
 #include "pgconn/pgconn.h"
+#include "schema/migrate.h"
 #include "skydb/supervisor.h"
-#include "supervisor/migrations.h"
 
 namespace skydb {
 namespace {
@@ -19,7 +19,7 @@ class RealPgProbe final : public PgProbe {
   Result<int> Migrate(const std::string& conninfo,
                       const std::vector<Migration>& migrations) override {
     SKYDB_ASSIGN_OR_RETURN(auto conn, pg::Connection::Open(conninfo));
-    return supervisor::ApplyMigrations(conn, migrations);
+    return schema::ApplyMigrations(conn, migrations);
   }
 
   Result<std::string> ServerVersion(const std::string& conninfo) override {

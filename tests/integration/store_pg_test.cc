@@ -1,13 +1,18 @@
 // The shared store suite over real PostgreSQL 15, plus what only a real server shows.
 #include <libpq-fe.h>
 
+#include <spdlog/sinks/ostream_sink.h>
+#include <spdlog/spdlog.h>
+
 #include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <iostream>
+#include <sstream>
 #include <thread>
 
 #include "skydb/durable.h"
+#include "skydb/schema.h"
 #include "support/store_suite.h"
 #include "test_cluster.h"
 
@@ -45,10 +50,12 @@ class ClusterEnvironment : public ::testing::Environment {
 
 const auto* const kEnvironment = ::testing::AddGlobalTestEnvironment(new ClusterEnvironment);
 
-// A fresh sky_sessions table per harness, created by the store's own schema steps.
+// A fresh sky_sessions table per harness, created by the session store's own migrations.
 void ResetSchema() {
   Exec("DROP TABLE IF EXISTS sky_sessions");
-  for (const auto& step : SessionSchema()) Exec(step.sql);
+  for (const auto& m : AllMigrations()) {
+    if (m.version >= kFirstSessionStoreMigration) Exec(m.sql);
+  }
 }
 
 class PgHarness final : public StoreHarness {
@@ -205,6 +212,53 @@ TEST(PostgresSweep, OneSweeperPerDatabase) {
     if (taken_over == 0) std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
   EXPECT_EQ(taken_over, 10);
+}
+
+// Sends the process's log, debug lines included, to a string while it lives.
+class CapturedLog {
+ public:
+  CapturedLog() : previous_(spdlog::default_logger()) {
+    auto logger = std::make_shared<spdlog::logger>(
+        "captured", std::make_shared<spdlog::sinks::ostream_sink_mt>(text_));
+    logger->set_level(spdlog::level::debug);
+    spdlog::set_default_logger(logger);
+  }
+  ~CapturedLog() { spdlog::set_default_logger(previous_); }
+  int Count(const std::string& line) const {
+    std::string all = text_.str();
+    int n = 0;
+    for (size_t at = all.find(line); at != std::string::npos; at = all.find(line, at + 1)) ++n;
+    return n;
+  }
+
+ private:
+  std::shared_ptr<spdlog::logger> previous_;
+  std::ostringstream text_;
+};
+
+// A batch is one statement prepared once per writer connection and then run by name: no
+// parse and plan per commit.
+TEST(PostgresDurable, CommitsRunPreparedStatements) {
+  ResetSchema();
+  CapturedLog log;
+  auto durable = NewPostgresDurable(g_cluster->ConnInfo(), "prepared", 1, 1);
+  for (int i = 0; i < 3; ++i) {
+    DurableWrite w{DurableWrite::Kind::kUpsert, "k" + std::to_string(i), "v", 0};
+    ASSERT_TRUE(durable->CommitBatch(0, {w}).ok());
+  }
+  for (int i = 0; i < 2; ++i) {
+    DurableWrite w{DurableWrite::Kind::kDelete, "k" + std::to_string(i), "", 0};
+    ASSERT_TRUE(durable->CommitBatch(0, {w}).ok());
+  }
+  auto left = durable->ReadMany(0, {"k0", "k1", "k2"}, NowMs());
+  ASSERT_TRUE(left.ok()) << left.error().message;
+  EXPECT_FALSE((*left)[0].has_value());
+  EXPECT_FALSE((*left)[1].has_value());
+  ASSERT_TRUE((*left)[2].has_value());
+  EXPECT_EQ((*left)[2]->value, "v");
+  EXPECT_EQ(log.Count("prepared statement skydb_upsert on the writer 0 connection"), 1);
+  EXPECT_EQ(log.Count("prepared statement skydb_commit on the writer 0 connection"), 1);
+  EXPECT_EQ(log.Count("prepared statement skydb_read_many on the reader 0 connection"), 1);
 }
 
 }  // namespace

@@ -2,8 +2,6 @@
 
 #include <gtest/gtest.h>
 
-#include "supervisor/migrations.h"
-
 namespace skydb::supervisor {
 namespace {
 
@@ -56,16 +54,6 @@ TEST(StatusFileTest, CorruptFilesAreErrorsNotExceptions) {
   EXPECT_FALSE(ParseStatusJson("{\"data_dir\": [47, 256]}").ok());
   EXPECT_FALSE(ParseStatusJson("{\"data_dir\": [\"a\"]}").ok());
   EXPECT_FALSE(ParseStatusJson("{\"data_dir\": 3}").ok());
-}
-
-TEST(MigrationsTest, BuiltinsAreValid) { EXPECT_TRUE(ValidateMigrations(BuiltinMigrations()).ok()); }
-
-TEST(MigrationsTest, VersionsMustIncrease) {
-  EXPECT_FALSE(ValidateMigrations({{2, "b", "SELECT 1"}, {1, "a", "SELECT 1"}}).ok());
-  EXPECT_FALSE(ValidateMigrations({{1, "a", "SELECT 1"}, {1, "b", "SELECT 1"}}).ok());
-  EXPECT_FALSE(ValidateMigrations({{0, "a", "SELECT 1"}}).ok());
-  EXPECT_FALSE(ValidateMigrations({{1, "", "SELECT 1"}}).ok());
-  EXPECT_TRUE(ValidateMigrations({{1, "a", "SELECT 1"}, {5, "b", "SELECT 1"}}).ok());
 }
 
 }  // namespace

@@ -1,20 +1,9 @@
-#include "supervisor/migrations.h"
+#include "schema/migrate.h"
 
 #include <cstdlib>
 #include <map>
 
-namespace skydb {
-
-const std::vector<Migration>& BuiltinMigrations() {
-  static const std::vector<Migration> migrations = {
-      {1, "skydb schema", "CREATE SCHEMA IF NOT EXISTS skydb"},
-  };
-  return migrations;
-}
-
-}  // namespace skydb
-
-namespace skydb::supervisor {
+namespace skydb::schema {
 namespace {
 
 // An arbitrary constant naming skydb's migration lock among advisory locks.
@@ -27,8 +16,7 @@ constexpr char kCreateTable[] =
     " applied_at timestamptz NOT NULL DEFAULT now())";
 
 Result<std::map<int, std::string>> AppliedVersions(pg::Connection& conn) {
-  SKYDB_ASSIGN_OR_RETURN(auto rows,
-                         conn.Exec("SELECT version, name FROM skydb_schema_migrations"));
+  SKYDB_ASSIGN_OR_RETURN(auto rows, conn.Exec("SELECT version, name FROM skydb_schema_migrations"));
   std::map<int, std::string> applied;
   for (int r = 0; r < rows.rows(); ++r) {
     applied[std::atoi(rows.Get(r, 0).c_str())] = rows.Get(r, 1);
@@ -43,8 +31,8 @@ Status CheckApplied(const std::map<int, std::string>& applied,
   for (const auto& [version, name] : applied) {
     auto it = known.find(version);
     if (it == known.end()) {
-      return Error::VersionMismatch("the database has schema migration " +
-                                    std::to_string(version) + " (" + name +
+      return Error::VersionMismatch("the database has schema migration " + std::to_string(version) +
+                                    " (" + name +
                                     "), which this skydb does not know: a newer skydb "
                                     "migrated it; run that version");
     }
@@ -69,8 +57,8 @@ Result<int> ApplyMissing(pg::Connection& conn, const std::vector<Migration>& mig
                    {std::to_string(m.version), m.name});
     });
     if (!done.ok()) {
-      return std::move(done).error().Within("schema migration " + std::to_string(m.version) +
-                                            " (" + m.name + ")");
+      return std::move(done).error().Within("schema migration " + std::to_string(m.version) + " (" +
+                                            m.name + ")");
     }
     ++count;
   }
@@ -105,4 +93,4 @@ Result<int> ApplyMigrations(pg::Connection& conn, const std::vector<Migration>& 
   return applied;
 }
 
-}  // namespace skydb::supervisor
+}  // namespace skydb::schema

@@ -1,4 +1,4 @@
-// The schema migrations runner: a versioned table and one transaction per migration.
+// The schema migration runner: a versioned table and one transaction per migration.
 //
 //   skydb_schema_migrations(version integer primary key, name text, applied_at timestamptz)
 //
@@ -6,14 +6,16 @@
 // that has applied a version this binary does not know (a newer skydb migrated it) is refused;
 // so is one whose recorded name for a version differs from ours.
 // Thread-safety: uses the connection it is given, on the caller's thread.
+// Failure: the first failing migration's error, naming its version and name; the migrations
+// before it stay applied (each committed on its own).
 #pragma once
 
 #include <vector>
 
 #include "pgconn/pgconn.h"
-#include "skydb/supervisor.h"
+#include "skydb/schema.h"
 
-namespace skydb::supervisor {
+namespace skydb::schema {
 
 // Versions strictly increasing and positive, names non-empty.
 Status ValidateMigrations(const std::vector<Migration>& migrations);
@@ -21,4 +23,4 @@ Status ValidateMigrations(const std::vector<Migration>& migrations);
 // Applies what is missing; returns how many migrations were applied.
 Result<int> ApplyMigrations(pg::Connection& conn, const std::vector<Migration>& migrations);
 
-}  // namespace skydb::supervisor
+}  // namespace skydb::schema

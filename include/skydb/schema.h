@@ -1,0 +1,29 @@
+// skydb's database schema as data: every migration skydb applies, in version order. skydb's
+// own come first (1..99), then the session store's table (100 and up). A released migration is
+// never edited: databases have it applied and record its name, which the runner compares
+// (src/schema/migrate.h); a change to the schema is a new version.
+//
+// Thread-safety: the list is built once and immutable; safe to read from any thread.
+// Ownership: AllMigrations() returns a reference to a static list.
+// Failure: none here; the runner validates a list before applying it.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace skydb {
+
+// One schema migration: applied once, in its own transaction, in version order.
+struct Migration {
+  int version = 0;
+  std::string name;  // recorded with the version; a database recording another name is refused
+  std::string sql;   // one statement
+};
+
+// The first version of the session store's migrations (sky_sessions and its index).
+inline constexpr int kFirstSessionStoreMigration = 100;
+
+// Every migration, skydb's own then the session store's, in version order.
+const std::vector<Migration>& AllMigrations();
+
+}  // namespace skydb
