@@ -47,7 +47,9 @@ class FileSystem {
   virtual bool IsExecutable(const std::string& path) const = 0;
   // Canonical absolute path with symlinks resolved.
   virtual Result<std::string> RealPath(const std::string& path) const = 0;
-  // Writes to a temporary file beside `path`, fsyncs it and renames it into place.
+  // Writes to a temporary file beside `path` (an unpredictable name, created O_EXCL and
+  // O_NOFOLLOW relative to the directory: a planted link is never followed), fsyncs it and
+  // renames it into place.
   virtual Status WriteFileAtomic(const std::string& path, const std::string& contents,
                                  uint32_t mode) = 0;
   // Creates one directory (not its parents); Conflict if something is already there.

@@ -1,13 +1,16 @@
 // FileSystem over POSIX calls.
 #include <dirent.h>
 #include <fcntl.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <climits>
+#include <cstdio>
 #include <cstdlib>
+#include <ctime>
 
 #include "skydb/env.h"
 
@@ -32,6 +35,18 @@ std::string DirName(const std::string& path) {
   if (pos == std::string::npos) return ".";
   if (pos == 0) return "/";
   return path.substr(0, pos);
+}
+
+// 16 hex digits from the kernel's random source (getrandom), for names no one can guess.
+std::string RandomSuffix() {
+  uint64_t bits = 0;
+  if (::getrandom(&bits, sizeof bits, 0) != static_cast<ssize_t>(sizeof bits)) {
+    bits = static_cast<uint64_t>(::getpid()) * 0x9e3779b97f4a7c15ULL ^
+           static_cast<uint64_t>(::time(nullptr));
+  }
+  char out[17];
+  std::snprintf(out, sizeof out, "%016llx", static_cast<unsigned long long>(bits));
+  return out;
 }
 
 class RealFileSystem final : public FileSystem {
@@ -101,27 +116,42 @@ class RealFileSystem final : public FileSystem {
     return std::string(buf);
   }
 
+  // The temporary file is created relative to a descriptor of the directory, with a name no
+  // other user can predict, O_EXCL and O_NOFOLLOW: a link planted in the directory is never
+  // followed and never overwritten; only the final rename replaces the target's entry.
   Status WriteFileAtomic(const std::string& path, const std::string& contents,
                          uint32_t mode) override {
-    std::string tmp = path + ".tmp." + std::to_string(::getpid());
-    int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
-    if (fd < 0) return ErrnoError("cannot create " + tmp, errno);
-    Status written = WriteAll(fd, contents, tmp);
+    std::string dir = DirName(path);
+    std::string name = path.substr(path.rfind('/') == std::string::npos ? 0 : path.rfind('/') + 1);
+    int dir_fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dir_fd < 0) return ErrnoError("cannot open " + dir, errno);
+    std::string tmp;
+    int fd = -1;
+    for (int attempt = 0; attempt < 16 && fd < 0; ++attempt) {
+      tmp = "." + name + ".tmp." + RandomSuffix();
+      fd = ::openat(dir_fd, tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+                    mode & 0777);
+      if (fd < 0 && errno != EEXIST) break;
+    }
+    if (fd < 0) {
+      Status failed = ErrnoError("cannot create a temporary file in " + dir, errno);
+      ::close(dir_fd);
+      return failed;
+    }
+    Status written = WriteAll(fd, contents, dir + "/" + tmp);
     if (written.ok() && ::fchmod(fd, mode) != 0) written = ErrnoError("cannot chmod " + tmp, errno);
     if (written.ok() && ::fsync(fd) != 0) written = ErrnoError("cannot fsync " + tmp, errno);
     ::close(fd);
-    if (written.ok() && ::rename(tmp.c_str(), path.c_str()) != 0) {
+    if (written.ok() && ::renameat(dir_fd, tmp.c_str(), dir_fd, name.c_str()) != 0) {
       written = ErrnoError("cannot rename " + tmp + " to " + path, errno);
     }
     if (!written.ok()) {
-      ::unlink(tmp.c_str());
+      ::unlinkat(dir_fd, tmp.c_str(), 0);
+      ::close(dir_fd);
       return written;
     }
-    int dir_fd = ::open(DirName(path).c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (dir_fd >= 0) {
-      ::fsync(dir_fd);
-      ::close(dir_fd);
-    }
+    ::fsync(dir_fd);
+    ::close(dir_fd);
     return Ok();
   }
 

@@ -35,6 +35,23 @@ TEST_F(TempDirTest, WriteAtomicThenReadStatList) {
   EXPECT_FALSE(fs->IsExecutable(path));
 }
 
+// The old temporary name (path.tmp.PID) was guessable: a link planted there made the writer
+// overwrite the link's target. Links at that name and at the path itself are never followed.
+TEST_F(TempDirTest, WriteAtomicNeverFollowsAPlantedLink) {
+  auto fs = NewRealFileSystem();
+  std::string victim = dir_ + "/victim";
+  ASSERT_TRUE(fs->WriteFileAtomic(victim, "untouched", 0600).ok());
+  std::string path = dir_ + "/status.json";
+  std::filesystem::create_symlink(victim, path + ".tmp." + std::to_string(::getpid()));
+  std::filesystem::create_symlink(victim, path);
+  for (int i = 0; i < 20; ++i) ASSERT_TRUE(fs->WriteFileAtomic(path, "new", 0644).ok());
+  EXPECT_EQ(*fs->ReadFile(victim), "untouched");
+  EXPECT_EQ(fs->Stat(victim)->mode, 0600u);
+  EXPECT_FALSE(std::filesystem::is_symlink(path)) << "the link itself is replaced";
+  EXPECT_EQ(*fs->ReadFile(path), "new");
+  EXPECT_EQ(fs->ListDir(dir_)->size(), 3u) << "a temporary file was left behind";
+}
+
 TEST_F(TempDirTest, MakeDirAppliesModeDespiteUmask) {
   auto fs = NewRealFileSystem();
   mode_t old = ::umask(077);
