@@ -12,6 +12,7 @@
 #include <sys/types.h>
 
 #include <chrono>
+#include <functional>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -125,9 +126,54 @@ int SchedAffinityCpuCount();  // CPUs in this process's affinity mask; 0 if unkn
 
 class BundleOutput;   // skydb/bundle.h
 class ChildLauncher;  // skydb/process.h
-class HostOps;        // skydb/supervisor.h
-class Notifier;       // skydb/notify.h
 class PgProbe;        // skydb/supervisor.h
+
+// OS calls the FileSystem seam does not cover. Real implementation: NewRealHostOps().
+class HostOps {
+ public:
+  virtual ~HostOps() = default;
+  virtual pid_t SelfPid() const = 0;
+  virtual Status Chown(const std::string& path, uid_t uid, gid_t gid) = 0;
+  // Takes an exclusive flock on `path` (created 0600 if missing) and writes our pid into it.
+  // Conflict naming the holder's pid when another process holds it. Released on destruction.
+  virtual Result<std::shared_ptr<void>> LockExclusive(const std::string& path) = 0;
+  virtual bool ProcessExists(pid_t pid) = 0;
+  virtual Status Kill(pid_t pid, int sig) = 0;
+  virtual long ClockTicksPerSecond() const = 0;
+  virtual uid_t EffectiveUid() const = 0;
+  // Gives up root for good: supplementary groups `user.gid` and `groups`, then the gid, then the
+  // uid; fails (Permission) if root could be regained afterwards. Applies to every thread.
+  virtual Status DropPrivileges(const RunAs& user, const std::vector<gid_t>& groups) = 0;
+};
+std::unique_ptr<HostOps> NewRealHostOps();
+// Looks a user up by uid in the password database (LookupUser in env.h goes by name).
+Result<RunAs> LookupUserByUid(uid_t uid);
+// The groups `user` is a member of in the group database, plus each group named in `extra`
+// (NotFound naming a group that does not exist); the set a dropped daemon keeps.
+Result<std::vector<gid_t>> GroupsToKeep(const RunAs& user, const std::vector<std::string>& extra);
+
+// Whether a lock file is held, and by which pid (from its contents), without holding it.
+struct LockProbe {
+  bool held = false;
+  pid_t holder = 0;  // 0 when unknown
+};
+Result<LockProbe> ProbeDirLock(const std::string& lock_file);
+
+// systemd's service protocol, one message at a time (ServiceNotifier, in skydb/notify.h,
+// decides what to say and when).
+class Notifier {
+ public:
+  virtual ~Notifier() = default;
+  // One sd_notify message: newline-separated VAR=value assignments.
+  virtual void Send(const std::string& message) = 0;
+  // WatchdogSec as systemd passed it (WATCHDOG_USEC for this pid); nullopt when off.
+  virtual std::optional<std::chrono::microseconds> WatchdogTimeout() const = 0;
+  // CLOCK_MONOTONIC now, in microseconds (for MONOTONIC_USEC).
+  virtual uint64_t MonotonicUsec() const = 0;
+};
+
+// libsystemd's sd_notify and sd_watchdog_enabled; sends nothing when NOTIFY_SOCKET is unset.
+std::unique_ptr<Notifier> NewSystemdNotifier();
 
 // Every seam to the operating system, built once for the process (src/env/real_env.h, from
 // main.cc or the embedding API) and passed down; tests build one of fakes. The objects are

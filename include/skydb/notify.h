@@ -25,19 +25,7 @@
 
 namespace skydb {
 
-class Notifier {
- public:
-  virtual ~Notifier() = default;
-  // One sd_notify message: newline-separated VAR=value assignments.
-  virtual void Send(const std::string& message) = 0;
-  // WatchdogSec as systemd passed it (WATCHDOG_USEC for this pid); nullopt when off.
-  virtual std::optional<std::chrono::microseconds> WatchdogTimeout() const = 0;
-  // CLOCK_MONOTONIC now, in microseconds (for MONOTONIC_USEC).
-  virtual uint64_t MonotonicUsec() const = 0;
-};
-
-// libsystemd's sd_notify and sd_watchdog_enabled; sends nothing when NOTIFY_SOCKET is unset.
-std::unique_ptr<Notifier> NewSystemdNotifier();
+// Notifier (one sd_notify message at a time) and NewSystemdNotifier are in skydb/env.h.
 
 // What the daemon is doing, sampled by its health thread.
 struct ServiceObservation {

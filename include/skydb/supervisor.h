@@ -64,29 +64,7 @@ Result<ClusterUser> ResolveClusterUser(uid_t euid, const std::string& run_as_use
                                        const std::function<Result<RunAs>(const std::string&)>&
                                            lookup_name);
 
-// OS calls the FileSystem seam does not cover. Real implementation: NewRealHostOps().
-class HostOps {
- public:
-  virtual ~HostOps() = default;
-  virtual pid_t SelfPid() const = 0;
-  virtual Status Chown(const std::string& path, uid_t uid, gid_t gid) = 0;
-  // Takes an exclusive flock on `path` (created 0600 if missing) and writes our pid into it.
-  // Conflict naming the holder's pid when another process holds it. Released on destruction.
-  virtual Result<std::shared_ptr<void>> LockExclusive(const std::string& path) = 0;
-  virtual bool ProcessExists(pid_t pid) = 0;
-  virtual Status Kill(pid_t pid, int sig) = 0;
-  virtual long ClockTicksPerSecond() const = 0;
-};
-std::unique_ptr<HostOps> NewRealHostOps();
-// Looks a user up by uid in the password database (LookupUser in env.h goes by name).
-Result<RunAs> LookupUserByUid(uid_t uid);
-
-// Whether a lock file is held, and by which pid (from its contents), without holding it.
-struct LockProbe {
-  bool held = false;
-  pid_t holder = 0;  // 0 when unknown
-};
-Result<LockProbe> ProbeDirLock(const std::string& lock_file);
+// HostOps, LookupUserByUid and ProbeDirLock are in skydb/env.h.
 
 // PostgreSQL access the supervisor needs. Real implementation (libpq): NewRealPgProbe().
 class PgProbe {

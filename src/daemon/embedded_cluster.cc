@@ -54,8 +54,9 @@ class EmbeddedCluster final : public DatabaseSource {
   std::string mode() const override { return ProfileName(profile_); }
 
   Status Prepare() override {
-    SKYDB_ASSIGN_OR_RETURN(cluster_user_, ResolveClusterUser(::geteuid(), config_.run_as_user,
-                                                             LookupUserByUid, LookupUser));
+    SKYDB_ASSIGN_OR_RETURN(cluster_user_,
+                           ResolveClusterUser(env_.host->EffectiveUid(), config_.run_as_user,
+                                              LookupUserByUid, LookupUser));
     SKYDB_ASSIGN_OR_RETURN(
         auto options,
         DiscoveryOptionsFromConfig(config_.postgres, EnvOr("SKY_POSTGRES_BIN"), EnvOr("PATH")));

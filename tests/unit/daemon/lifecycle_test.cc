@@ -59,6 +59,14 @@ class LockOnlyHost final : public HostOps {
   bool ProcessExists(pid_t) override { return false; }
   Status Kill(pid_t, int) override { return Ok(); }
   long ClockTicksPerSecond() const override { return 100; }
+  uid_t EffectiveUid() const override { return euid; }
+  Status DropPrivileges(const RunAs& user, const std::vector<gid_t>&) override {
+    dropped_to.push_back(user.name);
+    euid = user.uid;
+    return Ok();
+  }
+  uid_t euid = 1000;
+  std::vector<std::string> dropped_to;
   std::mutex mu;
   std::map<std::string, pid_t> held;
 };

@@ -108,6 +108,14 @@ class FakeHostOps final : public HostOps {
     return Ok();
   }
   long ClockTicksPerSecond() const override { return 100; }
+  uid_t EffectiveUid() const override { return euid; }
+  Status DropPrivileges(const RunAs& user, const std::vector<gid_t>&) override {
+    dropped_to.push_back(user.name);
+    euid = user.uid;
+    return Ok();
+  }
+  uid_t euid = 1000;
+  std::vector<std::string> dropped_to;
 
   std::map<std::string, uid_t> chowned;
   std::map<std::string, pid_t> held;

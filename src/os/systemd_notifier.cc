@@ -6,7 +6,7 @@
 #include <atomic>
 #include <cstring>
 
-#include "skydb/notify.h"
+#include "skydb/env.h"
 
 namespace skydb {
 namespace {

@@ -1,8 +1,11 @@
-// Real HostOps (chown, flock, kill) and the lock probe `skydb status` uses.
+// Real HostOps (chown, flock, kill, the privilege drop) and the lock probe `skydb status`
+// uses.
 #include <fcntl.h>
+#include <grp.h>
 #include <pwd.h>
 #include <signal.h>
 #include <sys/file.h>
+#include <sys/prctl.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -12,7 +15,7 @@
 #include <vector>
 
 #include "base/strings.h"
-#include "skydb/supervisor.h"
+#include "skydb/env.h"
 
 namespace skydb {
 namespace {
@@ -49,8 +52,7 @@ class RealHostOps final : public HostOps {
       if (errno != EWOULDBLOCK) return ErrnoError("cannot lock " + path, errno);
       pid_t holder = ReadPidFrom(lock->fd);
       return Error::Conflict("another skydb (pid " + std::to_string(holder) +
-                             ") is already running on this data directory (it holds " + path +
-                             ")");
+                             ") is already running on this data directory (it holds " + path + ")");
     }
     std::string pid = std::to_string(::getpid()) + "\n";
     if (::ftruncate(lock->fd, 0) != 0 ||
@@ -79,6 +81,26 @@ class RealHostOps final : public HostOps {
   }
 
   long ClockTicksPerSecond() const override { return ::sysconf(_SC_CLK_TCK); }
+
+  uid_t EffectiveUid() const override { return ::geteuid(); }
+
+  Status DropPrivileges(const RunAs& user, const std::vector<gid_t>& groups) override {
+    std::vector<gid_t> all = {user.gid};
+    all.insert(all.end(), groups.begin(), groups.end());
+    // glibc applies each of these to every thread of the process.
+    if (::setgroups(all.size(), all.data()) != 0) return ErrnoError("setgroups", errno);
+    if (::setgid(user.gid) != 0) return ErrnoError("setgid " + std::to_string(user.gid), errno);
+    if (::setuid(user.uid) != 0) return ErrnoError("setuid " + std::to_string(user.uid), errno);
+    if (::setuid(0) == 0 || ::geteuid() == 0) {
+      return Error::Permission("dropping root to " + user.name +
+                               " failed: root could be "
+                               "regained afterwards");
+    }
+    // A process that changed its uid is not dumpable, which makes its /proc files root's; it
+    // reads its own (memory figures) and its children's, so it must stay dumpable.
+    (void)::prctl(PR_SET_DUMPABLE, 1);
+    return Ok();
+  }
 };
 
 Result<RunAs> FromPasswd(const struct passwd& pw) {
@@ -115,6 +137,28 @@ Result<RunAs> LookupUserByUid(uid_t uid) {
   if (rc != 0) return ErrnoError("cannot look up uid " + std::to_string(uid), rc);
   if (found == nullptr) return Error::NotFound("uid " + std::to_string(uid) + " has no user");
   return FromPasswd(pw);
+}
+
+Result<std::vector<gid_t>> GroupsToKeep(const RunAs& user, const std::vector<std::string>& extra) {
+  int count = 64;
+  std::vector<gid_t> groups(count);
+  while (::getgrouplist(user.name.c_str(), user.gid, groups.data(), &count) < 0) {
+    if (count <= static_cast<int>(groups.size())) count = static_cast<int>(groups.size()) * 2;
+    groups.resize(count);
+  }
+  groups.resize(count);
+  for (const std::string& name : extra) {
+    if (name.empty()) continue;
+    std::vector<char> buffer(16384);
+    struct group entry {};
+    struct group* found = nullptr;
+    if (::getgrnam_r(name.c_str(), &entry, buffer.data(), buffer.size(), &found) != 0 ||
+        found == nullptr) {
+      return Error::NotFound("group '" + name + "' does not exist");
+    }
+    groups.push_back(found->gr_gid);
+  }
+  return groups;
 }
 
 }  // namespace skydb
