@@ -26,6 +26,14 @@ out="bench/results/profile-get-$stamp"
 mkdir -p "$out"
 work=$(mktemp -d /tmp/skydb-profile-XXXXXX)
 pid=""
+# skydb started as root drops to a service user, and callgrind then writes its profile as
+# that user: as root, run it as the user from the start, with a profile it may write.
+user=${SKYDB_TEST_USER:-skydbtest}
+as_user=()
+if [ "$(id -u)" -eq 0 ]; then
+  chmod 0755 "$work"
+  as_user=(setpriv --reuid="$user" --regid="$(id -g "$user")" --init-groups)  # execs: same pid
+fi
 cleanup() {
   if [ -n "$pid" ]; then
     kill -TERM "$pid" 2>/dev/null || true
@@ -37,10 +45,10 @@ cleanup() {
 trap cleanup EXIT
 
 value=$(head -c 2080 /dev/zero | tr '\0' 'v')
-profile() {  # $1 name, $2 socket, then the server's command
+profile() {  # $1 name, $2 socket, then the server's command; $runner runs valgrind
   local name=$1 sock=$2
   shift 2
-  valgrind --tool=callgrind --callgrind-out-file="$out/$name.callgrind" \
+  ${runner[@]+"${runner[@]}"} valgrind --tool=callgrind --callgrind-out-file="$out/$name.callgrind" \
     --instr-atstart=no "$@" >"$work/$name.log" 2>&1 &
   pid=$!
   for _ in $(seq 1200); do
@@ -57,9 +65,17 @@ profile() {  # $1 name, $2 socket, then the server's command
   pid=""
 }
 
-mkdir -p "$work/skydb"
+mkdir -p "$work/skydb" "$work/profile"
+[ ${#as_user[@]} -eq 0 ] || chown "$user" "$work/skydb" "$work/profile"
+runner=()
 export SKYDB_CONFIG="" SKYDB_HTTP_PORT=0  # valgrind must run skydb itself, not env
-profile skydb "$work/skydb/run/skydb.sock" "$skydb" serve --store memory --data-dir "$work/skydb"
+profile_out=$out
+runner=(${as_user[@]+"${as_user[@]}"})
+out="$work/profile" profile skydb "$work/skydb/run/skydb.sock" "$skydb" serve \
+  --store memory --data-dir "$work/skydb"
+runner=()
+mv "$work/profile/skydb.callgrind" "$work/profile/skydb.benchmark.txt" "$profile_out/"
+out=$profile_out
 profile redis "$work/redis.sock" redis-server --unixsocket "$work/redis.sock" --port 0 \
   --save '' --appendonly no
 

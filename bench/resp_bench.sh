@@ -42,7 +42,7 @@ wait_socket() { for _ in $(seq 300); do redis-cli -s "$1" PING >/dev/null 2>&1 &
 redis-server --unixsocket "$work/redis.sock" --port 0 --save '' --appendonly no \
   --dir "$work" >/dev/null 2>&1 &
 pids+=($!)
-"$build/src/skydb" serve --store memory --data-dir "$work/mem" >"$work/mem.log" 2>&1 &
+"$build/src/skydb" serve --store memory --data-dir "$work/mem" --user "$user" >"$work/mem.log" 2>&1 &
 pids+=($!)
 "$build/src/skydb" serve --embed --data-dir "$work/tiered" --user "$user" >"$work/tiered.log" 2>&1 &
 pids+=($!)

@@ -131,7 +131,7 @@ start_arm() {
     tiered-async) start_skydb_embed "$d" async "$preload" ;;
     memory)
       mkdir -p "$d"
-      SKYDB_CONFIG="" "$skydb" serve --store memory --data-dir "$d" >>"$d.log" 2>&1 &
+      SKYDB_CONFIG="" "$skydb" serve --store memory --data-dir "$d" --user "$user" >>"$d.log" 2>&1 &
       server_pids+=($!)
       sock="$d/run/skydb.sock"
       wait_ping "$sock" $! ;;

@@ -8,6 +8,7 @@
 #include "daemon/daemon.h"
 #include "daemon/lifecycle.h"
 #include "daemon/open_files.h"
+#include "daemon/privileges.h"
 #include "skydb/log.h"
 
 namespace skydb::daemon {
@@ -57,6 +58,11 @@ int RunDaemon(Env& env, const DaemonOptions& options) {
     return 2;
   }
   RaiseOpenFileLimit(static_cast<uint64_t>(options.config.resp.max_clients));
+  Status dropped = DropRootForGood(env, options.config);
+  if (!dropped.ok()) {
+    spdlog::error("skydb cannot start: {}", dropped.error().message);
+    return 1;
+  }
   Lifecycle lifecycle(env, {options.config, nullptr}, SourceFor(env, options));
   std::thread signals([&] { SignalLoop(lifecycle, options.reload_config); });
   int status = lifecycle.Run();

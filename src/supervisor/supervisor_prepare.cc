@@ -149,8 +149,8 @@ Status SupervisorImpl::WriteConfigFiles() {
   }
   SKYDB_RETURN_IF_ERROR(WriteOwnedFile(pgdata + "/pg_hba.conf", RenderHba()));
   const std::string& role = options_.cluster_user.user.name;
-  std::vector<std::string> os_users = {role};
-  if (options_.cluster_user.drop_privileges) os_users.insert(os_users.begin(), "root");
+  // root as well: `skydb psql` run by root connects as it (root can become the role anyway).
+  std::vector<std::string> os_users = {"root", role};
   return WriteOwnedFile(pgdata + "/pg_ident.conf", RenderIdent(os_users, role));
 }
 

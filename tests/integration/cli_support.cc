@@ -1,5 +1,7 @@
 #include "cli_support.h"
 
+#include <sys/stat.h>
+
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -33,6 +35,8 @@ TempDir::TempDir() {
   std::string templ = (std::filesystem::temp_directory_path() / "skydb-test-XXXXXX").string();
   char* made = ::mkdtemp(templ.data());
   path_ = made != nullptr ? made : "";
+  // A daemon started as root drops to the service user, which must reach DIR below it.
+  if (!path_.empty()) ::chmod(path_.c_str(), 0755);
 }
 
 TempDir::~TempDir() {

@@ -119,6 +119,8 @@ class NotifySocket {
     addr.sun_family = AF_UNIX;
     std::snprintf(addr.sun_path, sizeof addr.sun_path, "%s", path_.c_str());
     bound_ = ::bind(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0;
+    // As systemd's /run/systemd/notify: a daemon that dropped root still reaches it.
+    if (bound_) ::chmod(path_.c_str(), 0777);
     timeval tv{0, 100000};
     ::setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
     thread_ = std::thread([this] { Receive(); });
@@ -400,8 +402,8 @@ TEST_F(ObsIntegrationTest, SdNotifyReadyWatchdogReloadAndStop) {
 // ---- no PostgreSQL needed ---------------------------------------------------------------
 
 std::vector<std::string> MemoryServe(const std::string& dir, int port) {
-  return {"--set", "http.port=" + std::to_string(port), "serve", "--store", "memory", "--data-dir",
-          dir};
+  return AsServiceUser({"--set", "http.port=" + std::to_string(port), "serve", "--store", "memory",
+                        "--data-dir", dir});
 }
 
 TEST(ObsStartupErrorTest, HttpPortInUseStopsTheStartNamingTheKey) {
@@ -545,9 +547,24 @@ std::vector<std::string> MemoryServeOnSocket(const std::string& dir, int port,
   return args;
 }
 
+// A directory the daemon, dropped to the service user when started as root, may create in.
+std::string SocketDir(const TempDir& tmp) {
+  std::string dir = tmp.path() + "/sockets";
+  ::mkdir(dir.c_str(), 0700);
+  auto user = LookupUser(TestUser());
+  if (::geteuid() == 0 && user.ok()) (void)::chown(dir.c_str(), user->uid, user->gid);
+  return dir;
+}
+
+// The gid of the sockets the daemon creates: its own, the service user's when started as root.
+gid_t DaemonGid() {
+  auto user = LookupUser(TestUser());
+  return ::geteuid() == 0 && user.ok() ? user->gid : ::getegid();
+}
+
 TEST(ObsHttpUnixSocketTest, ServesMetricsAndHealthzWithTheConfiguredModeAndGroup) {
   TempDir tmp;
-  std::string socket = tmp.path() + "/http.sock";
+  std::string socket = SocketDir(tmp) + "/http.sock";
   int port = FreePort();
   DaemonProcess d(MemoryServeOnSocket(
       tmp.path() + "/d", port,
@@ -578,14 +595,14 @@ TEST(ObsHttpUnixSocketTest, RelativePathIsUnderTheRunDirectory) {
   struct stat st {};
   ASSERT_EQ(::stat(socket.c_str(), &st), 0);
   EXPECT_EQ(st.st_mode & 07777, 0660u);
-  EXPECT_EQ(st.st_gid, ::getegid());
+  EXPECT_EQ(st.st_gid, DaemonGid());
   EXPECT_EQ(d.StopCleanly(seconds(20)), "");
 }
 
 // A socket file nothing answers on (a crashed daemon's) is replaced; a live one is not.
 TEST(ObsHttpUnixSocketTest, StaleSocketIsReplacedAndALiveOneRefused) {
   TempDir tmp;
-  std::string socket = tmp.path() + "/http.sock";
+  std::string socket = SocketDir(tmp) + "/http.sock";
   {
     int stale = ::socket(AF_UNIX, SOCK_STREAM, 0);
     sockaddr_un addr{};
@@ -593,6 +610,10 @@ TEST(ObsHttpUnixSocketTest, StaleSocketIsReplacedAndALiveOneRefused) {
     std::snprintf(addr.sun_path, sizeof addr.sun_path, "%s", socket.c_str());
     ASSERT_EQ(::bind(stale, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
     ::close(stale);  // the file stays, nothing listens
+    // As a crashed daemon of the same service user would have left it.
+    ::chmod(socket.c_str(), 0660);
+    auto user = LookupUser(TestUser());
+    if (::geteuid() == 0 && user.ok()) (void)::chown(socket.c_str(), user->uid, user->gid);
   }
   DaemonProcess first(
       MemoryServeOnSocket(tmp.path() + "/a", FreePort(), {"http.listen=" + socket}));

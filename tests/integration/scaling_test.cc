@@ -41,7 +41,7 @@ std::unique_ptr<DaemonProcess> StartExternal(const std::string& url, const std::
   args.push_back(dir);
   args.push_back("--database-url");
   args.push_back(url);
-  return std::make_unique<DaemonProcess>(args);
+  return std::make_unique<DaemonProcess>(AsServiceUser(args));
 }
 
 std::string Lines(const std::vector<std::string>& lines) {
@@ -234,7 +234,7 @@ TEST_F(ExternalTest, UserErrorsSayWhatHappenedAndWhatToDo) {
            " dbname=x) within 2 s (supervisor.start_timeout)"},
   };
   for (const auto& c : cases) {
-    DaemonProcess d(c.args);
+    DaemonProcess d(AsServiceUser(c.args));
     auto status = d.WaitExit(seconds(30));
     ASSERT_TRUE(status.has_value()) << d.Log();
     EXPECT_EQ(status->exit_code, c.exit_code) << d.Log();

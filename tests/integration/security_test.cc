@@ -171,7 +171,7 @@ std::unique_ptr<DaemonProcess> StartMemory(const std::string& dir,
   }
   for (const char* a : {"serve", "--store", "memory", "--data-dir"}) args.push_back(a);
   args.push_back(dir);
-  return std::make_unique<DaemonProcess>(args);
+  return std::make_unique<DaemonProcess>(AsServiceUser(args));
 }
 
 class MemoryDaemonTest : public ::testing::Test {
@@ -244,8 +244,16 @@ double CpuSeconds(pid_t pid) {
 TEST_F(MemoryDaemonTest, OutOfDescriptorsRefusesWithAnErrorAndDoesNotSpin) {
   Start();
   std::string socket = StoreSocket(dir_);
-  rlimit low{64, 64};  // lowered from outside, after start-up raised it
-  ASSERT_EQ(::prlimit(daemon_->pid(), RLIMIT_NOFILE, &low, nullptr), 0) << std::strerror(errno);
+  // Lowered from outside, after start-up raised it, by the service user the daemon now runs as
+  // (root may lack CAP_SYS_RESOURCE over another user's process).
+  CommandSpec lower;
+  lower.argv = {"/usr/bin/prlimit", "--pid", std::to_string(daemon_->pid()), "--nofile=64:64"};
+  auto service_user = LookupUser(TestUser());
+  ASSERT_TRUE(service_user.ok());
+  lower.run_as = *service_user;
+  auto lowered = NewRealProcessRunner()->Run(lower);
+  ASSERT_TRUE(lowered.ok() && lowered->exit_code == 0)
+      << (lowered.ok() ? lowered->err : lowered.error().message);
 
   constexpr int kClients = 100;
   std::vector<int> fds;
@@ -402,7 +410,7 @@ constexpr bool kAddressSanitizer = false;
 TEST_F(MemoryDaemonTest, ClientsThatDoNotReadTheirRepliesCannotExhaustMemory) {
   if (kAddressSanitizer) GTEST_SKIP() << "ASan reserves more address space than the limit";
   if (!std::filesystem::exists("/usr/bin/prlimit")) GTEST_SKIP() << "no /usr/bin/prlimit";
-  std::vector<std::string> args = {"serve", "--store", "memory", "--data-dir", dir_};
+  std::vector<std::string> args = AsServiceUser({"serve", "--store", "memory", "--data-dir", dir_});
   daemon_ = std::make_unique<DaemonProcess>(
       args, std::map<std::string, std::optional<std::string>>{},
       std::vector<std::string>{"/usr/bin/prlimit", "--as=1610612736", "--"});
@@ -461,7 +469,7 @@ TEST_F(MemoryDaemonTest, RefusesADataDirWritableByOthers) {
     SCOPED_TRACE(mode);
     ASSERT_EQ(::mkdir(dir_.c_str(), 0700), 0);
     ASSERT_EQ(::chmod(dir_.c_str(), mode), 0);
-    CliRun run = RunSkydb({"serve", "--store", "memory", "--data-dir", dir_});
+    CliRun run = RunSkydb(AsServiceUser({"serve", "--store", "memory", "--data-dir", dir_}));
     EXPECT_EQ(run.exit_code, 1);
     char octal[8];
     std::snprintf(octal, sizeof octal, "%04o", mode);
@@ -633,6 +641,63 @@ TEST_F(EmbeddedSecurityTest, NoTcpListenersAndDocumentedPermissions) {
   EXPECT_EQ(ModeOf(dir_ + "/run/skydb.sock"), 0660u);
   EXPECT_EQ(ModeOf(dir_ + "/run/.s.PGSQL.5432"), 0700u);
   EXPECT_EQ(Psql(dir_, "SHOW unix_socket_permissions"), "0700");
+}
+
+// Root does its start-up work and is gone: the daemon's uids are all the service user's, so
+// the RESP and HTTP parsers never run as root; every file in DIR belongs to the service user;
+// the service user reaches the store socket; and a link the cluster user plants where the
+// status file's temporary copy used to go (its old, guessable name) is never followed — the
+// root-only file it points at is untouched after the status file is rewritten many times.
+TEST_F(EmbeddedSecurityTest, RootIsDroppedForGoodAndNothingInDirIsRoots) {
+  std::string secret_dir = root_.Dir("secret-dir");
+  ASSERT_EQ(::mkdir(secret_dir.c_str(), 0700), 0);
+  std::string secret = secret_dir + "/root-only";
+  { std::ofstream(secret) << "root's own"; }
+  ASSERT_EQ(::chmod(secret.c_str(), 0600), 0);
+  auto d = Serve();
+  auto user = LookupUser(TestUser());
+  ASSERT_TRUE(user.ok());
+  std::ifstream status("/proc/" + std::to_string(d->pid()) + "/status");
+  std::string line;
+  int uid_lines = 0;
+  while (std::getline(status, line)) {
+    if (line.rfind("Uid:", 0) != 0 && line.rfind("Gid:", 0) != 0) continue;
+    std::istringstream ids(line.substr(4));
+    unsigned id = 0;
+    uint32_t want = line[0] == 'U' ? user->uid : user->gid;
+    while (ids >> id) EXPECT_EQ(id, want) << line;
+    ++uid_lines;
+  }
+  EXPECT_EQ(uid_lines, 2);
+  // The planted link, at the name the old temporary file had, then many rewrites of the file.
+  std::string planted = dir_ + "/run/skydb.status.json.tmp." + std::to_string(d->pid());
+  ASSERT_EQ(::symlink(secret.c_str(), planted.c_str()), 0);
+  pid_t postmaster = ReadStatus(dir_)->postgres_pid;
+  ASSERT_EQ(::kill(postmaster, SIGKILL), 0);  // the supervisor restarts it, rewriting the file
+  auto deadline = SteadyClock::now() + seconds(60);
+  while (SteadyClock::now() < deadline) {
+    auto now = ReadStatus(dir_);
+    if (now && now->state == "ready" && now->postgres_pid != postmaster) break;
+    std::this_thread::sleep_for(milliseconds(100));
+  }
+  EXPECT_NE(ReadStatus(dir_)->postgres_pid, postmaster) << d->Log();
+  std::ifstream kept(secret);
+  std::string contents((std::istreambuf_iterator<char>(kept)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(contents, "root's own");
+  EXPECT_EQ(ModeOf(secret), 0600u);
+  ::unlink(planted.c_str());
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(dir_)) {
+    struct stat st {};
+    ASSERT_EQ(::lstat(entry.path().c_str(), &st), 0);
+    EXPECT_EQ(st.st_uid, user->uid) << entry.path() << " is not the service user's";
+  }
+  CommandSpec ping;
+  ping.argv = {"/usr/bin/redis-cli", "-s", StoreSocket(dir_), "PING"};
+  ping.env["REDISCLI_AUTH"] = kPassword;
+  ping.run_as = *user;
+  auto pong = NewRealProcessRunner()->Run(ping);
+  ASSERT_TRUE(pong.ok());
+  EXPECT_NE(pong->out.find("PONG"), std::string::npos) << pong->out << pong->err;
 }
 
 // Every byte value, quotes, backslashes, NUL and SQL-looking text, in keys and values, written

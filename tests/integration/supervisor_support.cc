@@ -24,6 +24,14 @@ std::string TestUser() {
   return user != nullptr && *user != '\0' ? user : "skydbtest";
 }
 
+std::vector<std::string> AsServiceUser(std::vector<std::string> args) {
+  if (::geteuid() == 0) {
+    args.push_back("--user");
+    args.push_back(TestUser());
+  }
+  return args;
+}
+
 TestRoot::TestRoot() {
   std::string templ = "/tmp/skydb-sup-XXXXXX";
   char* made = ::mkdtemp(templ.data());

@@ -19,6 +19,9 @@ namespace skydb::testing {
 
 // The unprivileged user the cluster runs as when the tests run as root.
 std::string TestUser();
+// `args` with `--user TestUser()` appended when the tests run as root: a daemon started as
+// root needs a service user in every mode, and drops to it.
+std::vector<std::string> AsServiceUser(std::vector<std::string> args);
 
 // A temporary directory the test user can traverse (0755), removed at the end.
 class TestRoot {

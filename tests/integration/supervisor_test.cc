@@ -262,7 +262,23 @@ TEST_F(SupervisorIntegrationTest, NonEmptyNonClusterIsRefused) {
   ASSERT_EQ(::mkdir(dir_.c_str(), 0700), 0);
   ASSERT_EQ(::mkdir((dir_ + "/pgdata").c_str(), 0700), 0);
   { std::ofstream(dir_ + "/pgdata/precious.txt") << "keep me"; }
+  auto user = LookupUser(TestUser());
+  ASSERT_TRUE(user.ok());
   std::string before = Fingerprint(dir_ + "/pgdata");
+  if (::geteuid() == 0) {
+    // Root's pgdata is nobody's cluster: refused before the drop, naming the owner.
+    auto d = Serve();
+    auto status = d->WaitExit(seconds(30));
+    ASSERT_TRUE(status.has_value());
+    EXPECT_EQ(status->exit_code, 1);
+    EXPECT_TRUE(d->LogContains("belongs to uid 0, not to the service user " + user->name))
+        << d->Log();
+    EXPECT_EQ(Fingerprint(dir_ + "/pgdata"), before);
+    for (const std::string& path : {dir_ + "/pgdata", dir_ + "/pgdata/precious.txt"}) {
+      ASSERT_EQ(::chown(path.c_str(), user->uid, user->gid), 0);
+    }
+    before = Fingerprint(dir_ + "/pgdata");
+  }
   auto d = Serve();
   auto status = d->WaitExit(seconds(30));
   ASSERT_TRUE(status.has_value());
@@ -374,7 +390,7 @@ TEST_F(SupervisorIntegrationTest, ServedSessionsSurviveADaemonRestart) {
 
 TEST_F(SupervisorIntegrationTest, MemoryOnlyServeSaysSoAndNeedsNoPostgres) {
   auto d = std::make_unique<DaemonProcess>(
-      std::vector<std::string>{"serve", "--store", "memory", "--data-dir", dir_});
+      AsServiceUser({"serve", "--store", "memory", "--data-dir", dir_}));
   std::string socket = dir_ + "/run/skydb.sock";
   ASSERT_TRUE(WaitForPong(socket, seconds(30))) << d->Log();
   EXPECT_EQ(RedisCli(socket, {"SET", "k", "v"}), "OK");

@@ -24,12 +24,15 @@ class Daemon:
     def __init__(self, *sets):
         # The log sits beside DIR: skydb refuses a DIR holding files that are not its own.
         self.root = tempfile.mkdtemp(prefix="skydb-loadgen-")
+        os.chmod(self.root, 0o755)  # the service user must reach DIR below it
         self.dir = os.path.join(self.root, "d")
         self.socket = os.path.join(self.dir, "run", "skydb.sock")
         args = [SKYDB]
         for kv in sets:
             args += ["--set", kv]
         args += ["serve", "--store", "memory", "--data-dir", self.dir]
+        if os.geteuid() == 0:  # a daemon started as root drops to its service user
+            args += ["--user", os.environ.get("SKYDB_TEST_USER", "skydbtest")]
         self.log = open(os.path.join(self.root, "daemon.log"), "wb")
         self.proc = subprocess.Popen(args, stdout=self.log, stderr=self.log,
                                      env=dict(os.environ, SKYDB_CONFIG="", SKYDB_HTTP_PORT="0"))

@@ -1,0 +1,69 @@
+#include "daemon/privileges.h"
+
+#include <spdlog/spdlog.h>
+
+#include <cstdlib>
+#include <filesystem>
+
+#include "skydb/supervisor.h"
+#include "supervisor/data_dir.h"
+
+namespace skydb::daemon {
+namespace {
+
+std::string AbsolutePath(const std::string& path) {
+  std::error_code ec;
+  auto abs = std::filesystem::absolute(path, ec);
+  return ec ? path : abs.lexically_normal().string();
+}
+
+// DIR and the entries an older skydb, run as root, may have left root's.
+Status HandOver(Env& env, const supervisor::DataDirLayout& layout, const RunAs& user) {
+  for (const std::string& path : {layout.root, layout.run, layout.runtime, layout.lock_file}) {
+    auto info = env.fs->Stat(path);
+    if (!info.ok()) continue;
+    if (info->uid == user.uid && info->gid == user.gid) continue;
+    SKYDB_RETURN_IF_ERROR(env.host->Chown(path, user.uid, user.gid));
+  }
+  return Ok();
+}
+
+// initdb made DIR/pgdata as the service user; one that another user owns is not its cluster, and
+// the dropped daemon could not even look inside it.
+Status CheckClusterOwner(Env& env, const supervisor::DataDirLayout& layout, const RunAs& user) {
+  auto info = env.fs->Stat(layout.pgdata);
+  if (!info.ok() || info->uid == user.uid) return Ok();
+  return Error::Permission(layout.pgdata + " belongs to uid " + std::to_string(info->uid) +
+                           ", not to the service user " + user.name + ", so it is not this " +
+                           "service's cluster: choose another --data-dir, or, if it is, chown -R " +
+                           user.name + " " + layout.pgdata);
+}
+
+}  // namespace
+
+Status DropRootForGood(Env& env, const Config& config) {
+  if (env.host->EffectiveUid() != 0) return Ok();
+  SKYDB_ASSIGN_OR_RETURN(ClusterUser owner,
+                         ResolveClusterUser(0, config.run_as_user, LookupUserByUid, LookupUser));
+  const RunAs& user = owner.user;
+  auto layout = supervisor::DataDirLayout::For(AbsolutePath(config.data_dir));
+  SKYDB_RETURN_IF_ERROR(supervisor::CheckReachable(*env.fs, layout.root, owner));
+  SKYDB_RETURN_IF_ERROR(supervisor::PrepareRoot(*env.fs, layout.root));
+  SKYDB_RETURN_IF_ERROR(CheckClusterOwner(env, layout, user));
+  SKYDB_RETURN_IF_ERROR(HandOver(env, layout, user));
+  // The socket groups are kept so the dropped daemon can still give its sockets to them.
+  auto groups = GroupsToKeep(user, {config.resp.socket_group, config.http.socket_group});
+  if (!groups.ok()) {
+    return Error::InvalidArgument(groups.error().message +
+                                  ": check resp.socket_group and http.socket_group");
+  }
+  SKYDB_RETURN_IF_ERROR(env.host->DropPrivileges(user, *groups));
+  ::setenv("HOME", user.home.c_str(), 1);
+  ::setenv("USER", user.name.c_str(), 1);
+  ::setenv("LOGNAME", user.name.c_str(), 1);
+  spdlog::info("running as {} (uid {}) from here on; root prepared {} and was dropped", user.name,
+               user.uid, layout.root);
+  return Ok();
+}
+
+}  // namespace skydb::daemon
