@@ -67,8 +67,6 @@ class ServiceNotifier {
   std::string ready_status_;  // what Ready() said; shown again once serving resumes
   Clock::TimePoint last_extend_{};
   Clock::TimePoint last_watchdog_{};
-  bool extended_once_ = false;
-  bool watchdog_once_ = false;
 };
 
 }  // namespace skydb
