@@ -14,16 +14,15 @@
 #include <spdlog/spdlog.h>
 
 #include <atomic>
-#include <condition_variable>
 #include <cstdio>
 #include <cstring>
 #include <deque>
 #include <functional>
-#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "skydb/mutex.h"
 #include "skydb/resp.h"
 #include "skydb/store.h"
 
@@ -152,11 +151,11 @@ class NaiveStore final : public skydb::SessionStore {
   }
   skydb::Status Close(std::chrono::milliseconds) override {
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      skydb::MutexLock lock(mu_);
       if (closing_) return {};
       closing_ = true;
     }
-    cv_.notify_all();
+    cv_.NotifyAll();
     for (auto& t : threads_) t.join();
     return {};
   }
@@ -165,17 +164,17 @@ class NaiveStore final : public skydb::SessionStore {
   NaiveStore() = default;
   void Submit(std::function<void(PGconn*)> job) {
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      skydb::MutexLock lock(mu_);
       jobs_.push_back(std::move(job));
     }
-    cv_.notify_one();
+    cv_.NotifyOne();
   }
   void Work(PGconn* conn) {
     while (true) {
       std::function<void(PGconn*)> job;
       {
-        std::unique_lock<std::mutex> lock(mu_);
-        cv_.wait(lock, [this] { return closing_ || !jobs_.empty(); });
+        skydb::MutexLock lock(mu_);
+        while (!closing_ && jobs_.empty()) cv_.Wait(mu_);
         if (jobs_.empty()) break;
         job = std::move(jobs_.front());
         jobs_.pop_front();
@@ -185,10 +184,10 @@ class NaiveStore final : public skydb::SessionStore {
     PQfinish(conn);
   }
 
-  std::mutex mu_;
-  std::condition_variable cv_;
-  std::deque<std::function<void(PGconn*)>> jobs_;
-  bool closing_ = false;
+  skydb::Mutex mu_;
+  skydb::CondVar cv_;
+  std::deque<std::function<void(PGconn*)>> jobs_ GUARDED_BY(mu_);
+  bool closing_ GUARDED_BY(mu_) = false;
   std::vector<std::thread> threads_;
   std::atomic<uint64_t> writes_{0}, commits_{0}, failed_{0};
 };

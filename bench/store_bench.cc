@@ -15,7 +15,6 @@
 #include <chrono>
 #include <cstdio>
 #include <cctype>
-#include <condition_variable>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -31,6 +30,7 @@
 
 #include "proc_tree.h"
 #include "skydb/durable.h"
+#include "skydb/mutex.h"
 #include "skydb/schema.h"
 #include "skydb/store.h"
 #include "skydb/tune.h"
@@ -114,9 +114,9 @@ const ValuePool* g_values = nullptr;
 std::string RandomValue(std::mt19937_64& rng) { return g_values->Pick(rng); }
 
 struct Recorder {
-  std::mutex mu;
+  skydb::Mutex mu;
   std::once_flag first_error;
-  std::vector<double> latencies_us;
+  std::vector<double> latencies_us GUARDED_BY(mu);
   std::atomic<long> writes{0};
   std::atomic<long> errors{0};
   std::atomic<bool> measuring{false};
@@ -128,7 +128,7 @@ struct Recorder {
       return;
     }
     ++writes;
-    std::lock_guard<std::mutex> lock(mu);
+    skydb::MutexLock lock(mu);
     latencies_us.push_back(std::chrono::duration<double, std::micro>(d).count());
   }
 };
@@ -150,13 +150,16 @@ class SkydbChains {
     for (size_t i = 0; i < chains_.size(); ++i) chains_[i].rng.seed((i + 1) * 7919);
   }
   void Start() {
-    running_ = static_cast<int>(chains_.size());
+    {
+      skydb::MutexLock lock(mu_);
+      running_ = static_cast<int>(chains_.size());
+    }
     for (size_t i = 0; i < chains_.size(); ++i) Next(static_cast<int>(i));
   }
   // After rec.stop: waits until every chain's last write has completed.
   void Join() {
-    std::unique_lock<std::mutex> lock(mu_);
-    cv_.wait(lock, [&] { return running_ == 0; });
+    skydb::MutexLock lock(mu_);
+    while (running_ != 0) cv_.Wait(mu_);
   }
 
  private:
@@ -184,17 +187,17 @@ class SkydbChains {
     });
   }
   void Finished() {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (--running_ == 0) cv_.notify_all();
+    skydb::MutexLock lock(mu_);
+    if (--running_ == 0) cv_.NotifyAll();
   }
 
   skydb::SessionStore& store_;
   const Args& args_;
   Recorder& rec_;
   std::vector<Chain> chains_;
-  std::mutex mu_;
-  std::condition_variable cv_;
-  int running_ = 0;
+  skydb::Mutex mu_;
+  skydb::CondVar cv_;
+  int running_ GUARDED_BY(mu_) = 0;
 };
 
 const char* const kUpsertOne =
@@ -203,9 +206,9 @@ const char* const kUpsertOne =
     "expiry_bucket = excluded.expiry_bucket";
 
 struct Pool {
-  std::mutex mu;
-  std::condition_variable cv;
-  std::vector<PGconn*> idle;
+  skydb::Mutex mu;
+  skydb::CondVar cv;
+  std::vector<PGconn*> idle GUARDED_BY(mu);
 };
 
 void NaiveWriter(Pool& pool, const Args& a, int id, Recorder& rec) {
@@ -216,8 +219,8 @@ void NaiveWriter(Pool& pool, const Args& a, int id, Recorder& rec) {
     auto start = Clock::now();
     PGconn* conn = nullptr;
     {
-      std::unique_lock<std::mutex> lock(pool.mu);
-      pool.cv.wait(lock, [&] { return !pool.idle.empty(); });
+      skydb::MutexLock lock(pool.mu);
+      while (pool.idle.empty()) pool.cv.Wait(pool.mu);
       conn = pool.idle.back();
       pool.idle.pop_back();
     }
@@ -232,10 +235,10 @@ void NaiveWriter(Pool& pool, const Args& a, int id, Recorder& rec) {
     if (!ok) ReportFirstError(rec, res);
     PQclear(res);
     {
-      std::lock_guard<std::mutex> lock(pool.mu);
+      skydb::MutexLock lock(pool.mu);
       pool.idle.push_back(conn);
     }
-    pool.cv.notify_one();
+    pool.cv.NotifyOne();
     rec.Record(Clock::now() - start, ok);
   }
 }
@@ -355,7 +358,10 @@ int main(int argc, char** argv) {
     chains = std::make_unique<SkydbChains>(*store, a, rec);
     chains->Start();
   } else if (a.mode == "naive") {
-    for (int i = 0; i < a.pool; ++i) pool.idle.push_back(open());
+    {
+      skydb::MutexLock lock(pool.mu);  // before the writers start: no contention
+      for (int i = 0; i < a.pool; ++i) pool.idle.push_back(open());
+    }
     for (int i = 0; i < a.writers; ++i) threads.emplace_back(NaiveWriter, std::ref(pool), std::cref(a), i, std::ref(rec));
   } else {
     for (int i = 0; i < a.raw_connections; ++i) raw.push_back(open());
@@ -382,9 +388,14 @@ int main(int argc, char** argv) {
     if (stats.commits > 0) rows_per_commit = static_cast<double>(stats.committed_rows) / static_cast<double>(stats.commits);
     (void)store->Close(std::chrono::seconds(10));
   }
-  for (PGconn* c : pool.idle) PQfinish(c);
+  std::vector<double> lat;
+  {  // every writer has stopped; the locks only satisfy the analysis
+    skydb::MutexLock pool_lock(pool.mu);
+    for (PGconn* c : pool.idle) PQfinish(c);
+    skydb::MutexLock rec_lock(rec.mu);
+    lat = rec.latencies_us;
+  }
   for (PGconn* c : raw) PQfinish(c);
-  std::vector<double> lat = rec.latencies_us;
   long writes = rec.writes.load();
   double cpu_per_write_us = writes > 0 ? ((self1 - self0) + (pg1 - pg0)) / static_cast<double>(writes) * 1e6 : 0;
   std::printf(

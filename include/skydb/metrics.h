@@ -15,12 +15,12 @@
 #include <atomic>
 #include <deque>
 #include <functional>
-#include <mutex>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "skydb/histogram.h"
+#include "skydb/mutex.h"
 #include "skydb/result.h"
 
 namespace skydb {
@@ -90,12 +90,12 @@ class MetricsRegistry {
     Gauge* gauge = nullptr;
     AtomicHistogram* histogram = nullptr;
   };
-  mutable std::mutex mu_;
-  std::deque<Counter> counters_;  // deques: references survive growth
-  std::deque<Gauge> gauges_;
-  std::deque<AtomicHistogram> histograms_;
-  std::vector<Instrument> instruments_;
-  std::vector<Collector> collectors_;
+  mutable Mutex mu_;
+  std::deque<Counter> counters_ GUARDED_BY(mu_);  // deques: references survive growth
+  std::deque<Gauge> gauges_ GUARDED_BY(mu_);
+  std::deque<AtomicHistogram> histograms_ GUARDED_BY(mu_);
+  std::vector<Instrument> instruments_ GUARDED_BY(mu_);
+  std::vector<Collector> collectors_ GUARDED_BY(mu_);
 };
 
 }  // namespace skydb

@@ -16,11 +16,11 @@
 
 #include <chrono>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 
 #include "skydb/env.h"
+#include "skydb/mutex.h"
 #include "skydb/supervisor.h"
 
 namespace skydb {
@@ -53,20 +53,21 @@ class ServiceNotifier {
   static std::string StatusFor(const ServiceObservation& o);
 
  private:
-  void SendLocked(const std::string& message);
-  bool Due(Clock::TimePoint& last, Clock::Duration every, Clock::TimePoint now);
+  void SendLocked(const std::string& message) REQUIRES(mu_);
+  // True (and `last` = now) when `every` has passed since `last`, or it was never set.
+  static bool Due(Clock::TimePoint& last, Clock::Duration every, Clock::TimePoint now);
 
   Notifier& notifier_;
   Clock& clock_;
-  std::chrono::milliseconds extend_step_;
-  std::optional<std::chrono::microseconds> watchdog_;
-  std::mutex mu_;
-  bool ready_ = false;
-  bool stopping_ = false;
-  std::string last_status_;
-  std::string ready_status_;  // what Ready() said; shown again once serving resumes
-  Clock::TimePoint last_extend_{};
-  Clock::TimePoint last_watchdog_{};
+  const std::chrono::milliseconds extend_step_;
+  const std::optional<std::chrono::microseconds> watchdog_;
+  Mutex mu_;
+  bool ready_ GUARDED_BY(mu_) = false;
+  bool stopping_ GUARDED_BY(mu_) = false;
+  std::string last_status_ GUARDED_BY(mu_);
+  std::string ready_status_ GUARDED_BY(mu_);  // what Ready() said; shown again once serving resumes
+  Clock::TimePoint last_extend_ GUARDED_BY(mu_){};
+  Clock::TimePoint last_watchdog_ GUARDED_BY(mu_){};
 };
 
 }  // namespace skydb

@@ -179,14 +179,14 @@ void Counter::Add(double amount) {
 }
 
 Counter& MetricsRegistry::AddCounter(std::string name, std::string help) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   Counter& c = counters_.emplace_back();
   instruments_.push_back({std::move(name), std::move(help), MetricType::kCounter, &c});
   return c;
 }
 
 Gauge& MetricsRegistry::AddGauge(std::string name, std::string help) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   Gauge& g = gauges_.emplace_back();
   instruments_.push_back({std::move(name), std::move(help), MetricType::kGauge, nullptr, &g});
   return g;
@@ -194,7 +194,7 @@ Gauge& MetricsRegistry::AddGauge(std::string name, std::string help) {
 
 AtomicHistogram& MetricsRegistry::AddHistogram(std::string name, std::string help,
                                                std::vector<double> bounds) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   AtomicHistogram& h = histograms_.emplace_back(std::move(bounds));
   instruments_.push_back(
       {std::move(name), std::move(help), MetricType::kHistogram, nullptr, nullptr, &h});
@@ -202,7 +202,7 @@ AtomicHistogram& MetricsRegistry::AddHistogram(std::string name, std::string hel
 }
 
 void MetricsRegistry::AddCollector(Collector collector) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   collectors_.push_back(std::move(collector));
 }
 
@@ -210,7 +210,7 @@ std::vector<MetricFamily> MetricsRegistry::Collect() const {
   std::vector<MetricFamily> out;
   std::vector<Collector> collectors;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     for (const auto& in : instruments_) {
       MetricSample sample;
       if (in.counter != nullptr) sample.value = in.counter->value();

@@ -1,12 +1,11 @@
 // PostgresPoller: PostgreSQL's own figures (backends by state, database sizes) on a timer.
 #include <spdlog/spdlog.h>
 
-#include <condition_variable>
 #include <cstdlib>
-#include <mutex>
 #include <thread>
 
 #include "pgconn/pgconn.h"
+#include "skydb/mutex.h"
 #include "skydb/obs.h"
 
 namespace skydb {
@@ -25,29 +24,29 @@ class Poller final : public PostgresPoller {
   }
   ~Poller() override {
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      MutexLock lock(mu_);
       stop_ = true;
     }
-    cv_.notify_all();
+    cv_.NotifyAll();
     thread_.join();
   }
 
   std::optional<PostgresStats> Latest() const override {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     return latest_;
   }
   uint64_t failures() const override {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     return failures_;
   }
 
  private:
   void Loop() {
-    std::unique_lock<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     while (!stop_) {
-      lock.unlock();
+      lock.Unlock();
       auto polled = Poll();
-      lock.lock();
+      lock.Lock();
       if (polled.ok()) {
         latest_ = std::move(polled).value();
       } else {
@@ -57,7 +56,9 @@ class Poller final : public PostgresPoller {
                        failures_, polled.error().message);
         }
       }
-      cv_.wait_for(lock, options_.interval, [this] { return stop_; });
+      auto next = std::chrono::steady_clock::now() + options_.interval;
+      while (!stop_ && cv_.WaitUntil(mu_, next)) {
+      }
     }
   }
 
@@ -87,11 +88,11 @@ class Poller final : public PostgresPoller {
 
   PollerOptions options_;
   std::optional<pg::Connection> conn_;  // poller thread only
-  mutable std::mutex mu_;
-  std::condition_variable cv_;
-  bool stop_ = false;                    // guarded by mu_
-  std::optional<PostgresStats> latest_;  // guarded by mu_
-  uint64_t failures_ = 0;                // guarded by mu_
+  mutable Mutex mu_;
+  CondVar cv_;
+  bool stop_ GUARDED_BY(mu_) = false;
+  std::optional<PostgresStats> latest_ GUARDED_BY(mu_);
+  uint64_t failures_ GUARDED_BY(mu_) = 0;
   std::thread thread_;
 };
 

@@ -43,7 +43,7 @@ bool ServiceNotifier::Due(Clock::TimePoint& last, Clock::Duration every, Clock::
 }
 
 void ServiceNotifier::Tick(const ServiceObservation& o) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   auto now = clock_.Now();
   std::string status = StatusFor(o);
   if (ready_ && status == "serving sessions") status = ready_status_;  // the richer text
@@ -69,7 +69,7 @@ void ServiceNotifier::Tick(const ServiceObservation& o) {
 }
 
 void ServiceNotifier::Ready(const std::string& status) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   if (stopping_) return;
   ready_ = true;
   ready_status_ = status;
@@ -79,20 +79,20 @@ void ServiceNotifier::Ready(const std::string& status) {
 
 // A reload before READY sends nothing: systemd only reloads an active service.
 void ServiceNotifier::Reloading() {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   if (!ready_ || stopping_) return;
   SendLocked("RELOADING=1\nMONOTONIC_USEC=" + std::to_string(notifier_.MonotonicUsec()) +
              "\nSTATUS=reloading the configuration");
 }
 
 void ServiceNotifier::Reloaded() {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   if (!ready_ || stopping_) return;
   SendLocked("READY=1\nSTATUS=" + last_status_);
 }
 
 void ServiceNotifier::Stopping() {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   if (stopping_) return;
   stopping_ = true;
   last_status_ = "stopping: closing the listener and flushing the store";

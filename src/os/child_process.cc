@@ -9,12 +9,11 @@
 
 #include <atomic>
 #include <cerrno>
-#include <condition_variable>
 #include <cstring>
-#include <mutex>
 #include <thread>
 
 #include "os/spawn_support.h"
+#include "skydb/mutex.h"
 #include "skydb/process.h"
 
 #ifndef CLOSE_RANGE_CLOEXEC
@@ -53,8 +52,12 @@ class StderrReader {
   StderrReader& operator=(const StderrReader&) = delete;
 
   bool WaitClosed(std::chrono::milliseconds timeout) {
-    std::unique_lock lock(mu_);
-    return closed_cv_.wait_for(lock, timeout, [this] { return closed_; });
+    auto deadline = std::chrono::steady_clock::now() + timeout;
+    MutexLock lock(mu_);
+    while (!closed_) {
+      if (!closed_cv_.WaitUntil(mu_, deadline)) return closed_;
+    }
+    return true;
   }
 
   void Stop() {
@@ -80,9 +83,9 @@ class StderrReader {
     }
     if (!pending.empty()) sink_(pending);
     ::close(fd_);
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     closed_ = true;
-    closed_cv_.notify_all();
+    closed_cv_.NotifyAll();
   }
 
   void EmitLines(std::string& pending) {
@@ -99,9 +102,9 @@ class StderrReader {
   LineSink sink_;
   int wake_read_ = -1;
   int wake_write_ = -1;
-  std::mutex mu_;
-  std::condition_variable closed_cv_;
-  bool closed_ = false;
+  Mutex mu_;
+  CondVar closed_cv_;
+  bool closed_ GUARDED_BY(mu_) = false;
   std::thread thread_;
 };
 
