@@ -1,6 +1,7 @@
 #include "base/strings.h"
 
 #include <cctype>
+#include <charconv>
 #include <cstdint>
 #include <cstdio>
 
@@ -84,6 +85,19 @@ bool IsValidUtf8(std::string_view s) {
     i += len;
   }
   return true;
+}
+
+std::optional<std::vector<int>> ParseVersionNumbers(std::string_view text) {
+  std::vector<int> numbers;
+  for (const auto& part : Split(text, '.')) {
+    // from_chars takes a leading '-' for int (and no '+' or space); a version has no sign.
+    if (part.empty() || part.front() == '-') return std::nullopt;
+    int number = 0;
+    auto [end, ec] = std::from_chars(part.data(), part.data() + part.size(), number);
+    if (ec != std::errc() || end != part.data() + part.size()) return std::nullopt;
+    numbers.push_back(number);
+  }
+  return numbers;
 }
 
 std::string HumanBytes(unsigned long long bytes) {

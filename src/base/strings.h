@@ -1,6 +1,7 @@
 // Small string helpers shared by every subsystem. Pure functions.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -18,6 +19,10 @@ std::string Join(const std::vector<std::string>& parts, std::string_view sep);
 bool IsValidUtf8(std::string_view s);
 // The length of the well-formed UTF-8 sequence that starts at s[i] (1 for ASCII), 0 if none does.
 size_t Utf8SequenceAt(std::string_view s, size_t i);
+// "2.36" → {2, 36}: dot-separated decimal numbers, each of them digits only and within int.
+// nullopt for anything else (an empty part, a sign, a space, a number too large), so text
+// read from a file can be compared without throwing or overflowing.
+std::optional<std::vector<int>> ParseVersionNumbers(std::string_view text);
 // "1975 MiB", "1.5 GiB", "512 B": for humans, not for config files.
 std::string HumanBytes(unsigned long long bytes);
 

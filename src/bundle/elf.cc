@@ -171,17 +171,10 @@ std::string NewestGlibcVersion(const std::vector<std::string>& versions) {
   for (const auto& v : versions) {
     if (v.rfind("GLIBC_", 0) != 0) continue;
     std::string text = v.substr(6);
-    std::vector<int> parts;
-    bool numeric = !text.empty();
-    for (const auto& p : Split(text, '.')) {
-      if (p.empty() || p.find_first_not_of("0123456789") != std::string::npos) {
-        numeric = false;
-        break;
-      }
-      parts.push_back(std::stoi(p));
-    }
-    if (numeric && parts > best) {
-      best = parts;
+    // GLIBC_PRIVATE, or numbers no glibc has (the text comes from the file): not a version.
+    auto parts = ParseVersionNumbers(text);
+    if (parts && *parts > best) {
+      best = std::move(*parts);
       best_text = text;
     }
   }

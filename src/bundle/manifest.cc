@@ -1,10 +1,10 @@
 // manifest.json: rendering, parsing and self-consistency.
 #include <nlohmann/json.hpp>
 
-#include <cstdlib>
 #include <set>
 
 #include "base/json_text.h"
+#include "base/strings.h"
 #include "skydb/bundle.h"
 
 namespace skydb {
@@ -80,16 +80,10 @@ Result<BundleManifest> ParseManifest(std::string_view json) {
 
 namespace {
 
-std::vector<int> VersionParts(const std::string& text) {
-  std::vector<int> parts;
-  size_t start = 0;
-  while (start < text.size()) {
-    size_t end = text.find('.', start);
-    if (end == std::string::npos) end = text.size();
-    parts.push_back(std::atoi(text.substr(start, end - start).c_str()));
-    start = end + 1;
-  }
-  return parts;
+Error DamagedBaseline(const BundleManifest& m) {
+  return Error::InvalidArgument("manifest.json: glibc_baseline '" + m.glibc_baseline +
+                                "' is not a version such as 2.34; the bundle is damaged: stage "
+                                "it again");
 }
 
 }  // namespace
@@ -100,7 +94,16 @@ Status CheckHostCompatible(const BundleManifest& m, const std::string& host_arch
     return Error::VersionMismatch("the bundle is for " + m.arch + " but this host is " +
                                   host_arch + "; stage a bundle on a host of this architecture");
   }
-  if (!m.glibc_baseline.empty() && VersionParts(host_glibc) < VersionParts(m.glibc_baseline)) {
+  if (m.glibc_baseline.empty()) return Ok();
+  auto needed = ParseVersionNumbers(m.glibc_baseline);
+  if (!needed) return DamagedBaseline(m);
+  auto host = ParseVersionNumbers(host_glibc);
+  if (!host) {
+    return Error::VersionMismatch("cannot compare this host's glibc version '" + host_glibc +
+                                  "' with the bundle's baseline " + m.glibc_baseline +
+                                  "; extract the bundle on a host with a numbered glibc release");
+  }
+  if (*host < *needed) {
     return Error::VersionMismatch("the bundle needs glibc " + m.glibc_baseline +
                                   " or newer but this host has " + host_glibc +
                                   "; stage it on a host whose glibc is " + host_glibc +
@@ -110,6 +113,9 @@ Status CheckHostCompatible(const BundleManifest& m, const std::string& host_arch
 }
 
 Status CheckManifest(const BundleManifest& m) {
+  if (!m.glibc_baseline.empty() && !ParseVersionNumbers(m.glibc_baseline)) {
+    return DamagedBaseline(m);
+  }
   uint64_t total = 0;
   std::set<std::string> seen;
   const std::string* previous = nullptr;

@@ -33,6 +33,17 @@ TEST(StringsTest, IsValidUtf8) {
   }
 }
 
+TEST(StringsTest, ParseVersionNumbers) {
+  EXPECT_EQ(ParseVersionNumbers("2.36"), (std::vector<int>{2, 36}));
+  EXPECT_EQ(ParseVersionNumbers("2.3.4"), (std::vector<int>{2, 3, 4}));
+  EXPECT_EQ(ParseVersionNumbers("15"), (std::vector<int>{15}));
+  EXPECT_EQ(ParseVersionNumbers("2147483647"), (std::vector<int>{2147483647}));
+  for (const char* bad : {"", ".", "2.", ".2", "2..3", "2.x", "x", "-1", "+1", " 2", "2 ",
+                          "2147483648", "2.99999999999"}) {
+    EXPECT_EQ(ParseVersionNumbers(bad), std::nullopt) << bad;
+  }
+}
+
 TEST(StringsTest, HumanBytes) {
   EXPECT_EQ(HumanBytes(512), "512 B");
   EXPECT_EQ(HumanBytes(1975ULL << 20), "1.9 GiB");

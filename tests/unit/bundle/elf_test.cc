@@ -82,5 +82,14 @@ TEST(ElfTest, NewestGlibcVersionComparesNumerically) {
   EXPECT_EQ(NewestGlibcVersion({"GLIBC_PRIVATE"}), "");
 }
 
+// The names come from the file being staged: a number too large for an int is not a version
+// (it used to throw std::out_of_range out of std::stoi and end the process).
+TEST(ElfTest, NewestGlibcVersionSkipsNumbersTooLargeToBeVersions) {
+  EXPECT_EQ(NewestGlibcVersion({"GLIBC_2.34", "GLIBC_99999999999.1", "GLIBC_2.99999999999"}),
+            "2.34");
+  EXPECT_EQ(NewestGlibcVersion({"GLIBC_2147483648"}), "");
+  EXPECT_EQ(NewestGlibcVersion({"GLIBC_2147483647"}), "2147483647");
+}
+
 }  // namespace
 }  // namespace skydb::bundle

@@ -66,6 +66,28 @@ TEST(ManifestTest, RefusesInconsistentTotalsOrderAndBinDir) {
   EXPECT_THAT(CheckManifest(m).error().message, HasSubstr("holds no postgres"));
 }
 
+// glibc_baseline is compared number by number with the host's glibc; text that is not a dotted
+// version (or whose numbers overflow an int) is a damaged manifest, not glibc 0.
+TEST(ManifestTest, RefusesAGlibcBaselineThatIsNotAVersion) {
+  for (const char* bad : {"2.x", "2..34", ".34", "2.34.", "2.99999999999", "-2.34", "2.+3"}) {
+    BundleManifest m = Sample();
+    m.glibc_baseline = bad;
+    Status status = CheckManifest(m);
+    ASSERT_FALSE(status.ok()) << bad;
+    EXPECT_EQ(status.error().code, ErrorCode::kInvalidArgument) << bad;
+    EXPECT_EQ(status.error().message,
+              std::string("manifest.json: glibc_baseline '") + bad +
+                  "' is not a version such as 2.34; the bundle is damaged: stage it again")
+        << bad;
+    EXPECT_EQ(CheckHostCompatible(m, "x86_64", "2.36").error().message, status.error().message)
+        << bad;
+  }
+  BundleManifest m = Sample();
+  m.glibc_baseline = "";  // no file needs a versioned glibc symbol
+  EXPECT_TRUE(CheckManifest(m).ok());
+  EXPECT_TRUE(CheckHostCompatible(m, "x86_64", "2.36").ok());
+}
+
 TEST(ManifestTest, RefusesOtherFormatsAndGarbage) {
   std::string text = RenderManifest(Sample());
   text.replace(text.find("\"format\": 1"), 11, "\"format\": 2");
@@ -88,6 +110,11 @@ TEST(HostCompatibleTest, ArchitectureAndGlibcBaseline) {
             "whose glibc is 2.31 or older, or upgrade this host");
   m.glibc_baseline = "2.3.4";
   EXPECT_TRUE(CheckHostCompatible(m, "x86_64", "2.10").ok());  // numeric, not string order
+  Status unreadable = CheckHostCompatible(m, "x86_64", "2.x");
+  ASSERT_FALSE(unreadable.ok());
+  EXPECT_EQ(unreadable.error().message,
+            "cannot compare this host's glibc version '2.x' with the bundle's baseline 2.3.4; "
+            "extract the bundle on a host with a numbered glibc release");
   Status arch = CheckHostCompatible(m, "aarch64", "2.36");
   ASSERT_FALSE(arch.ok());
   EXPECT_EQ(arch.error().message,
