@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# skydb's memory as a function of live sessions (issue 8), one JSON line on stdout:
+# skydb's memory as a function of live sessions (docs/performance.md), one JSON line on stdout:
 # a fresh `skydb serve --embed` (tiered, sync) idles 5 s (idle RSS of skydb, PSS of the
 # PostgreSQL tree), then skydb_loadgen --populate writes 1k, 10k and 100k sessions of 2,080
 # bytes (SET EX 1800; each level adds new sessions to the previous ones); after each level

@@ -1,4 +1,4 @@
-// Resident bytes per cached session (issue 4): fills the store engine's memory tier with
+// Resident bytes per cached session (docs/performance.md): fills the store's memory tier with
 // sessions of VALUE_BYTES and reports RSS at each checkpoint and the marginal slope between the
 // last two — not RSS ÷ n, which would charge the process's fixed cost to every session.
 // The memory tier is the same engine in the memory-only and the tiered store. Prints one JSON

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Every benchmark arm of issue 8 in one run, with its conditions (docs/performance.md):
+# Every benchmark arm in one run, with its conditions (docs/performance.md):
 #   load      skydb tiered sync | tiered async | memory-only | redis-server appendfsync always |
 #             redis-server appendfsync everysec | naive PostgreSQL store (one INSERT ... ON
 #             CONFLICT per write, own transaction, 6-connection pool, on a skydb-tuned cluster),

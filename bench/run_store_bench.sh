@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Durable-write benchmark of the session store against its anchors (issue 4), in one run:
+# Durable-write benchmark of the session store against its anchors (docs/performance.md), in
+# one run:
 # skydb's tiered store (sync) vs a naive one-transaction-per-write store (6-connection pool)
 # vs raw batched upserts, on this machine's disk and under a modelled 1 ms fsync.
 # Arms: skydb (64 writers, the tuned store_writers), naive, raw (4 connections x 64-row

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Table design under update-heavy 2 KB sessions (issue 4, docs/storage.md): for each schema
+# Table design under update-heavy 2 KB sessions (docs/storage.md): for each schema
 # (skydb's, and a plain first design), 1,000,000 upserts over 100,000 sessions of 2,080 random
 # bytes through skydb's store, then HOT-update ratio, heap/TOAST/index sizes, dead rows and
 # WAL bytes per write. Sizes and ratios, not times: machine load does not change them.

@@ -1,4 +1,4 @@
-// Durable-write benchmark for the session store (issue 4), one arm per run:
+// Durable-write benchmark for the session store (docs/performance.md), one arm per run:
 //   skydb  — the tiered store (sync durability) driven through the SessionStore API
 //   naive  — one INSERT ... ON CONFLICT per write, each its own transaction, over a 6-connection
 //            pool (the way Sky.Live's Go store writes)

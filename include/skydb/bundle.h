@@ -1,5 +1,5 @@
 // PostgreSQL bundles: stage a relocatable copy of an installation into one archive, verify it,
-// and extract it under DIR/runtime for binary discovery (DESIGN.md "Binary discovery", step 2).
+// and extract it under DIR/runtime for binary discovery (skydb/discovery.h, source 2).
 //
 // A bundle is a zstd-compressed ustar archive whose first entry is manifest.json (version,
 // architecture, glibc baseline, source, every file's SHA-256, mode and size). The files keep

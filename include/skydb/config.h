@@ -39,10 +39,10 @@ struct HostConfig {
 struct PostgresConfig {
   std::string bin_dir;  // postgres.bin_dir (env SKY_POSTGRES_BIN); empty = discover
   std::string version;  // postgres.version pin: "" (any), "15" or "15.18"
-  // postgres.sources: discovery sources allowed, in DESIGN.md's order:
+  // postgres.sources: discovery sources allowed, in skydb/discovery.h's rank order:
   // "bin_dir", "bundle", "pg_config", "distro", "path".
   std::vector<std::string> sources = {"bin_dir", "bundle", "pg_config", "distro", "path"};
-  std::string bundle;  // postgres.bundle: a bundle file to extract (bundle issue)
+  std::string bundle;  // postgres.bundle: a bundle file to extract (skydb/bundle.h)
   // [postgres.settings]: postgresql.conf settings the operator pins; they win over tuning.
   std::map<std::string, std::string> settings;
 

@@ -1,6 +1,6 @@
 // Binary discovery and version pinning: which PostgreSQL binaries skydb runs, and why.
 //
-// Sources in rank order (DESIGN.md "Binary discovery"); the first acceptable candidate wins:
+// Sources in rank order (docs/discovery.md "Order"); the first acceptable candidate wins:
 //   1. bin_dir   — SKY_POSTGRES_BIN or config postgres.bin_dir. If set and unusable, discovery
 //                  fails with a message naming the variable/key and what is missing; it never
 //                  silently falls through to another source.

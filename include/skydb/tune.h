@@ -2,7 +2,7 @@
 //
 // HostFacts are read through an injected FileSystem (/proc, /sys, cgroup v1/v2), so they are
 // tested on fixture trees, never on the test machine's own values. Tune() does no I/O at all.
-// See DESIGN.md "Tuning" for the formulas; docs/tuning.md for floors, caps and their reasons.
+// docs/tuning.md gives every formula, floor and cap, and the reason for each.
 //
 // Thread-safety: value types and pure functions.
 #pragma once
@@ -71,7 +71,8 @@ struct Pools {
 inline constexpr int kConnectionHeadroom = 5;
 inline constexpr int kSuperuserReservedConnections = 3;
 
-// The DESIGN.md pool formulas for `cores` usable cores (values below 1 count as 1).
+// The pools for `cores` usable cores (values below 1 count as 1), by the formulas in
+// docs/tuning.md "Pools and max_connections".
 Pools PoolsFor(int cores);
 
 // The connection property: max_connections − reserved covers the app pool, the three aux

@@ -20,7 +20,7 @@ uint64_t FloorMemory(uint64_t bytes);
 // "296MB" for whole megabytes, "640kB" otherwise (PostgreSQL's 1024-based units).
 std::string FormatMemory(uint64_t bytes);
 
-// RAM for derivation text, in DESIGN.md's unit: "1975 MiB" (whole MiB, floored), or
+// RAM for derivation text, in the unit docs/tuning.md uses: "1975 MiB" (whole MiB, floored), or
 // "16 GiB" / "1 TiB" when exactly that.
 std::string MebibytesText(uint64_t bytes);
 

@@ -1,5 +1,5 @@
-// Tune(): DESIGN.md's formulas for the embedded profile, the dev profile's constants, and the
-// floors and caps docs/tuning.md explains. No I/O.
+// Tune(): the embedded profile's formulas, the dev profile's constants, and their floors and
+// caps, each as docs/tuning.md states and explains it. No I/O.
 #include "skydb/tune.h"
 
 #include <algorithm>

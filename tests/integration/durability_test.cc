@@ -307,9 +307,9 @@ TEST_F(DurabilityTest, FrozenPostgresServesReadsFailsWritesAfterTimeoutThenRecov
   StopCleanly(*d);
 }
 
-// Fault cycles (issue 9): the ledger writes throughout; each cycle injects one fault at a random
-// moment, waits until writes are acknowledged again (the bound: 30 s), pauses the writers and
-// verifies every key. Faults rotate so each appears in every run. LEDGER_FAULT_CYCLES sets the
+// Fault cycles (docs/reliability.md): the ledger writes throughout; each cycle injects one fault at
+// a random moment, waits until writes are acknowledged again (the bound: 30 s), pauses the writers
+// and verifies every key. Faults rotate so each appears in every run. LEDGER_FAULT_CYCLES sets the
 // number of cycles (default 20; the long mode in docs/reliability.md runs 500).
 enum class Fault { kKillSkydb, kKillPostmaster, kStopPostmaster, kRestartSkydb, kFastRestartPostgres,
                    kFullQueue };
@@ -455,9 +455,9 @@ class SmallFilesystem {
   bool mounted_ = false;
 };
 
-// Disk full (issue 9): DIR on a 768 MiB tmpfs, filled until PostgreSQL cannot extend its WAL or
-// tables; while full, writes fail (never acknowledged) and skydb keeps running; once space is
-// freed, writes are acknowledged again and nothing acknowledged was lost.
+// Disk full (docs/reliability.md): DIR on a 768 MiB tmpfs, filled until PostgreSQL cannot extend
+// its WAL or tables; while full, writes fail (never acknowledged) and skydb keeps running; once
+// space is freed, writes are acknowledged again and nothing acknowledged was lost.
 TEST_F(DurabilityTest, DiskFullThenFreedLosesNothingAcknowledged) {
   SmallFilesystem fs(root_.Dir("fs"), "768m");
   if (!fs.mounted()) GTEST_SKIP() << "cannot mount a tmpfs here";

@@ -1,4 +1,4 @@
-// Bad input and security against real daemons (issue 9, items 2 and 3): oversized input gets
+// Bad input and security against real daemons (docs/security.md): oversized input gets
 // its documented error; every byte value round-trips through PostgreSQL and a restart; 10,000
 // clients are held and the one over the limit is told why; trickling (slowloris) clients do not
 // slow others; clients that do not read their replies cannot exhaust the daemon's memory; nothing listens on TCP unless configured; sockets and directories have their

@@ -86,7 +86,7 @@ TEST(DaemonFamiliesTest, FullStateFollowsTheConventions) {
   }
 }
 
-TEST(DaemonFamiliesTest, EveryFamilyTheIssueAsksForIsThere) {
+TEST(DaemonFamiliesTest, EveryFamilyDocsOperationsListsIsThere) {
   auto families = DaemonFamilies(FullState());
   for (const char* name : {"skydb_sessions_active",
                            "sky_live_sessions_active",
