@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # The whole test suite, as CI runs it: installs dependencies; fuzzes the RESP parser and the
 # config-file loader for a bounded 20 s each (clang, libFuzzer + ASan + UBSan, seeded by the
-# committed corpora); builds with ASan+UBSan and -Werror and runs every unit and integration
-# test (real PostgreSQL 15, run as the unprivileged user skydbtest; real redis-cli,
-# python3-redis, redis-benchmark).
+# committed corpora); builds with clang, ASan+UBSan, -Wthread-safety and -Werror and runs every
+# unit and integration test (real PostgreSQL 15, run as the unprivileged user skydbtest; real
+# redis-cli, python3-redis, redis-benchmark); builds the .deb with GCC (-Werror) and installs,
+# checks and purges it.
 # Run as root on Debian 12.
 set -euo pipefail
 cd "$(dirname "$0")/.."
