@@ -3,6 +3,8 @@
 #   release  build/       the default compiler (GCC on Debian 12), RelWithDebInfo, everything
 #   asan     build-asan/  clang, AddressSanitizer + UndefinedBehaviorSanitizer, everything but
 #                         the benchmarks; clang also runs -Wthread-safety (cmake/SkydbWarnings)
+#   tsan     build-tsan/  clang, ThreadSanitizer, only the store's and the protocol's unit tests
+#                         (unit_store, unit_resp): the code whose threads share state
 set -euo pipefail
 cd "$(dirname "$0")/.."
 flavour="${1:-release}"
@@ -15,7 +17,9 @@ case "$flavour" in
   release) dir=build; extra=(-DCMAKE_BUILD_TYPE=RelWithDebInfo) ;;
   # Benchmarks are not built for the sanitizer flavours: they never run there.
   asan) dir=build-asan; extra=("${sanitizer_flags[@]}" -DSKYDB_SANITIZE=ON) ;;
-  *) echo "tools/build.sh: unknown flavour '$flavour' (release|asan)" >&2; exit 2 ;;
+  tsan) dir=build-tsan; extra=("${sanitizer_flags[@]}" -DSKYDB_TSAN=ON)
+        targets=(--target unit_store unit_resp) ;;
+  *) echo "tools/build.sh: unknown flavour '$flavour' (release|asan|tsan)" >&2; exit 2 ;;
 esac
 cmake -S . -B "$dir" -DSKYDB_WERROR=ON "${extra[@]}" >/dev/null
 cmake --build "$dir" -j"$(nproc)" "${targets[@]}"

@@ -3,8 +3,8 @@
 # config-file loader for a bounded 20 s each (clang, libFuzzer + ASan + UBSan, seeded by the
 # committed corpora); builds with clang, ASan+UBSan, -Wthread-safety and -Werror and runs every
 # unit and integration test (real PostgreSQL 15, run as the unprivileged user skydbtest; real
-# redis-cli, python3-redis, redis-benchmark); builds the .deb with GCC (-Werror) and installs,
-# checks and purges it.
+# redis-cli, python3-redis, redis-benchmark); runs the store's and the protocol's unit tests
+# under ThreadSanitizer; builds the .deb with GCC (-Werror) and installs, checks and purges it.
 # Run as root on Debian 12.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -20,6 +20,18 @@ CC=clang CXX=clang++ cmake -S . -B build-fuzz -DSKYDB_FUZZ=ON -DSKYDB_WERROR=ON 
 cmake --build build-fuzz --target resp_parser_fuzz config_file_fuzz -j"$(nproc)"
 (cd build-fuzz && ctest --output-on-failure -L fuzz)
 phase "fuzz slices done"
+
+# The store's and the protocol server's threads under ThreadSanitizer: a data race fails its
+# test with both stacks. One process per test, as in the ASan run (the corpus replay in the
+# protocol's directory is not built here: it has no threads).
+bash tools/build.sh tsan
+phase "TSan build done"
+for dir in store resp; do
+  (cd "build-tsan/tests/unit/$dir" &&
+    TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1" \
+      ctest --output-on-failure --timeout 600 -j2 -E '_corpus_replay$')
+done
+phase "TSan tests done"
 
 bash tools/build.sh asan
 phase "ASan build done"
