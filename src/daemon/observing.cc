@@ -58,11 +58,11 @@ Status Observing::Start() {
 
 void Observing::Stop() {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     if (stop_) return;
     stop_ = true;
   }
-  cv_.notify_all();
+  cv_.NotifyAll();
   if (health_.joinable()) health_.join();
   if (http_) http_->Shutdown();
   poller_view_ = nullptr;
@@ -125,9 +125,9 @@ ObservedState Observing::Observe() const {
 // then no WATCHDOG=1 is sent, which is the point.
 void Observing::HealthLoop() {
   Clock::TimePoint last_ping{};
-  std::unique_lock<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   while (!stop_) {
-    lock.unlock();
+    lock.Unlock();
     ServiceObservation o;
     o.store_open = parts_.clients->StoreStatsNow().has_value();
     o.postgres_answers = true;
@@ -145,8 +145,10 @@ void Observing::HealthLoop() {
       o.postgres_answers = postgres_answers_.load();
     }
     service_.Tick(o);
-    lock.lock();
-    cv_.wait_for(lock, kHealthTick, [this] { return stop_; });
+    lock.Lock();
+    auto until = std::chrono::steady_clock::now() + kHealthTick;
+    while (!stop_ && cv_.WaitUntil(mu_, until)) {
+    }
   }
 }
 

@@ -23,6 +23,7 @@
 #include "skydb/obs.h"
 #include "skydb/supervisor.h"
 #include "skydb/tune.h"
+#include "skydb/mutex.h"
 
 namespace skydb::daemon {
 
@@ -61,9 +62,9 @@ class Observing {
   std::unique_ptr<PostgresPoller> poller_;  // set once, before readers can see it
   std::atomic<PostgresPoller*> poller_view_{nullptr};
   std::atomic<bool> postgres_answers_{false};
-  std::mutex mu_;
-  std::condition_variable cv_;
-  bool stop_ = false;  // guarded by mu_
+  Mutex mu_;
+  CondVar cv_;
+  bool stop_ GUARDED_BY(mu_) = false;
   std::thread health_;
 };
 

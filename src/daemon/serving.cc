@@ -35,7 +35,7 @@ Serving::~Serving() { Stop(std::chrono::milliseconds(0), std::chrono::millisecon
 
 Status Serving::Open(const std::string& conninfo, const std::string& description,
                      const Pools& pools) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   if (stopped_) return Error::Unavailable("skydb is stopping");
   StoreOpenRequest request{config_.store,       conninfo,
                            description,         pools.store_pool,
@@ -74,7 +74,7 @@ Status Serving::Open(const std::string& conninfo, const std::string& description
       std::to_string(stats.sessions) + " sessions, listening on " + options.unix_path +
       (options.tcp_enabled ? " and " + options.tcp_host + ":" + std::to_string(server_->tcp_port())
                            : "");
-  std::lock_guard<std::mutex> stats_lock(stats_mu_);
+  MutexLock stats_lock(stats_mu_);
   open_store_ = store_.get();
   open_server_ = server_.get();
   open_description_ = options.store_description;
@@ -82,10 +82,10 @@ Status Serving::Open(const std::string& conninfo, const std::string& description
 }
 
 void Serving::Stop(std::chrono::milliseconds drain, std::chrono::milliseconds flush) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   stopped_ = true;
   {
-    std::lock_guard<std::mutex> stats_lock(stats_mu_);
+    MutexLock stats_lock(stats_mu_);
     open_store_ = nullptr;
     open_server_ = nullptr;
   }
@@ -101,29 +101,29 @@ void Serving::Stop(std::chrono::milliseconds drain, std::chrono::milliseconds fl
 }
 
 std::optional<StoreStats> Serving::StoreStatsNow() const {
-  std::lock_guard<std::mutex> lock(stats_mu_);
+  MutexLock lock(stats_mu_);
   if (open_store_ == nullptr) return std::nullopt;
   return open_store_->Stats();
 }
 
 std::optional<RespServerStats> Serving::RespStatsNow() const {
-  std::lock_guard<std::mutex> lock(stats_mu_);
+  MutexLock lock(stats_mu_);
   if (open_server_ == nullptr) return std::nullopt;
   return open_server_->Stats();
 }
 
 std::string Serving::StoreDescription() const {
-  std::lock_guard<std::mutex> lock(stats_mu_);
+  MutexLock lock(stats_mu_);
   return open_description_;
 }
 
 bool Serving::stopped() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   return stopped_;
 }
 
 std::string Serving::Describe() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   return store_text_;
 }
 

@@ -21,6 +21,7 @@
 #include "skydb/result.h"
 #include "skydb/store.h"
 #include "skydb/tune.h"
+#include "skydb/mutex.h"
 
 namespace skydb::daemon {
 
@@ -66,17 +67,17 @@ class Serving final : public ClientService {
   Config config_;
   Clock& clock_;
   bool allow_fallback_;
-  mutable std::mutex mu_;
-  std::unique_ptr<SessionStore> store_;
-  std::unique_ptr<RespServer> server_;
-  std::string store_text_;
-  std::string description_suffix_;
-  bool stopped_ = false;
+  mutable Mutex mu_;
+  std::unique_ptr<SessionStore> store_ GUARDED_BY(mu_);
+  std::unique_ptr<RespServer> server_ GUARDED_BY(mu_);
+  std::string store_text_ GUARDED_BY(mu_);
+  std::string description_suffix_ GUARDED_BY(mu_);
+  bool stopped_ GUARDED_BY(mu_) = false;
   // What the stats accessors read: published at the end of Open, cleared at the start of Stop.
-  mutable std::mutex stats_mu_;
-  SessionStore* open_store_ = nullptr;  // guarded by stats_mu_
-  RespServer* open_server_ = nullptr;   // guarded by stats_mu_
-  std::string open_description_;        // guarded by stats_mu_
+  mutable Mutex stats_mu_;
+  SessionStore* open_store_ GUARDED_BY(stats_mu_) = nullptr;
+  RespServer* open_server_ GUARDED_BY(stats_mu_) = nullptr;
+  std::string open_description_ GUARDED_BY(stats_mu_);
 };
 
 }  // namespace skydb::daemon

@@ -7,6 +7,7 @@
 #include "resp/command_table.h"
 #include "resp/encoder.h"
 #include "skydb/log.h"
+#include "skydb/mutex.h"
 
 namespace skydb::resp {
 namespace {
@@ -103,7 +104,7 @@ class MGetGather {
   bool finished() const { return finished_.load(std::memory_order_acquire); }
 
   void Done(size_t index, Result<std::optional<std::string>> result) {
-    std::unique_lock<std::mutex> lock(mu_);
+    MutexLock lock(mu_);  // held to the end: the reply reads the gathered values
     std::optional<std::string> refusal;
     if (finished()) {
       // replied already: drop the value
@@ -113,12 +114,10 @@ class MGetGather {
       values_.clear();
       claim_ = ReplyClaim();  // released now, not when the last key's answer comes
       finished_.store(true, std::memory_order_release);
-      lock.unlock();
       return reply_(ErrorReply(*refusal));
     }
     if (--remaining_ > 0 || finished()) return;
     finished_.store(true, std::memory_order_release);
-    lock.unlock();  // the last answer replies; nobody else touches the gather any more
     if (error_) return reply_(ErrorReply(StoreErrorText(*error_)));
     std::string out;
     out.reserve(header_ + claim_.bytes());
@@ -132,7 +131,8 @@ class MGetGather {
 
  private:
   // Claims and keeps one value; false with the refusal's text when the budget says no.
-  bool Keep(size_t index, std::optional<std::string> value, std::optional<std::string>* refusal) {
+  bool Keep(size_t index, std::optional<std::string> value, std::optional<std::string>* refusal)
+      REQUIRES(mu_) {
     size_t bytes = value ? BulkReplySize(value->size()) : NullBulk().size();
     if (header_ + claim_.bytes() + bytes > reply_.limit()) {
       spdlog::info(
@@ -151,11 +151,11 @@ class MGetGather {
   }
 
   const size_t header_;
-  std::mutex mu_;
-  std::vector<std::optional<std::string>> values_;  // guarded by mu_
-  size_t remaining_;                                // guarded by mu_
-  std::optional<Error> error_;                      // guarded by mu_
-  ReplyClaim claim_;                                // guarded by mu_
+  Mutex mu_;
+  std::vector<std::optional<std::string>> values_ GUARDED_BY(mu_);
+  size_t remaining_ GUARDED_BY(mu_);
+  std::optional<Error> error_ GUARDED_BY(mu_);
+  ReplyClaim claim_ GUARDED_BY(mu_);
   std::atomic<bool> finished_{false};               // replied (or replying)
   ReplyFn reply_;
   uint64_t client_id_;

@@ -68,7 +68,7 @@ void Loop::Join() {
 void Loop::Post(std::function<void()> task) {
   bool wake = false;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     if (stopped_) return;
     tasks_.push_back(std::move(task));
     wake = !wake_pending_;  // one eventfd write per batch of posts
@@ -83,7 +83,7 @@ void Loop::Post(std::function<void()> task) {
 void Loop::RunTasks() {
   std::vector<std::function<void()>> batch;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     batch.swap(tasks_);
     wake_pending_ = false;
   }
@@ -109,7 +109,7 @@ void Loop::Run() {
     Housekeeping();
   }
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     stopped_ = true;  // later completions are dropped
     tasks_.clear();
   }

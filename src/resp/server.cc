@@ -63,8 +63,8 @@ class RespServerImpl final : public RespServer {
   int tcp_port_ = 0;
   bool created_socket_ = false;
   bool started_ = false;
-  std::mutex shutdown_mu_;
-  bool shut_down_ = false;
+  Mutex shutdown_mu_;
+  bool shut_down_ GUARDED_BY(shutdown_mu_) = false;
 };
 
 Status RespServerImpl::OpenListeners(Loop& acceptor) {
@@ -106,7 +106,7 @@ Status RespServerImpl::Open() {
 }
 
 void RespServerImpl::Shutdown(std::chrono::milliseconds drain) {
-  std::lock_guard<std::mutex> lock(shutdown_mu_);
+  MutexLock lock(shutdown_mu_);
   if (shut_down_ || !started_) return;
   shut_down_ = true;
   auto deadline = std::chrono::steady_clock::now() + drain;

@@ -27,6 +27,7 @@
 #include "resp/commands.h"
 #include "resp/parser.h"
 #include "skydb/resp.h"
+#include "skydb/mutex.h"
 
 namespace skydb::resp {
 
@@ -148,10 +149,10 @@ class Loop : public std::enable_shared_from_this<Loop> {
   Clock::TimePoint next_housekeeping_{};
   std::multimap<Clock::TimePoint, std::weak_ptr<Connection>> timers_;
 
-  std::mutex mu_;
-  std::vector<std::function<void()>> tasks_;  // guarded by mu_
-  bool wake_pending_ = false;                 // guarded by mu_
-  bool stopped_ = false;                      // guarded by mu_
+  Mutex mu_;
+  std::vector<std::function<void()>> tasks_ GUARDED_BY(mu_);
+  bool wake_pending_ GUARDED_BY(mu_) = false;
+  bool stopped_ GUARDED_BY(mu_) = false;
 };
 
 // How long a connection is held after its n-th failed AUTH (n >= 1): 100 ms, doubling per

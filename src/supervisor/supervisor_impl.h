@@ -14,6 +14,7 @@
 #include "supervisor/data_dir.h"
 #include "supervisor/postmaster_pid.h"
 #include "supervisor/restart_policy.h"
+#include "skydb/mutex.h"
 
 namespace skydb::supervisor {
 
@@ -70,10 +71,10 @@ class SupervisorImpl final : public Supervisor {
   std::unique_ptr<ChildProcess> child_;
   std::atomic<bool> stop_requested_{false};
 
-  mutable std::mutex mu_;  // guards everything below (read by Snapshot from other threads)
-  SupervisorSnapshot snap_;
-  std::optional<SupervisorReload> pending_reload_;
-  std::deque<std::string> recent_log_;  // PostgreSQL's last stderr lines, for failure reasons
+  mutable Mutex mu_;  // read by Snapshot from other threads
+  SupervisorSnapshot snap_ GUARDED_BY(mu_);
+  std::optional<SupervisorReload> pending_reload_ GUARDED_BY(mu_);
+  std::deque<std::string> recent_log_ GUARDED_BY(mu_);  // PostgreSQL's last stderr lines, for failure reasons
   std::atomic<bool> out_of_space_since_start_{false};  // a line said "No space left on device"
 };
 

@@ -46,18 +46,18 @@ std::string SupervisorImpl::ConnInfo() const {
 void SupervisorImpl::RequestStop() { stop_requested_ = true; }
 
 void SupervisorImpl::RequestReload(SupervisorReload reload) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   pending_reload_ = std::move(reload);
 }
 
 SupervisorSnapshot SupervisorImpl::Snapshot() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return snap_;
 }
 
 Status SupervisorImpl::Run() {
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     snap_.started_at = env_.clock->WallNow();
   }
   SetState(SupervisorState::kInitializing);
@@ -101,7 +101,7 @@ Result<SupervisorImpl::StartOutcome> SupervisorImpl::StartOnce() {
   if (!child.ok()) return std::move(child).error();
   child_ = std::move(child).value();
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     snap_.postgres_pid = child_->pid();
   }
   WriteStatusFile();
@@ -110,7 +110,7 @@ Result<SupervisorImpl::StartOutcome> SupervisorImpl::StartOnce() {
   SKYDB_RETURN_IF_ERROR(Migrate());
   policy_.OnReady();
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     snap_.ready_since = env_.clock->WallNow();
   }
   SetState(SupervisorState::kReady);
@@ -146,7 +146,7 @@ Status SupervisorImpl::Migrate() {
   const std::string conninfo = ConnInfo();
   SKYDB_ASSIGN_OR_RETURN(std::string version, env_.probe->ServerVersion(conninfo));
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     snap_.server_version = version;
   }
   auto applied = env_.probe->Migrate(conninfo, options_.migrations);
@@ -181,7 +181,7 @@ bool SupervisorImpl::ChildExited() { return child_ && child_->TryWait().has_valu
 Status SupervisorImpl::OnUnexpectedExit() {
   std::string how = child_->TryWait()->Describe();
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     snap_.postgres_pid = 0;
     snap_.last_exit = how;
   }
@@ -209,7 +209,7 @@ Status SupervisorImpl::OnUnexpectedExit() {
                  FormatDuration(kOldBackendsGrace));
   }
   if (!SleepUnlessStopped(decision.delay)) return Ok();
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   ++snap_.restarts;
   return Ok();
 }
@@ -240,7 +240,7 @@ Status SupervisorImpl::StopPostmaster() {
   }
   child_->WaitOutputClosed(std::chrono::seconds(2));  // let its last log lines through
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     snap_.postgres_pid = exited ? 0 : child_->pid();
   }
   if (!exited) {
@@ -254,7 +254,7 @@ Status SupervisorImpl::StopPostmaster() {
 void SupervisorImpl::ApplyPendingReload() {
   std::optional<SupervisorReload> reload;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     reload.swap(pending_reload_);
   }
   if (!reload) return;
@@ -286,7 +286,7 @@ void SupervisorImpl::ApplyPendingReload() {
 
 void SupervisorImpl::SetState(SupervisorState s, const std::string& detail) {
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     if (snap_.state == s && detail.empty() && s != SupervisorState::kInitializing) return;
     snap_.state = s;
   }
@@ -303,7 +303,7 @@ void SupervisorImpl::WriteStatusFile(const std::string& error) {
   if (!env_.fs->IsDirectory(layout_.run)) return;
   StatusRecord r;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     r.state = SupervisorStateName(snap_.state);
     r.started_at = EpochSeconds(snap_.started_at);
     r.ready_since = snap_.ready_since.time_since_epoch().count() == 0
@@ -329,13 +329,13 @@ void SupervisorImpl::WriteStatusFile(const std::string& error) {
 void SupervisorImpl::CapturePostgresLine(std::string_view line) {
   if (env_.postgres_log) env_.postgres_log(line);
   if (line.find("No space left on device") != std::string_view::npos) out_of_space_since_start_ = true;
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   recent_log_.emplace_back(line);
   if (recent_log_.size() > kRecentLogLines) recent_log_.pop_front();
 }
 
 std::string SupervisorImpl::RecentPostgresLog() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   std::vector<std::string> picked;
   for (const auto& line : recent_log_) {
     bool severe = line.find("FATAL") != std::string::npos ||
