@@ -61,9 +61,26 @@ struct SupervisorConfig {
   bool operator==(const SupervisorConfig&) const = default;
 };
 
+// store.kind
+enum class StoreKind {
+  kTiered,  // memory in front of PostgreSQL
+  kMemory,  // no PostgreSQL: nothing survives a restart
+};
+// store.durability
+enum class Durability {
+  kSync,   // acknowledge after the batch's COMMIT
+  kAsync,  // acknowledge on enqueue; committed within flush_interval (the loss window)
+};
+// store.coherence (docs/scaling.md)
+enum class Coherence {
+  kAuto,       // shared with an external database (store.database_url), else exclusive
+  kExclusive,  // this daemon is the table's only writer
+  kShared,     // other daemons write the same table
+};
+
 struct StoreConfig {
-  std::string kind = "tiered";      // store.kind: tiered (memory + PostgreSQL) | memory
-  std::string durability = "sync";  // store.durability: sync | async
+  StoreKind kind = StoreKind::kTiered;
+  Durability durability = Durability::kSync;
   std::chrono::milliseconds flush_interval{10};      // async: loss window
   std::chrono::milliseconds async_max_lag{100};      // async: back-pressure beyond this lag
   std::chrono::milliseconds write_timeout{10000};    // sync: longest wait for COMMIT
@@ -76,7 +93,7 @@ struct StoreConfig {
   int64_t batch_max_rows = 1000;         // rows per group commit
   bool allow_memory_fallback = false;    // dev only: memory store if PostgreSQL cannot open
   std::string database_url;              // external PostgreSQL (--database-url); "" = none
-  std::string coherence = "auto";        // auto | exclusive | shared (docs/scaling.md)
+  Coherence coherence = Coherence::kAuto;
 
   bool operator==(const StoreConfig&) const = default;
 };

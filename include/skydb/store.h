@@ -153,11 +153,6 @@ struct MemoryTierOptions {
   std::chrono::milliseconds sweep_interval{1000};       // memory expiry sweep period
 };
 
-enum class Durability {
-  kSync,   // acknowledge after the batch's COMMIT
-  kAsync,  // acknowledge on enqueue; committed within flush_interval (the loss window)
-};
-
 struct TieredOptions {
   MemoryTierOptions memory;
   Durability durability = Durability::kSync;

@@ -43,7 +43,7 @@ int RunServe(CommandContext& ctx, const ServeFlags& flags, Profile profile) {
   auto config = ctx.LoadConfigOrPrint();
   if (!config) return kExitUsage;
   bool external = !config->store.database_url.empty();
-  bool memory = config->store.kind == "memory";
+  bool memory = config->store.kind == StoreKind::kMemory;
   if (profile == Profile::kDev && external) {
     return Usage("skydb dev runs a private cluster; store.database_url is set (unset it, or "
                  "use skydb serve --database-url)");

@@ -38,6 +38,28 @@ class Row {
     return row;
   }
 
+  // An enum-valued key: the TOML text is one of `names`, the field holds the matching value.
+  template <typename E, typename Field>
+  static Row OfEnum(std::string name, Field field, std::vector<std::pair<std::string, E>> names) {
+    Row row;
+    row.key_.name = std::move(name);
+    row.key_.type = ConfigType::kEnum;
+    row.key_.reloadable = false;
+    row.key_.get = [field, names](const Config& c) {
+      for (const auto& [text, value] : names) {
+        if (value == field(c)) return ConfigValue{text};
+      }
+      return ConfigValue{std::string()};
+    };
+    row.key_.set = [field, names](Config& c, const ConfigValue& v) {
+      for (const auto& [text, value] : names) {
+        if (text == std::get<std::string>(v)) field(c) = value;
+      }
+    };
+    for (const auto& [text, value] : names) row.key_.choices.push_back(text);
+    return row;
+  }
+
   Row& Range(int64_t min, int64_t max) {
     key_.min = min;
     key_.max = max;
@@ -275,11 +297,13 @@ std::vector<ConfigKey> BuildTable() {
       Int("supervisor.max_crashes", SKYDB_FIELD(supervisor.max_crashes), 1, 1000)
           .Reloadable()
           .Describe("more crashes than this within crash_window: skydb exits non-zero"),
-      Enum("store.kind", SKYDB_FIELD(store.kind), {"tiered", "memory"})
+      Row::OfEnum<StoreKind>("store.kind", SKYDB_FIELD(store.kind),
+                             {{"tiered", StoreKind::kTiered}, {"memory", StoreKind::kMemory}})
           .Flag("--store")
           .Describe("tiered = memory tier in front of PostgreSQL (durable); memory = nothing "
                     "survives a restart (tests and demos only)"),
-      Enum("store.durability", SKYDB_FIELD(store.durability), {"sync", "async"})
+      Row::OfEnum<Durability>("store.durability", SKYDB_FIELD(store.durability),
+                              {{"sync", Durability::kSync}, {"async", Durability::kAsync}})
           .Describe("sync acknowledges a write after its batch's COMMIT; async on enqueue, "
                     "committed within flush_interval (that is the loss window)"),
       Duration("store.flush_interval", SKYDB_FIELD(store.flush_interval), 1, 10 * kSecond)
@@ -320,7 +344,10 @@ std::vector<ConfigKey> BuildTable() {
           .Accepts("a libpq URI or keyword string (several hosts allowed), or \"\" (none)")
           .Describe("serve from this external PostgreSQL instead of a private cluster; it "
                     "may hold a password, so it is never shown"),
-      Enum("store.coherence", SKYDB_FIELD(store.coherence), {"auto", "exclusive", "shared"})
+      Row::OfEnum<Coherence>("store.coherence", SKYDB_FIELD(store.coherence),
+                             {{"auto", Coherence::kAuto},
+                              {"exclusive", Coherence::kExclusive},
+                              {"shared", Coherence::kShared}})
           .Describe("shared: several daemons use one database, every read goes to PostgreSQL; "
                     "exclusive: memory is authoritative; auto: shared with a database URL"),
       String("resp.socket", SKYDB_FIELD(resp.socket))

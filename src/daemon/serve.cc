@@ -26,7 +26,7 @@ sigset_t HandledSignals() {
 
 std::unique_ptr<DatabaseSource> SourceFor(Env& env, const DaemonOptions& options) {
   const Config& config = options.config;
-  if (config.store.kind == "memory") return NewNoDatabase(env, config);
+  if (config.store.kind == StoreKind::kMemory) return NewNoDatabase(env, config);
   if (!config.store.database_url.empty()) return NewExternalDatabase(env, config);
   return NewEmbeddedCluster(env, config, options.profile);
 }

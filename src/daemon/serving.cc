@@ -40,14 +40,14 @@ Status Serving::Open(const std::string& conninfo, const std::string& description
   StoreOpenRequest request{config_.store,       conninfo,
                            description,         pools.store_pool,
                            pools.store_writers, SharedCoherence(config_.store)};
-  if (conninfo.empty()) request.config.kind = "memory";
+  if (conninfo.empty()) request.config.kind = StoreKind::kMemory;
   auto store = OpenSessionStore(request, clock_);
-  if (!store.ok() && allow_fallback_ && request.config.kind != "memory") {
+  if (!store.ok() && allow_fallback_ && request.config.kind != StoreKind::kMemory) {
     spdlog::error(
         "STORE FALLBACK: {}; serving a MEMORY-ONLY store because "
         "store.allow_memory_fallback = true: nothing written survives a restart",
         store.error().message);
-    request.config.kind = "memory";
+    request.config.kind = StoreKind::kMemory;
     store = OpenSessionStore(request, clock_);
     description_suffix_ = " (FALLBACK: PostgreSQL could not be opened)";
   }
@@ -64,13 +64,13 @@ Status Serving::Open(const std::string& conninfo, const std::string& description
     return std::move(server).error().Within("cannot listen for clients");
   }
   server_ = std::move(server).value();
-  if (request.shared && request.config.kind != "memory") {
+  if (request.shared && request.config.kind != StoreKind::kMemory) {
     options.store_description += ", shared coherence";
   }
   store_text_ =
       stats.kind + " store (" + stats.durability +
-      (request.shared && request.config.kind != "memory" ? ", shared coherence" : "") + ")" +
-      (request.config.kind == "memory" ? "" : " on " + description) + description_suffix_ + ", " +
+      (request.shared && request.config.kind != StoreKind::kMemory ? ", shared coherence" : "") + ")" +
+      (request.config.kind == StoreKind::kMemory ? "" : " on " + description) + description_suffix_ + ", " +
       std::to_string(stats.sessions) + " sessions, listening on " + options.unix_path +
       (options.tcp_enabled ? " and " + options.tcp_host + ":" + std::to_string(server_->tcp_port())
                            : "");

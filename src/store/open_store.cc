@@ -16,15 +16,15 @@ MemoryTierOptions MemoryOptionsFrom(const StoreConfig& config) {
 }
 
 bool SharedCoherence(const StoreConfig& config) {
-  return config.coherence == "shared" ||
-         (config.coherence == "auto" && !config.database_url.empty());
+  return config.coherence == Coherence::kShared ||
+         (config.coherence == Coherence::kAuto && !config.database_url.empty());
 }
 
 TieredOptions TieredOptionsFrom(const StoreConfig& config, int store_pool, int store_writers,
                                 bool shared) {
   TieredOptions o;
   o.memory = MemoryOptionsFrom(config);
-  o.durability = config.durability == "async" ? Durability::kAsync : Durability::kSync;
+  o.durability = config.durability;
   o.flush_interval = config.flush_interval;
   o.async_max_lag = config.async_max_lag;
   o.write_timeout = config.write_timeout;
@@ -44,7 +44,7 @@ TieredOptions TieredOptionsFrom(const StoreConfig& config, int store_pool, int s
 
 Result<std::unique_ptr<SessionStore>> OpenSessionStore(const StoreOpenRequest& request,
                                                        Clock& clock) {
-  if (request.config.kind == "memory") {
+  if (request.config.kind == StoreKind::kMemory) {
     return NewMemoryStore(MemoryOptionsFrom(request.config), clock);
   }
   TieredOptions options =
