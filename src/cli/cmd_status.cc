@@ -11,7 +11,7 @@
 #include "skydb/env.h"
 #include "skydb/supervisor.h"
 #include "supervisor/data_dir.h"
-#include "supervisor/status_file.h"
+#include "skydb/status_file.h"
 
 namespace skydb::cli {
 namespace {

@@ -9,7 +9,7 @@
 #include "base/strings.h"
 #include "pgconn/pgconn.h"
 #include "supervisor/postmaster_pid.h"
-#include "supervisor/status_file.h"
+#include "skydb/status_file.h"
 #include "supervisor/supervisor_impl.h"
 
 namespace skydb::supervisor {

@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "skydb/process.h"
-#include "supervisor/status_file.h"
+#include "skydb/status_file.h"
 
 namespace skydb::testing {
 

@@ -1,4 +1,4 @@
-#include "supervisor/status_file.h"
+#include "skydb/status_file.h"
 
 #include <gtest/gtest.h>
 

@@ -3,7 +3,7 @@
 
 #include <algorithm>
 
-#include "supervisor/status_file.h"
+#include "skydb/status_file.h"
 #include "supervisor_fakes.h"
 
 namespace skydb {
