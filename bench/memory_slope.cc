@@ -84,11 +84,11 @@ int main(int argc, char** argv) {
     auto [n2, r2] = rss.back();
     slope = static_cast<double>(r2 - r1) / static_cast<double>(n2 - n1);
   }
-  std::printf("],\"marginal_bytes_per_session\":%.0f,\"ratio_to_value\":%.3f,"
-              "\"store_accounted_bytes\":%llu,\"count\":%lld}\n",
-              slope, slope / static_cast<double>(value_bytes),
-              static_cast<unsigned long long>(stats.memory_bytes),
-              static_cast<long long>(store->Count()));
+  std::printf(
+      "],\"marginal_bytes_per_session\":%.0f,\"ratio_to_value\":%.3f,"
+      "\"store_accounted_bytes\":%llu,\"count\":%lld}\n",
+      slope, slope / static_cast<double>(value_bytes),
+      static_cast<unsigned long long>(stats.memory_bytes), static_cast<long long>(store->Count()));
   (void)store->Close(std::chrono::seconds(1));
   return 0;
 }

@@ -7,14 +7,15 @@
 // JSON object: throughput, latency percentiles, CPU-seconds per write (this process and the
 // PostgreSQL tree), and the conditions the run was made under. Not a test.
 #include <libpq-fe.h>
+#include <spdlog/spdlog.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
+#include <cctype>
 #include <chrono>
 #include <cstdio>
-#include <cctype>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -25,8 +26,6 @@
 #include <string>
 #include <thread>
 #include <vector>
-
-#include <spdlog/spdlog.h>
 
 #include "proc_tree.h"
 #include "skydb/durable.h"
@@ -47,39 +46,56 @@ struct Args {
   double warmup = 2;
   int value_bytes = 2080;
   int sessions_per_writer = 100;
-  int pool = 6;            // naive pool size
-  int store_writers = 0;   // skydb group-commit writers; 0: what tuning derives for this host
+  int pool = 6;           // naive pool size
+  int store_writers = 0;  // skydb group-commit writers; 0: what tuning derives for this host
   int raw_connections = 4;
   int raw_batch = 64;
-  int postmaster_pid = 0;  // for the PostgreSQL tree's CPU time
-  long sessions_total = 0;  // >0: spread this many sessions over the writers
-  long total_writes = 0;   // >0: stop after this many writes instead of after `seconds`
-  bool keep_table = false;  // continue on the existing table (growth measurements)
+  int postmaster_pid = 0;        // for the PostgreSQL tree's CPU time
+  long sessions_total = 0;       // >0: spread this many sessions over the writers
+  long total_writes = 0;         // >0: stop after this many writes instead of after `seconds`
+  bool keep_table = false;       // continue on the existing table (growth measurements)
   std::string schema = "skydb";  // skydb | plain (the design storage.md compares against)
 };
 
 bool ParseArgs(int argc, char** argv, Args& a) {
   for (int i = 1; i + 1 < argc; i += 2) {
     std::string k = argv[i], v = argv[i + 1];
-    if (k == "--mode") a.mode = v;
-    else if (k == "--conninfo") a.conninfo = v;
-    else if (k == "--writers") a.writers = std::stoi(v);
-    else if (k == "--seconds") a.seconds = std::stod(v);
-    else if (k == "--warmup") a.warmup = std::stod(v);
-    else if (k == "--value-bytes") a.value_bytes = std::stoi(v);
-    else if (k == "--pool") a.pool = std::stoi(v);
-    else if (k == "--store-writers") a.store_writers = std::stoi(v);
-    else if (k == "--postmaster-pid") a.postmaster_pid = std::stoi(v);
-    else if (k == "--raw-batch") a.raw_batch = std::stoi(v);
-    else if (k == "--raw-connections") a.raw_connections = std::stoi(v);
-    else if (k == "--sessions") a.sessions_total = std::stol(v);
-    else if (k == "--total-writes") a.total_writes = std::stol(v);
-    else if (k == "--schema") a.schema = v;
-    else if (k == "--keep-table") a.keep_table = v == "1";
-    else return false;
+    if (k == "--mode")
+      a.mode = v;
+    else if (k == "--conninfo")
+      a.conninfo = v;
+    else if (k == "--writers")
+      a.writers = std::stoi(v);
+    else if (k == "--seconds")
+      a.seconds = std::stod(v);
+    else if (k == "--warmup")
+      a.warmup = std::stod(v);
+    else if (k == "--value-bytes")
+      a.value_bytes = std::stoi(v);
+    else if (k == "--pool")
+      a.pool = std::stoi(v);
+    else if (k == "--store-writers")
+      a.store_writers = std::stoi(v);
+    else if (k == "--postmaster-pid")
+      a.postmaster_pid = std::stoi(v);
+    else if (k == "--raw-batch")
+      a.raw_batch = std::stoi(v);
+    else if (k == "--raw-connections")
+      a.raw_connections = std::stoi(v);
+    else if (k == "--sessions")
+      a.sessions_total = std::stol(v);
+    else if (k == "--total-writes")
+      a.total_writes = std::stol(v);
+    else if (k == "--schema")
+      a.schema = v;
+    else if (k == "--keep-table")
+      a.keep_table = v == "1";
+    else
+      return false;
   }
   if (a.sessions_total > 0) {
-    a.sessions_per_writer = static_cast<int>(std::max(1L, a.sessions_total / std::max(1, a.writers)));
+    a.sessions_per_writer =
+        static_cast<int>(std::max(1L, a.sessions_total / std::max(1, a.writers)));
   }
   return !a.conninfo.empty() && (a.mode == "skydb" || a.mode == "naive" || a.mode == "raw");
 }
@@ -172,8 +188,9 @@ class SkydbChains {
   void Next(int id) {
     Chain& c = chains_[static_cast<size_t>(id)];
     if (rec_.stop.load()) return Finished();
-    skydb::SetRequest req{"w" + std::to_string(id) + ":s" + std::to_string(c.i++ % args_.sessions_per_writer),
-                          RandomValue(c.rng), skydb::Expiry::Default()};
+    skydb::SetRequest req{
+        "w" + std::to_string(id) + ":s" + std::to_string(c.i++ % args_.sessions_per_writer),
+        RandomValue(c.rng), skydb::Expiry::Default()};
     c.start = Clock::now();
     store_.Set(std::move(req), [this, id](skydb::Result<skydb::SetReply> r) {
       rec_.Record(Clock::now() - chains_[static_cast<size_t>(id)].start, r.ok());
@@ -201,7 +218,8 @@ class SkydbChains {
 };
 
 const char* const kUpsertOne =
-    "INSERT INTO sky_sessions (id, data, expires_at, expiry_bucket) VALUES ($1, $2, $3::bigint, $3::bigint / 3600000) "
+    "INSERT INTO sky_sessions (id, data, expires_at, expiry_bucket) VALUES ($1, $2, $3::bigint, "
+    "$3::bigint / 3600000) "
     "ON CONFLICT (id) DO UPDATE SET data = excluded.data, expires_at = excluded.expires_at, "
     "expiry_bucket = excluded.expiry_bucket";
 
@@ -225,7 +243,9 @@ void NaiveWriter(Pool& pool, const Args& a, int id, Recorder& rec) {
       pool.idle.pop_back();
     }
     long long expires = std::chrono::duration_cast<std::chrono::milliseconds>(
-                            std::chrono::system_clock::now().time_since_epoch()).count() + 1800000;
+                            std::chrono::system_clock::now().time_since_epoch())
+                            .count() +
+                        1800000;
     std::string exp_text = std::to_string(expires);
     const char* values[] = {key.data(), value.data(), exp_text.c_str()};
     int lengths[] = {static_cast<int>(key.size()), static_cast<int>(value.size()), 0};
@@ -306,9 +326,10 @@ int main(int argc, char** argv) {
     std::string reset = "DROP TABLE IF EXISTS sky_sessions;";
     if (a.schema == "plain") {
       // What a first design would do: default storage and fillfactor, deadline indexed.
-      reset += "CREATE TABLE sky_sessions (id bytea PRIMARY KEY, expires_at bigint,"
-               " expiry_bucket bigint, data bytea NOT NULL);"
-               "CREATE INDEX ON sky_sessions (expires_at);";
+      reset +=
+          "CREATE TABLE sky_sessions (id bytea PRIMARY KEY, expires_at bigint,"
+          " expiry_bucket bigint, data bytea NOT NULL);"
+          "CREATE INDEX ON sky_sessions (expires_at);";
     } else {
       for (const auto& m : skydb::AllMigrations()) {
         if (m.version >= skydb::kFirstSessionStoreMigration) reset += m.sql + ";";
@@ -342,14 +363,14 @@ int main(int argc, char** argv) {
   if (a.mode == "skydb") {
     skydb::TieredOptions o;
     o.durability = skydb::Durability::kSync;
-    o.writers = a.store_writers > 0
-                    ? a.store_writers
-                    : skydb::PoolsFor(static_cast<int>(std::thread::hardware_concurrency())).store_writers;
+    o.writers =
+        a.store_writers > 0
+            ? a.store_writers
+            : skydb::PoolsFor(static_cast<int>(std::thread::hardware_concurrency())).store_writers;
     store_writers = o.writers;
     o.readers = 2;
-    auto made = skydb::NewTieredStore(o, *clock,
-                                      skydb::NewPostgresDurable(a.conninfo, "bench", o.writers,
-                                                                o.readers));
+    auto made = skydb::NewTieredStore(
+        o, *clock, skydb::NewPostgresDurable(a.conninfo, "bench", o.writers, o.readers));
     if (!made.ok()) {
       std::fprintf(stderr, "%s\n", made.error().message.c_str());
       return 1;
@@ -362,17 +383,20 @@ int main(int argc, char** argv) {
       skydb::MutexLock lock(pool.mu);  // before the writers start: no contention
       for (int i = 0; i < a.pool; ++i) pool.idle.push_back(open());
     }
-    for (int i = 0; i < a.writers; ++i) threads.emplace_back(NaiveWriter, std::ref(pool), std::cref(a), i, std::ref(rec));
+    for (int i = 0; i < a.writers; ++i)
+      threads.emplace_back(NaiveWriter, std::ref(pool), std::cref(a), i, std::ref(rec));
   } else {
     for (int i = 0; i < a.raw_connections; ++i) raw.push_back(open());
-    for (int i = 0; i < a.raw_connections; ++i) threads.emplace_back(RawWriter, raw[static_cast<size_t>(i)], std::cref(a), i, std::ref(rec));
+    for (int i = 0; i < a.raw_connections; ++i)
+      threads.emplace_back(RawWriter, raw[static_cast<size_t>(i)], std::cref(a), i, std::ref(rec));
   }
   std::this_thread::sleep_for(std::chrono::duration<double>(a.warmup));
   double self0 = SelfCpuSeconds(), pg0 = skydb::loadgen::TreeCpuSeconds(a.postmaster_pid);
   auto t0 = Clock::now();
   rec.measuring = true;
   if (a.total_writes > 0) {
-    while (rec.writes.load() < a.total_writes) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    while (rec.writes.load() < a.total_writes)
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
   } else {
     std::this_thread::sleep_for(std::chrono::duration<double>(a.seconds));
   }
@@ -385,7 +409,9 @@ int main(int argc, char** argv) {
   double rows_per_commit = 0;
   if (store) {
     auto stats = store->Stats();
-    if (stats.commits > 0) rows_per_commit = static_cast<double>(stats.committed_rows) / static_cast<double>(stats.commits);
+    if (stats.commits > 0)
+      rows_per_commit =
+          static_cast<double>(stats.committed_rows) / static_cast<double>(stats.commits);
     (void)store->Close(std::chrono::seconds(10));
   }
   std::vector<double> lat;
@@ -397,7 +423,8 @@ int main(int argc, char** argv) {
   }
   for (PGconn* c : raw) PQfinish(c);
   long writes = rec.writes.load();
-  double cpu_per_write_us = writes > 0 ? ((self1 - self0) + (pg1 - pg0)) / static_cast<double>(writes) * 1e6 : 0;
+  double cpu_per_write_us =
+      writes > 0 ? ((self1 - self0) + (pg1 - pg0)) / static_cast<double>(writes) * 1e6 : 0;
   std::printf(
       "{\"mode\":\"%s\",\"writers\":%d,\"value_bytes\":%d,\"seconds\":%.2f,\"writes\":%ld,"
       "\"errors\":%ld,\"writes_per_s\":%.0f,\"p50_us\":%.0f,\"p99_us\":%.0f,\"max_us\":%.0f,"
@@ -407,7 +434,8 @@ int main(int argc, char** argv) {
       writes, rec.errors.load(), static_cast<double>(writes) / elapsed, Percentile(lat, 0.50),
       Percentile(lat, 0.99), lat.empty() ? 0.0 : *std::max_element(lat.begin(), lat.end()),
       cpu_per_write_us, self1 - self0, pg1 - pg0,
-      a.mode == "raw" ? static_cast<double>(a.raw_batch) : (a.mode == "naive" ? 1.0 : rows_per_commit),
+      a.mode == "raw" ? static_cast<double>(a.raw_batch)
+                      : (a.mode == "naive" ? 1.0 : rows_per_commit),
       store_writers);
   return writes > 0 && rec.errors.load() == 0 ? 0 : 1;
 }

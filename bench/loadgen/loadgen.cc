@@ -190,10 +190,9 @@ int Run(const Flags& f) {
       {"generator_cpu_fraction", skydb::loadgen::CpuFraction(facts)},
       {"generator_cpu_capacity_cores", facts.cpu_capacity_cores},
       {"max_cpu_fraction", f.limits.max_cpu_fraction},
-      {"foreign_cpu_cores",
-       facts.foreign_cpu_seconds && r.window_seconds > 0
-           ? ordered_json(*facts.foreign_cpu_seconds / r.window_seconds)
-           : ordered_json(nullptr)},
+      {"foreign_cpu_cores", facts.foreign_cpu_seconds && r.window_seconds > 0
+                                ? ordered_json(*facts.foreign_cpu_seconds / r.window_seconds)
+                                : ordered_json(nullptr)},
       {"max_foreign_cores", f.limits.max_foreign_cores},
       {"writes_acked", r.writes_acked},
       {"store_check", mismatch ? *mismatch : "ok"},

@@ -91,8 +91,8 @@ struct RunFacts {
 };
 
 struct Limits {
-  double max_error_ratio = 0.001;  // errors / attempts above this: invalid
-  double max_cpu_fraction = 0.70;  // generator CPU / (wall × capacity) above this: invalid
+  double max_error_ratio = 0.001;   // errors / attempts above this: invalid
+  double max_cpu_fraction = 0.70;   // generator CPU / (wall × capacity) above this: invalid
   double max_foreign_cores = 0.25;  // other processes' CPU / wall above this: invalid
 };
 

@@ -38,9 +38,9 @@ std::map<int, ProcStat> ReadAll() {
     if (fields.size() < 15) continue;
     // utime + stime, plus cutime + cstime: the CPU of children that exited and were reaped
     // (PostgreSQL's autovacuum workers and short-lived backends), which no live entry shows.
-    all[std::stoi(name)] = {std::stoi(fields[1]),
-                            (std::stod(fields[11]) + std::stod(fields[12]) +
-                             std::stod(fields[13]) + std::stod(fields[14])) / ticks};
+    all[std::stoi(name)] = {std::stoi(fields[1]), (std::stod(fields[11]) + std::stod(fields[12]) +
+                                                   std::stod(fields[13]) + std::stod(fields[14])) /
+                                                      ticks};
   }
   return all;
 }

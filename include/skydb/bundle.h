@@ -67,7 +67,7 @@ class BundleArchive {
   static Result<BundleArchive> FromFile(const FileSystem& fs, const std::string& path);
 
   std::string_view bytes() const { return bytes_; }
-  const std::string& name() const { return name_; }  // "embedded bundle" or the file path
+  const std::string& name() const { return name_; }      // "embedded bundle" or the file path
   const std::string& Sha256() const { return sha256_; }  // of the whole archive, hex
 
  private:
@@ -123,8 +123,8 @@ class BundleOutput {
 std::unique_ptr<BundleOutput> NewRealBundleOutput();
 
 struct Extraction {
-  std::string dir;      // runtime/<version>-<sha12>
-  std::string bin_dir;  // dir + "/" + manifest.bin_dir
+  std::string dir;         // runtime/<version>-<sha12>
+  std::string bin_dir;     // dir + "/" + manifest.bin_dir
   bool extracted = false;  // false: a verified earlier extraction was reused
   BundleManifest manifest;
 };
@@ -133,8 +133,9 @@ struct Extraction {
 std::string ExtractionName(const BundleManifest& manifest, const std::string& archive_sha256);
 
 // Extracts into runtime_dir/<version>-<sha12> via a temporary directory in runtime_dir, under
-// an flock on runtime_dir/.extract.lock, after CheckHostCompatible for this host. Reuses an earlier extraction whose files are all
-// present with the manifest's sizes and modes. On any failure nothing partial remains.
+// an flock on runtime_dir/.extract.lock, after CheckHostCompatible for this host. Reuses an earlier
+// extraction whose files are all present with the manifest's sizes and modes. On any failure
+// nothing partial remains.
 Result<Extraction> ExtractBundle(const BundleArchive& archive, const std::string& runtime_dir,
                                  BundleOutput& out, const FileSystem& fs);
 

@@ -50,13 +50,13 @@ struct PostgresConfig {
 };
 
 struct SupervisorConfig {
-  std::chrono::milliseconds start_timeout{60000};    // ready within this, extended in recovery
-  std::chrono::milliseconds stop_timeout{30000};     // fast shutdown, then immediate
-  std::chrono::milliseconds backoff_initial{500};    // first restart delay after a crash
-  std::chrono::milliseconds backoff_max{30000};      // restart delay cap
-  std::chrono::milliseconds stable_after{60000};     // up this long resets the backoff
-  std::chrono::milliseconds crash_window{300000};    // crashes counted within this window
-  int max_crashes = 5;                               // more than this in the window: exit
+  std::chrono::milliseconds start_timeout{60000};  // ready within this, extended in recovery
+  std::chrono::milliseconds stop_timeout{30000};   // fast shutdown, then immediate
+  std::chrono::milliseconds backoff_initial{500};  // first restart delay after a crash
+  std::chrono::milliseconds backoff_max{30000};    // restart delay cap
+  std::chrono::milliseconds stable_after{60000};   // up this long resets the backoff
+  std::chrono::milliseconds crash_window{300000};  // crashes counted within this window
+  int max_crashes = 5;                             // more than this in the window: exit
 
   bool operator==(const SupervisorConfig&) const = default;
 };
@@ -81,35 +81,35 @@ enum class Coherence {
 struct StoreConfig {
   StoreKind kind = StoreKind::kTiered;
   Durability durability = Durability::kSync;
-  std::chrono::milliseconds flush_interval{10};      // async: loss window
-  std::chrono::milliseconds async_max_lag{100};      // async: back-pressure beyond this lag
-  std::chrono::milliseconds write_timeout{10000};    // sync: longest wait for COMMIT
-  std::chrono::milliseconds default_ttl{1800000};    // SET without EX/PX; 0 = never expires
-  std::chrono::milliseconds idle_evict{300000};      // clean values idle this long leave memory
+  std::chrono::milliseconds flush_interval{10};        // async: loss window
+  std::chrono::milliseconds async_max_lag{100};        // async: back-pressure beyond this lag
+  std::chrono::milliseconds write_timeout{10000};      // sync: longest wait for COMMIT
+  std::chrono::milliseconds default_ttl{1800000};      // SET without EX/PX; 0 = never expires
+  std::chrono::milliseconds idle_evict{300000};        // clean values idle this long leave memory
   std::chrono::milliseconds ttl_persist_slack{60000};  // coarse deadline persistence
-  uint64_t max_memory = 0;               // memory tier cap in bytes; 0 = none
-  uint64_t max_value_bytes = 1 << 20;    // larger values are refused
-  int64_t queue_max_writes = 100000;     // more queued: writes fail fast
-  int64_t batch_max_rows = 1000;         // rows per group commit
-  bool allow_memory_fallback = false;    // dev only: memory store if PostgreSQL cannot open
-  std::string database_url;              // external PostgreSQL (--database-url); "" = none
+  uint64_t max_memory = 0;                             // memory tier cap in bytes; 0 = none
+  uint64_t max_value_bytes = 1 << 20;                  // larger values are refused
+  int64_t queue_max_writes = 100000;                   // more queued: writes fail fast
+  int64_t batch_max_rows = 1000;                       // rows per group commit
+  bool allow_memory_fallback = false;  // dev only: memory store if PostgreSQL cannot open
+  std::string database_url;            // external PostgreSQL (--database-url); "" = none
   Coherence coherence = Coherence::kAuto;
 
   bool operator==(const StoreConfig&) const = default;
 };
 
 struct RespConfig {
-  std::string socket;            // resp.socket: "" = DATA_DIR/run/skydb.sock
-  std::string socket_group;      // resp.socket_group: "" = skydb's own group
-  int64_t tcp_port = 0;          // resp.tcp_port: 0 = no TCP listener
+  std::string socket;              // resp.socket: "" = DATA_DIR/run/skydb.sock
+  std::string socket_group;        // resp.socket_group: "" = skydb's own group
+  int64_t tcp_port = 0;            // resp.tcp_port: 0 = no TCP listener
   std::string bind = "127.0.0.1";  // resp.bind: TCP address
-  bool allow_remote = false;     // resp.allow_remote: non-loopback bind; needs requirepass
-  std::string requirepass;       // resp.requirepass: "" = no AUTH
-  int64_t max_clients = 10000;   // resp.max_clients
+  bool allow_remote = false;       // resp.allow_remote: non-loopback bind; needs requirepass
+  std::string requirepass;         // resp.requirepass: "" = no AUTH
+  int64_t max_clients = 10000;     // resp.max_clients
   std::chrono::milliseconds idle_timeout{0};  // resp.idle_timeout: 0 = never
-  int64_t threads = 1;           // resp.threads: event-loop threads
-  uint64_t max_output_buffer = 64 << 20;  // resp.max_output_buffer: one client's reply bytes
-  uint64_t max_reply_memory = 1 << 30;    // resp.max_reply_memory: all clients' reply bytes
+  int64_t threads = 1;                        // resp.threads: event-loop threads
+  uint64_t max_output_buffer = 64 << 20;      // resp.max_output_buffer: one client's reply bytes
+  uint64_t max_reply_memory = 1 << 30;        // resp.max_reply_memory: all clients' reply bytes
 
   bool operator==(const RespConfig&) const = default;
 };
@@ -155,18 +155,18 @@ using ConfigValue = std::variant<std::string, bool, int64_t, uint64_t, std::chro
 
 // One row of the table.
 struct ConfigKey {
-  std::string name;         // dotted TOML path, e.g. "store.durability"
+  std::string name;  // dotted TOML path, e.g. "store.durability"
   ConfigType type;
-  std::string default_text; // as written in conf/skydb.toml
-  std::string accepted;     // what is accepted, for errors and help: "1..256", "sync|async"
-  bool reloadable;          // applied on SIGHUP without a restart
-  bool secret = false;      // never printed: messages and `config show` write "<redacted>"
-  std::string description;  // one line
-  std::string env;          // environment variable that sets it, or ""
-  std::string flag;         // long command-line flag that sets it, or ""
+  std::string default_text;  // as written in conf/skydb.toml
+  std::string accepted;      // what is accepted, for errors and help: "1..256", "sync|async"
+  bool reloadable;           // applied on SIGHUP without a restart
+  bool secret = false;       // never printed: messages and `config show` write "<redacted>"
+  std::string description;   // one line
+  std::string env;           // environment variable that sets it, or ""
+  std::string flag;          // long command-line flag that sets it, or ""
 
   // Validation: the table fills these; loaders apply them the same way for every source.
-  int64_t min = 0;                   // kInt, kSize (bytes), kDuration (ms): inclusive bounds
+  int64_t min = 0;  // kInt, kSize (bytes), kDuration (ms): inclusive bounds
   int64_t max = 0;
   bool zero_allowed = false;         // 0 is accepted below `min` (it means "detect")
   std::vector<std::string> choices;  // kEnum values; the items a kStringList may hold
@@ -185,9 +185,9 @@ const ConfigKey* FindConfigKey(std::string_view name);
 
 // Where a configuration comes from. Flags are already split into key/value by the CLI.
 struct ConfigInputs {
-  std::string file;             // path of the TOML file; empty = none
-  bool file_must_exist = true;  // false for the implicit default path
-  std::map<std::string, std::string> environment;  // usually the process environment
+  std::string file;                                        // path of the TOML file; empty = none
+  bool file_must_exist = true;                             // false for the implicit default path
+  std::map<std::string, std::string> environment;          // usually the process environment
   std::vector<std::pair<std::string, std::string>> flags;  // key name → value, in order given
 };
 

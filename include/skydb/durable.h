@@ -22,12 +22,12 @@ struct DurableWrite {
   enum class Kind {
     kUpsert,  // value and deadline
     kDelete,
-    kTouch,   // deadline only; the value is not rewritten
+    kTouch,  // deadline only; the value is not rewritten
   };
   Kind kind = Kind::kUpsert;
   std::string key;
-  std::string value;         // kUpsert only
-  UnixMillis expires_at = 0; // 0: no expiry
+  std::string value;          // kUpsert only
+  UnixMillis expires_at = 0;  // 0: no expiry
 };
 
 struct DurableValue {
@@ -72,8 +72,7 @@ class DurableBackend {
   virtual Result<LiveCount> CountLive(UnixMillis now) = 0;
   // SCAN over the table (shared coherence): keys live at `now` in the order of a 60-bit hash
   // of the key, from `cursor`; next_cursor 0 when done. Keys sharing a hash come together.
-  virtual Result<ScanReply> ScanKeys(int reader, uint64_t cursor, size_t count,
-                                     UnixMillis now) = 0;
+  virtual Result<ScanReply> ScanKeys(int reader, uint64_t cursor, size_t count, UnixMillis now) = 0;
   // Calls `visit` for every key live at `now`, with its deadline and value size.
   virtual Status LoadIndex(UnixMillis now,
                            const std::function<void(std::string key, UnixMillis expires_at,

@@ -12,8 +12,8 @@
 #include <sys/types.h>
 
 #include <chrono>
-#include <functional>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -181,11 +181,11 @@ std::unique_ptr<Notifier> NewSystemdNotifier();
 struct Env {
   FileSystem* fs = nullptr;
   Clock* clock = nullptr;
-  ProcessRunner* runner = nullptr;   // short commands: initdb, postgres --version
-  ChildLauncher* launcher = nullptr; // the postmaster
-  HostOps* host = nullptr;           // chown, flock, kill, privileges
-  Notifier* notifier = nullptr;      // systemd's sd_notify
-  PgProbe* pg = nullptr;             // PQping, migrations, the server's version
+  ProcessRunner* runner = nullptr;        // short commands: initdb, postgres --version
+  ChildLauncher* launcher = nullptr;      // the postmaster
+  HostOps* host = nullptr;                // chown, flock, kill, privileges
+  Notifier* notifier = nullptr;           // systemd's sd_notify
+  PgProbe* pg = nullptr;                  // PQping, migrations, the server's version
   BundleOutput* bundle_output = nullptr;  // writes extracted PostgreSQL bundles
 };
 

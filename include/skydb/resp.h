@@ -44,9 +44,9 @@ struct RespServerOptions {
   std::string requirepass;  // empty: no AUTH needed
 
   size_t max_clients = 10000;
-  size_t max_bulk_bytes = 1 << 20;            // set to store.max_value_bytes
+  size_t max_bulk_bytes = 1 << 20;                    // set to store.max_value_bytes
   size_t max_multibulk_length = size_t{1024} * 1024;  // arguments in one command
-  size_t max_query_buffer = 64 << 20;         // bytes of one command being received
+  size_t max_query_buffer = 64 << 20;                 // bytes of one command being received
   // Reply bytes one connection may hold (built, queued, unsent, claimed for a reply being
   // built): a client past it does not read its replies and is closed; a single reply larger
   // than this is refused with an error. Set it above store.max_value_bytes.

@@ -34,12 +34,16 @@ struct Error {
   ErrorCode code = ErrorCode::kInternal;
   std::string message;
 
-  static Error InvalidArgument(std::string m) { return {ErrorCode::kInvalidArgument, std::move(m)}; }
+  static Error InvalidArgument(std::string m) {
+    return {ErrorCode::kInvalidArgument, std::move(m)};
+  }
   static Error NotFound(std::string m) { return {ErrorCode::kNotFound, std::move(m)}; }
   static Error Permission(std::string m) { return {ErrorCode::kPermission, std::move(m)}; }
   static Error Io(std::string m) { return {ErrorCode::kIo, std::move(m)}; }
   static Error Conflict(std::string m) { return {ErrorCode::kConflict, std::move(m)}; }
-  static Error VersionMismatch(std::string m) { return {ErrorCode::kVersionMismatch, std::move(m)}; }
+  static Error VersionMismatch(std::string m) {
+    return {ErrorCode::kVersionMismatch, std::move(m)};
+  }
   static Error Unavailable(std::string m) { return {ErrorCode::kUnavailable, std::move(m)}; }
   static Error Timeout(std::string m) { return {ErrorCode::kTimeout, std::move(m)}; }
   static Error Internal(std::string m) { return {ErrorCode::kInternal, std::move(m)}; }
@@ -57,7 +61,7 @@ Error ErrnoError(const std::string& what, int err);
 template <typename T>
 class [[nodiscard]] Result {
  public:
-  Result(T value) : state_(std::move(value)) {}  // NOLINT(google-explicit-constructor)
+  Result(T value) : state_(std::move(value)) {}      // NOLINT(google-explicit-constructor)
   Result(Error error) : state_(std::move(error)) {}  // NOLINT(google-explicit-constructor)
 
   bool ok() const { return state_.index() == 0; }
@@ -97,7 +101,8 @@ template <>
 class [[nodiscard]] Result<void> {
  public:
   Result() = default;
-  Result(Error error) : error_(std::move(error)), ok_(false) {}  // NOLINT(google-explicit-constructor)
+  Result(Error error)
+      : error_(std::move(error)), ok_(false) {}  // NOLINT(google-explicit-constructor)
 
   bool ok() const { return ok_; }
   explicit operator bool() const { return ok_; }
@@ -122,12 +127,12 @@ inline Status Ok() { return {}; }
 }  // namespace skydb
 
 // Propagates a failed Status/Result from the enclosing function.
-#define SKYDB_RETURN_IF_ERROR(expr)                  \
-  do {                                               \
-    auto skydb_status_ = (expr);                     \
-    if (!skydb_status_.ok()) {                       \
-      return std::move(skydb_status_).error();       \
-    }                                                \
+#define SKYDB_RETURN_IF_ERROR(expr)            \
+  do {                                         \
+    auto skydb_status_ = (expr);               \
+    if (!skydb_status_.ok()) {                 \
+      return std::move(skydb_status_).error(); \
+    }                                          \
   } while (false)
 
 #define SKYDB_CONCAT_INNER_(a, b) a##b

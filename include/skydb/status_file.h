@@ -15,22 +15,22 @@
 namespace skydb::supervisor {
 
 struct StatusRecord {
-  std::string state;           // SupervisorStateName
+  std::string state;  // SupervisorStateName
   pid_t daemon_pid = 0;
-  int64_t started_at = 0;      // epoch seconds: when the daemon started
-  int64_t ready_since = 0;     // epoch seconds: last time PostgreSQL became ready; 0 never
-  int64_t updated_at = 0;      // epoch seconds
-  pid_t postgres_pid = 0;      // 0 when not running
+  int64_t started_at = 0;   // epoch seconds: when the daemon started
+  int64_t ready_since = 0;  // epoch seconds: last time PostgreSQL became ready; 0 never
+  int64_t updated_at = 0;   // epoch seconds
+  pid_t postgres_pid = 0;   // 0 when not running
   int restarts = 0;
-  std::string last_exit;       // how the last unexpected exit ended
+  std::string last_exit;  // how the last unexpected exit ended
   std::string data_dir;
   std::string socket_dir;
   int port = 0;
   std::string bin_dir;
   std::string server_version;
-  std::string superuser;       // the role (and OS user) that owns the cluster
+  std::string superuser;  // the role (and OS user) that owns the cluster
   std::string database;
-  std::string error;           // why the daemon failed, when state is "failed"
+  std::string error;  // why the daemon failed, when state is "failed"
 };
 
 std::string RenderStatusJson(const StatusRecord& record);

@@ -62,8 +62,8 @@ struct SetRequest {
 };
 
 struct SetReply {
-  bool applied = false;                   // false when NX/XX stopped it
-  std::optional<std::string> old_value;   // only when return_old
+  bool applied = false;                  // false when NX/XX stopped it
+  std::optional<std::string> old_value;  // only when return_old
 };
 
 struct TtlReply {
@@ -156,7 +156,7 @@ struct MemoryTierOptions {
 struct TieredOptions {
   MemoryTierOptions memory;
   Durability durability = Durability::kSync;
-  std::chrono::milliseconds flush_interval{10};   // async: longest a write waits to be batched
+  std::chrono::milliseconds flush_interval{10};  // async: longest a write waits to be batched
   // Async: while the oldest uncommitted write is older than this, writes are acknowledged
   // only after their commit (back-pressure), so a crash loses at most this much.
   std::chrono::milliseconds async_max_lag{100};

@@ -6,12 +6,12 @@
 //     run/          0700: PostgreSQL's socket, skydb.status.json
 //     runtime/      extracted bundles (skydb/bundle.h)
 //
-// Run() prepares DIR (modes, ownership; the caller holds DIR/skydb.lock), refuses clusters it must not touch (a PG_VERSION
-// of another major, a non-empty directory that is not a cluster), runs initdb on first use,
-// stops a postmaster left over from an earlier daemon, starts `postgres -D DIR/pgdata` as a
-// child, waits for PQping (extended while the server reports it is starting or recovering),
-// applies migrations, and then watches: a crash is restarted with exponential backoff, and too
-// many crashes in a window end Run() with the reason. A stop request fast-stops PostgreSQL
+// Run() prepares DIR (modes, ownership; the caller holds DIR/skydb.lock), refuses clusters it must
+// not touch (a PG_VERSION of another major, a non-empty directory that is not a cluster), runs
+// initdb on first use, stops a postmaster left over from an earlier daemon, starts `postgres -D
+// DIR/pgdata` as a child, waits for PQping (extended while the server reports it is starting or
+// recovering), applies migrations, and then watches: a crash is restarted with exponential backoff,
+// and too many crashes in a window end Run() with the reason. A stop request fast-stops PostgreSQL
 // (SIGINT, bounded wait, then SIGQUIT; never SIGKILL) and Run() returns Ok.
 //
 // Thread-safety: Run() is called once, on a thread that lives as long as the postmaster should
@@ -59,10 +59,10 @@ struct ClusterUser {
 
 // Who runs the cluster: the configured run_as_user when root (refused without one), otherwise
 // the current user (a run_as_user naming someone else is refused: switching needs root).
-Result<ClusterUser> ResolveClusterUser(uid_t euid, const std::string& run_as_user,
-                                       const std::function<Result<RunAs>(uid_t)>& lookup_uid,
-                                       const std::function<Result<RunAs>(const std::string&)>&
-                                           lookup_name);
+Result<ClusterUser> ResolveClusterUser(
+    uid_t euid, const std::string& run_as_user,
+    const std::function<Result<RunAs>(uid_t)>& lookup_uid,
+    const std::function<Result<RunAs>(const std::string&)>& lookup_name);
 
 // HostOps, LookupUserByUid and ProbeDirLock are in skydb/env.h.
 
@@ -85,9 +85,9 @@ struct SupervisorOptions {
   int binaries_major = 0;        // their major version (PG_VERSION must match)
   std::string binaries_version;  // "15.18", for messages
   ClusterUser cluster_user;
-  std::string settings_conf;     // RenderConf() output: the derived settings, pins applied
+  std::string settings_conf;  // RenderConf() output: the derived settings, pins applied
   SupervisorConfig timing;
-  int port = 5432;               // only names the socket file: listen_addresses is ''
+  int port = 5432;  // only names the socket file: listen_addresses is ''
   std::string database = "postgres";
   std::vector<Migration> migrations = AllMigrations();
   std::chrono::milliseconds tick{100};  // how often the watch loop looks at the child
@@ -104,11 +104,11 @@ struct SupervisorReload {
 struct SupervisorSnapshot {
   SupervisorState state = SupervisorState::kInitializing;
   pid_t postgres_pid = 0;
-  int restarts = 0;           // postmaster restarts after a crash
-  std::string last_exit;      // how the last unexpected exit ended, "" if none
-  std::string server_version; // "15.18" once ready
-  std::chrono::system_clock::time_point started_at;  // when Run() began
-  std::chrono::system_clock::time_point ready_since; // last time it became ready
+  int restarts = 0;            // postmaster restarts after a crash
+  std::string last_exit;       // how the last unexpected exit ended, "" if none
+  std::string server_version;  // "15.18" once ready
+  std::chrono::system_clock::time_point started_at;   // when Run() began
+  std::chrono::system_clock::time_point ready_since;  // last time it became ready
 };
 
 struct SupervisorEnv {

@@ -2,7 +2,6 @@
 
 #include <spdlog/pattern_formatter.h>
 #include <spdlog/sinks/stdout_sinks.h>
-
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -25,12 +24,23 @@ class SyslogPriorityFlag final : public spdlog::custom_flag_formatter {
     int priority = 6;
     switch (msg.level) {
       case spdlog::level::trace:
-      case spdlog::level::debug: priority = 7; break;
-      case spdlog::level::info: priority = 6; break;
-      case spdlog::level::warn: priority = 4; break;
-      case spdlog::level::err: priority = 3; break;
-      case spdlog::level::critical: priority = 2; break;
-      default: break;
+      case spdlog::level::debug:
+        priority = 7;
+        break;
+      case spdlog::level::info:
+        priority = 6;
+        break;
+      case spdlog::level::warn:
+        priority = 4;
+        break;
+      case spdlog::level::err:
+        priority = 3;
+        break;
+      case spdlog::level::critical:
+        priority = 2;
+        break;
+      default:
+        break;
     }
     char buf[8];
     int n = std::snprintf(buf, sizeof buf, "<%d>", priority);

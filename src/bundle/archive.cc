@@ -99,12 +99,14 @@ Status ReadArchive(std::string_view bytes, const std::string& name, size_t limit
                    const std::function<Status(const ArchiveMember&)>& visit) {
   if (bytes.size() < kTrailerSize ||
       bytes.substr(bytes.size() - kTrailerSize, 12) != Trailer("").substr(0, 12)) {
-    return Error::InvalidArgument(name + " has no skydb checksum at its end; it is not a "
+    return Error::InvalidArgument(name +
+                                  " has no skydb checksum at its end; it is not a "
                                   "skydb bundle, or it was cut short");
   }
   std::string_view body = bytes.substr(0, bytes.size() - kTrailerSize);
   if (Trailer(body) != bytes.substr(body.size())) {
-    return Error::InvalidArgument(name + " is damaged: its SHA-256 does not match the checksum "
+    return Error::InvalidArgument(name +
+                                  " is damaged: its SHA-256 does not match the checksum "
                                   "it was written with; stage or copy it again");
   }
   bytes = body;
@@ -128,14 +130,15 @@ Status ReadArchive(std::string_view bytes, const std::string& name, size_t limit
     if (member.regular) {
       la_int64_t size = archive_entry_size(entry);
       if (size < 0 || size > kMaxMemberSize) {
-        return Error::InvalidArgument(name + " is damaged: member " + member.name +
-                                      " claims " + std::to_string(size) + " bytes");
+        return Error::InvalidArgument(name + " is damaged: member " + member.name + " claims " +
+                                      std::to_string(size) + " bytes");
       }
       data.resize(static_cast<size_t>(size));
       size_t got = 0;
       while (got < data.size()) {
         la_ssize_t n = archive_read_data(a.get(), data.data() + got, data.size() - got);
-        if (n <= 0) return ArchiveError(a.get(), name + " is damaged (reading " + member.name + ")");
+        if (n <= 0)
+          return ArchiveError(a.get(), name + " is damaged (reading " + member.name + ")");
         got += static_cast<size_t>(n);
       }
     }

@@ -61,8 +61,9 @@ BundleLayout LayoutFor(const InstallDirs& dirs) {
   std::vector<std::vector<std::string>> all = {PathParts(dirs.bindir), PathParts(dirs.pkglibdir),
                                                PathParts(dirs.sharedir)};
   size_t common = 0;
-  while (std::all_of(all.begin(), all.end(),
-                     [&](const auto& p) { return common + 1 < p.size() && p[common] == all[0][common]; })) {
+  while (std::all_of(all.begin(), all.end(), [&](const auto& p) {
+    return common + 1 < p.size() && p[common] == all[0][common];
+  })) {
     ++common;
   }
   auto tail = [&](const std::vector<std::string>& p) {
@@ -86,11 +87,19 @@ std::string RelativeDir(const std::string& from, const std::string& to) {
 }
 
 bool IsBaseCLibrary(const std::string& soname) {
-  static const std::set<std::string> kGlibc = {
-      "libc.so.6",      "libm.so.6",        "libdl.so.2",       "libpthread.so.0",
-      "librt.so.1",     "libutil.so.1",     "libresolv.so.2",   "libanl.so.1",
-      "libnsl.so.1",    "libmvec.so.1",     "libBrokenLocale.so.1", "libthread_db.so.1",
-      "libc_malloc_debug.so.0"};
+  static const std::set<std::string> kGlibc = {"libc.so.6",
+                                               "libm.so.6",
+                                               "libdl.so.2",
+                                               "libpthread.so.0",
+                                               "librt.so.1",
+                                               "libutil.so.1",
+                                               "libresolv.so.2",
+                                               "libanl.so.1",
+                                               "libnsl.so.1",
+                                               "libmvec.so.1",
+                                               "libBrokenLocale.so.1",
+                                               "libthread_db.so.1",
+                                               "libc_malloc_debug.so.0"};
   return kGlibc.count(soname) != 0 || soname.rfind("ld-linux", 0) == 0 ||
          soname.rfind("libnss_", 0) == 0;
 }
@@ -100,8 +109,7 @@ std::vector<std::string> DefaultLibraryDirs(const std::string& arch) {
   return {"/lib/" + triplet, "/usr/lib/" + triplet, "/lib64", "/usr/lib64", "/lib", "/usr/lib"};
 }
 
-Result<DependencyWalk> WalkDependencies(const std::vector<std::string>& roots,
-                                        const FileSystem& fs,
+Result<DependencyWalk> WalkDependencies(const std::vector<std::string>& roots, const FileSystem& fs,
                                         const std::vector<std::string>& search_dirs) {
   DependencyWalk walk;
   std::map<std::string, ResolvedLibrary> found;  // soname → library

@@ -55,8 +55,7 @@ struct DependencyWalk {
 // Walks NEEDED transitively from `roots` (ELF files), searching each object's own RUNPATH
 // ($ORIGIN expanded) and then `search_dirs`; base C libraries are not followed. NotFound names
 // the library, who needs it and where it was looked for.
-Result<DependencyWalk> WalkDependencies(const std::vector<std::string>& roots,
-                                        const FileSystem& fs,
+Result<DependencyWalk> WalkDependencies(const std::vector<std::string>& roots, const FileSystem& fs,
                                         const std::vector<std::string>& search_dirs);
 
 }  // namespace skydb::bundle

@@ -37,12 +37,18 @@ class Image {
 
 std::string ArchName(uint16_t machine) {
   switch (machine) {
-    case EM_X86_64: return "x86_64";
-    case EM_AARCH64: return "aarch64";
-    case EM_PPC64: return "ppc64";
-    case EM_S390: return "s390x";
-    case EM_RISCV: return "riscv64";
-    default: return "machine-" + std::to_string(machine);
+    case EM_X86_64:
+      return "x86_64";
+    case EM_AARCH64:
+      return "aarch64";
+    case EM_PPC64:
+      return "ppc64";
+    case EM_S390:
+      return "s390x";
+    case EM_RISCV:
+      return "riscv64";
+    default:
+      return "machine-" + std::to_string(machine);
   }
 }
 
@@ -74,14 +80,29 @@ std::optional<DynamicTable> ReadDynamic(const Image& image, const Elf64_Phdr& dy
     if (d->d_tag == DT_NULL) break;
     uint64_t v = d->d_un.d_val;
     switch (d->d_tag) {
-      case DT_NEEDED: t.needed.push_back(v); break;
-      case DT_SONAME: t.soname = v; break;
-      case DT_RUNPATH: t.runpath = v; break;
-      case DT_RPATH: t.rpath = v; break;
-      case DT_STRTAB: t.strtab = v; break;
-      case DT_VERNEED: t.verneed = v; break;
-      case DT_VERNEEDNUM: t.verneed_count = v; break;
-      default: break;
+      case DT_NEEDED:
+        t.needed.push_back(v);
+        break;
+      case DT_SONAME:
+        t.soname = v;
+        break;
+      case DT_RUNPATH:
+        t.runpath = v;
+        break;
+      case DT_RPATH:
+        t.rpath = v;
+        break;
+      case DT_STRTAB:
+        t.strtab = v;
+        break;
+      case DT_VERNEED:
+        t.verneed = v;
+        break;
+      case DT_VERNEEDNUM:
+        t.verneed_count = v;
+        break;
+      default:
+        break;
     }
   }
   return t;
@@ -117,9 +138,7 @@ bool LooksLikeElf(std::string_view bytes) {
 }
 
 Result<ElfInfo> ParseElf(std::string_view bytes, const std::string& name) {
-  auto bad = [&](const std::string& why) {
-    return Error::InvalidArgument(name + ": " + why);
-  };
+  auto bad = [&](const std::string& why) { return Error::InvalidArgument(name + ": " + why); };
   if (!LooksLikeElf(bytes)) return bad("not an ELF file");
   Image image(bytes);
   auto eh = image.At<Elf64_Ehdr>(0);

@@ -12,11 +12,11 @@
 namespace skydb::bundle {
 
 struct ElfInfo {
-  std::string arch;                  // "x86_64", "aarch64", or "machine-<n>"
-  bool shared_object = false;        // ET_DYN (libraries and PIE executables)
-  std::string soname;                // DT_SONAME, empty if none
-  std::vector<std::string> needed;   // DT_NEEDED in order
-  std::vector<std::string> runpath;  // DT_RUNPATH (or DT_RPATH) entries, unexpanded
+  std::string arch;                         // "x86_64", "aarch64", or "machine-<n>"
+  bool shared_object = false;               // ET_DYN (libraries and PIE executables)
+  std::string soname;                       // DT_SONAME, empty if none
+  std::vector<std::string> needed;          // DT_NEEDED in order
+  std::vector<std::string> runpath;         // DT_RUNPATH (or DT_RPATH) entries, unexpanded
   std::vector<std::string> glibc_versions;  // "GLIBC_2.34", … from the version-needs table
 };
 

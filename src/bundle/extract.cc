@@ -38,11 +38,10 @@ Status WalkVerified(const BundleArchive& archive, BundleManifest& manifest,
       return Ok();
     }
     if (index >= manifest.files.size() || manifest.files[index].path != m.name) {
-      return Status(Error::InvalidArgument(name + " holds " + m.name +
-                                           " where the manifest lists " +
-                                           (index < manifest.files.size()
-                                                ? manifest.files[index].path
-                                                : std::string("nothing more"))));
+      return Status(
+          Error::InvalidArgument(name + " holds " + m.name + " where the manifest lists " +
+                                 (index < manifest.files.size() ? manifest.files[index].path
+                                                                : std::string("nothing more"))));
     }
     const BundleFile& f = manifest.files[index++];
     if (!m.regular || m.mode != f.mode || m.data.size() != f.size) {
@@ -51,8 +50,8 @@ Status WalkVerified(const BundleArchive& archive, BundleManifest& manifest,
           std::to_string(f.size) + " bytes the manifest lists"));
     }
     if (bundle::Sha256Hex(m.data) != f.sha256) {
-      return Status(Error::InvalidArgument(name + ": SHA-256 of " + f.path +
-                                           " does not match the manifest"));
+      return Status(
+          Error::InvalidArgument(name + ": SHA-256 of " + f.path + " does not match the manifest"));
     }
     return on_file(f, m.data);
   };
@@ -129,13 +128,13 @@ Result<BundleArchive> BundleArchive::FromFile(const FileSystem& fs, const std::s
 
 Result<BundleManifest> ReadBundleManifest(const BundleArchive& archive) {
   std::optional<Result<BundleManifest>> manifest;
-  SKYDB_RETURN_IF_ERROR(bundle::ReadArchive(archive.bytes(), archive.name(), 1,
-                                            [&](const bundle::ArchiveMember& m) {
-                                              if (m.name == kManifestName && m.regular) {
-                                                manifest = ParseManifest(m.data);
-                                              }
-                                              return Ok();
-                                            }));
+  SKYDB_RETURN_IF_ERROR(
+      bundle::ReadArchive(archive.bytes(), archive.name(), 1, [&](const bundle::ArchiveMember& m) {
+        if (m.name == kManifestName && m.regular) {
+          manifest = ParseManifest(m.data);
+        }
+        return Ok();
+      }));
   if (!manifest) {
     return Error::InvalidArgument(archive.name() + " does not start with " + kManifestName +
                                   "; it is not a skydb bundle");
@@ -195,7 +194,8 @@ Result<Extraction> ExtractBundle(const BundleArchive& archive, const std::string
     } else if (error.code != ErrorCode::kInvalidArgument) {
       what = "extracting into " + runtime_dir + " failed; the partial extraction was removed";
     }
-    if (!removed.ok()) what += " (but removing " + tmp + " failed: " + removed.error().message + ")";
+    if (!removed.ok())
+      what += " (but removing " + tmp + " failed: " + removed.error().message + ")";
     return std::move(error).Within(what);
   }
   result.extracted = true;

@@ -1,6 +1,5 @@
 // manifest.json: rendering, parsing and self-consistency.
 #include <nlohmann/json.hpp>
-
 #include <set>
 
 #include "base/json_text.h"
@@ -91,8 +90,8 @@ Error DamagedBaseline(const BundleManifest& m) {
 Status CheckHostCompatible(const BundleManifest& m, const std::string& host_arch,
                            const std::string& host_glibc) {
   if (m.arch != host_arch) {
-    return Error::VersionMismatch("the bundle is for " + m.arch + " but this host is " +
-                                  host_arch + "; stage a bundle on a host of this architecture");
+    return Error::VersionMismatch("the bundle is for " + m.arch + " but this host is " + host_arch +
+                                  "; stage a bundle on a host of this architecture");
   }
   if (m.glibc_baseline.empty()) return Ok();
   auto needed = ParseVersionNumbers(m.glibc_baseline);
@@ -104,10 +103,9 @@ Status CheckHostCompatible(const BundleManifest& m, const std::string& host_arch
                                   "; extract the bundle on a host with a numbered glibc release");
   }
   if (*host < *needed) {
-    return Error::VersionMismatch("the bundle needs glibc " + m.glibc_baseline +
-                                  " or newer but this host has " + host_glibc +
-                                  "; stage it on a host whose glibc is " + host_glibc +
-                                  " or older, or upgrade this host");
+    return Error::VersionMismatch(
+        "the bundle needs glibc " + m.glibc_baseline + " or newer but this host has " + host_glibc +
+        "; stage it on a host whose glibc is " + host_glibc + " or older, or upgrade this host");
   }
   return Ok();
 }
@@ -130,8 +128,8 @@ Status CheckManifest(const BundleManifest& m) {
                                     "manifest.json cannot hold; rename the file");
     }
     if (previous != nullptr && !(*previous < f.path)) {
-      return Error::InvalidArgument("manifest.json: files are not sorted and unique at '" +
-                                    f.path + "'");
+      return Error::InvalidArgument("manifest.json: files are not sorted and unique at '" + f.path +
+                                    "'");
     }
     if (f.sha256.size() != 64 || (f.mode & ~07777U) != 0) {
       return Error::InvalidArgument("manifest.json: bad sha256 or mode for '" + f.path + "'");

@@ -23,8 +23,8 @@ class ArchiveSlot final : public BundleSlot {
     // Discovery prefixes "bundle ", so: "bundle embedded (PostgreSQL 15.20)".
     std::string what = archive_.name() == "embedded bundle" ? "embedded" : archive_.name();
     if (manifest_) what += " (PostgreSQL " + manifest_->pg_version + ")";
-    if (out_ == nullptr) what += ", not extracted by this command (serve extracts it under " +
-                           runtime_dir_ + ")";
+    if (out_ == nullptr)
+      what += ", not extracted by this command (serve extracts it under " + runtime_dir_ + ")";
     return what;
   }
 
@@ -63,8 +63,8 @@ Result<std::unique_ptr<BundleSlot>> BundleSlotFor(const std::string& configured_
   if (!configured_file.empty()) {
     auto archive = BundleArchive::FromFile(fs, configured_file);
     if (!archive.ok()) {
-      return std::move(archive).error().Within(
-          "postgres.bundle = " + configured_file + " cannot be read; fix the path or unset it");
+      return std::move(archive).error().Within("postgres.bundle = " + configured_file +
+                                               " cannot be read; fix the path or unset it");
     }
     return NewBundleSlot(std::move(archive).value(), runtime, fs, out);
   }

@@ -18,7 +18,7 @@ using bundle::BundleLayout;
 using bundle::InstallDirs;
 
 // What skydb runs from a bundle: the server, cluster setup and checks, upgrades, and psql.
-constexpr const char* kBinaries[] = {"postgres",   "initdb",      "pg_ctl", "pg_controldata",
+constexpr const char* kBinaries[] = {"postgres",   "initdb",     "pg_ctl", "pg_controldata",
                                      "pg_isready", "pg_upgrade", "psql"};
 // The JIT provider pulls in LLVM (over 100 MB); without it PostgreSQL runs with JIT off.
 constexpr const char* kLeftOutModules[] = {"llvmjit.so"};
@@ -33,7 +33,8 @@ struct Planned {
 };
 
 bool EndsWith(const std::string& s, const std::string& suffix) {
-  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+  return s.size() >= suffix.size() &&
+         s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
 template <size_t N>
@@ -90,7 +91,8 @@ Status Stager::ReadInstallation() {
   std::string bin = o_.from + "/bin";
   for (const char* tool : {"postgres", "pg_config"}) {
     if (!fs_.IsExecutable(bin + "/" + tool)) {
-      return Error::NotFound(bin + "/" + tool + " not found: --from must be a PostgreSQL "
+      return Error::NotFound(bin + "/" + tool +
+                             " not found: --from must be a PostgreSQL "
                              "installation directory such as /usr/lib/postgresql/15");
     }
   }
@@ -170,8 +172,8 @@ Status Stager::PlanLibraries() {
   if (!arch_probe.ok()) return std::move(arch_probe).error();
   SKYDB_ASSIGN_OR_RETURN(auto root_info, bundle::ParseElf(*arch_probe, roots.front()));
   manifest_.arch = root_info.arch;
-  SKYDB_ASSIGN_OR_RETURN(auto walk, bundle::WalkDependencies(
-                                        roots, fs_, bundle::DefaultLibraryDirs(root_info.arch)));
+  SKYDB_ASSIGN_OR_RETURN(
+      auto walk, bundle::WalkDependencies(roots, fs_, bundle::DefaultLibraryDirs(root_info.arch)));
   for (const auto& lib : walk.libraries) {
     files_.push_back({lib.path, layout_.libs + "/" + lib.soname, 0644, true});
   }
@@ -195,14 +197,14 @@ Status Stager::Copy(const std::string& staging) {
 
 // Every ELF file finds the bundled libraries relative to itself.
 Status Stager::Patch(const std::string& staging) {
-  auto patchelf = pg::FindOnPath(fs_, std::getenv("PATH") != nullptr ? std::getenv("PATH") : "",
-                                 "patchelf");
+  auto patchelf =
+      pg::FindOnPath(fs_, std::getenv("PATH") != nullptr ? std::getenv("PATH") : "", "patchelf");
   if (!patchelf) {
     return Error::NotFound("patchelf not found on PATH; install it (apt-get install patchelf)");
   }
   size_t done = 0;
-  size_t total = static_cast<size_t>(std::count_if(files_.begin(), files_.end(),
-                                                   [](const Planned& f) { return f.elf; }));
+  size_t total = static_cast<size_t>(
+      std::count_if(files_.begin(), files_.end(), [](const Planned& f) { return f.elf; }));
   for (const auto& f : files_) {
     if (!f.elf) continue;
     std::string dir = f.path.substr(0, f.path.rfind('/'));
@@ -243,7 +245,8 @@ Result<BundleManifest> Stager::Run() {
   SKYDB_RETURN_IF_ERROR(PlanModules());
   SKYDB_RETURN_IF_ERROR(PlanShare(dirs_.sharedir, layout_.share));
   SKYDB_RETURN_IF_ERROR(PlanLibraries());
-  std::string out_dir = o_.out.find('/') == std::string::npos ? "." : o_.out.substr(0, o_.out.rfind('/'));
+  std::string out_dir =
+      o_.out.find('/') == std::string::npos ? "." : o_.out.substr(0, o_.out.rfind('/'));
   if (out_dir.empty()) out_dir = "/";
   SKYDB_ASSIGN_OR_RETURN(std::string staging, out_.MakeTempDir(out_dir, ".skydb-stage-"));
   Status status = Copy(staging);

@@ -29,7 +29,8 @@ Result<Config> CommandContext::LoadConfig() const {
   for (const auto& set : globals.sets) {
     auto eq = set.find('=');
     if (eq == std::string::npos) {
-      return Error::InvalidArgument("--set " + set + ": expected key=value, e.g. --set "
+      return Error::InvalidArgument("--set " + set +
+                                    ": expected key=value, e.g. --set "
                                     "store.durability=async");
     }
     inputs.flags.emplace_back(set.substr(0, eq), set.substr(eq + 1));

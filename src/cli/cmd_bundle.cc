@@ -127,8 +127,8 @@ int RunExtract(const CommandContext& ctx) {
   FileSystem* fs = ctx.env.fs;
   auto abs = fs->RealPath(config->data_dir);
   std::string runtime = (abs.ok() ? *abs : config->data_dir) + "/runtime";
-  Result<BundleArchive> archive = Error::NotFound(
-      "no bundle: this skydb has none embedded and postgres.bundle is not set");
+  Result<BundleArchive> archive =
+      Error::NotFound("no bundle: this skydb has none embedded and postgres.bundle is not set");
   if (!config->postgres.bundle.empty()) {
     archive = BundleArchive::FromFile(*fs, config->postgres.bundle);
   } else if (!EmbeddedBundle().empty()) {
@@ -146,8 +146,8 @@ int RunExtract(const CommandContext& ctx) {
 }
 
 // A subcommand whose one option, --data-dir, sets the data_dir config key.
-void AddDataDirSubcommand(CLI::App& parent, CommandContext& ctx, const char* name,
-                          const char* help, int (*run)(const CommandContext&)) {
+void AddDataDirSubcommand(CLI::App& parent, CommandContext& ctx, const char* name, const char* help,
+                          int (*run)(const CommandContext&)) {
   auto data_dir = std::make_shared<std::string>();
   CLI::App* cmd = parent.add_subcommand(name, help);
   cmd->add_option("--data-dir", *data_dir, "data directory (config data_dir)");
@@ -166,8 +166,9 @@ void AddBundleCommand(CLI::App& app, CommandContext& ctx) {
   auto stage_flags = std::make_shared<StageFlags>();
   CLI::App* stage = bundle->add_subcommand(
       "stage", "copy a PostgreSQL installation and its libraries into one relocatable archive");
-  stage->add_option("--from", stage_flags->from,
-                    "installation directory holding bin/postgres, e.g. /usr/lib/postgresql/15")
+  stage
+      ->add_option("--from", stage_flags->from,
+                   "installation directory holding bin/postgres, e.g. /usr/lib/postgresql/15")
       ->required();
   stage->add_option("--out", stage_flags->out, "archive to write, e.g. pg15.skydb-bundle")
       ->required();

@@ -9,9 +9,9 @@
 
 #include "cli/command.h"
 #include "skydb/env.h"
+#include "skydb/status_file.h"
 #include "skydb/supervisor.h"
 #include "supervisor/data_dir.h"
-#include "skydb/status_file.h"
 
 namespace skydb::cli {
 namespace {
@@ -32,14 +32,15 @@ int RunPsql(CommandContext& ctx, const PsqlFlags& flags) {
   auto record = text.ok() ? supervisor::ParseStatusJson(*text)
                           : Result<supervisor::StatusRecord>(text.error());
   if (!record.ok() || record->bin_dir.empty()) {
-    std::fprintf(stderr, "skydb: no daemon has run on %s (cannot read %s); start one with "
-                         "skydb serve --embed --data-dir %s\n",
+    std::fprintf(stderr,
+                 "skydb: no daemon has run on %s (cannot read %s); start one with "
+                 "skydb serve --embed --data-dir %s\n",
                  layout.root.c_str(), layout.status_file.c_str(), layout.root.c_str());
     return kExitFailure;
   }
-  std::vector<std::string> argv = {record->bin_dir + "/psql",  "-h", record->socket_dir,
-                                   "-p", std::to_string(record->port), "-U", record->superuser,
-                                   "-d", record->database};
+  std::vector<std::string> argv = {
+      record->bin_dir + "/psql", "-h", record->socket_dir, "-p", std::to_string(record->port), "-U",
+      record->superuser,         "-d", record->database};
   argv.insert(argv.end(), flags.args.begin(), flags.args.end());
   std::vector<char*> cargv;
   for (auto& a : argv) cargv.push_back(a.data());
@@ -55,8 +56,9 @@ int RunPsql(CommandContext& ctx, const PsqlFlags& flags) {
 void AddPsqlCommand(CLI::App& app, CommandContext& ctx) {
   auto flags = std::make_shared<PsqlFlags>();
   CLI::App* cmd = app.add_subcommand(
-      "psql", "psql on the private socket of the cluster under --data-dir (extra arguments "
-              "after -- go to psql)");
+      "psql",
+      "psql on the private socket of the cluster under --data-dir (extra arguments "
+      "after -- go to psql)");
   cmd->add_option("--data-dir", flags->data_dir, "data directory (config data_dir)");
   cmd->add_option("args", flags->args, "arguments for psql (after --)");
   cmd->callback([&ctx, flags] { ctx.exit_code = RunPsql(ctx, *flags); });

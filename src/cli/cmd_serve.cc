@@ -45,8 +45,9 @@ int RunServe(CommandContext& ctx, const ServeFlags& flags, Profile profile) {
   bool external = !config->store.database_url.empty();
   bool memory = config->store.kind == StoreKind::kMemory;
   if (profile == Profile::kDev && external) {
-    return Usage("skydb dev runs a private cluster; store.database_url is set (unset it, or "
-                 "use skydb serve --database-url)");
+    return Usage(
+        "skydb dev runs a private cluster; store.database_url is set (unset it, or "
+        "use skydb serve --database-url)");
   }
   if (profile != Profile::kDev && flags.embed + external + memory != 1) {
     return Usage(std::string(flags.embed + external + memory == 0 ? "serve needs one of "
@@ -75,9 +76,8 @@ void AddServeCommands(CLI::App& app, CommandContext& ctx) {
   serve->add_option("--database-url", serve_flags->database_url,
                     "an external PostgreSQL (libpq URI or keyword string, several hosts "
                     "allowed): no private cluster; coherence shared (docs/scaling.md)");
-  serve->callback([&ctx, serve_flags] {
-    ctx.exit_code = RunServe(ctx, *serve_flags, Profile::kEmbedded);
-  });
+  serve->callback(
+      [&ctx, serve_flags] { ctx.exit_code = RunServe(ctx, *serve_flags, Profile::kEmbedded); });
 
   auto dev_flags = std::make_shared<ServeFlags>();
   dev_flags->data_dir = ".skydb";

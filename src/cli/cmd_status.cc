@@ -3,15 +3,14 @@
 #include <cstdio>
 #include <ctime>
 #include <memory>
-
 #include <nlohmann/json.hpp>
 
 #include "base/json_text.h"
 #include "cli/command.h"
 #include "skydb/env.h"
+#include "skydb/status_file.h"
 #include "skydb/supervisor.h"
 #include "supervisor/data_dir.h"
-#include "skydb/status_file.h"
 
 namespace skydb::cli {
 namespace {
@@ -37,8 +36,9 @@ void PrintText(const std::string& dir, const LockProbe& lock,
                const std::optional<supervisor::StatusRecord>& r) {
   if (!lock.held) {
     std::printf("skydb: not running on %s\n", dir.c_str());
-    if (r) std::printf("last state: %s%s%s\n", r->state.c_str(), r->error.empty() ? "" : ": ",
-                       r->error.c_str());
+    if (r)
+      std::printf("last state: %s%s%s\n", r->state.c_str(), r->error.empty() ? "" : ": ",
+                  r->error.c_str());
     return;
   }
   std::printf("skydb: running (pid %d, up %s)\n", static_cast<int>(lock.holder),
@@ -56,8 +56,8 @@ void PrintText(const std::string& dir, const LockProbe& lock,
 
 void PrintJson(const std::string& dir, const LockProbe& lock,
                const std::optional<supervisor::StatusRecord>& r) {
-  nlohmann::json j = r ? nlohmann::json::parse(supervisor::RenderStatusJson(*r))
-                       : nlohmann::json::object();
+  nlohmann::json j =
+      r ? nlohmann::json::parse(supervisor::RenderStatusJson(*r)) : nlohmann::json::object();
   if (!lock.held) {
     // What the file says is history: the daemon that wrote it is gone.
     if (j.contains("state")) j["last_state"] = j["state"];
@@ -101,9 +101,10 @@ int RunStatus(CommandContext& ctx, const StatusFlags& flags) {
 
 void AddStatusCommand(CLI::App& app, CommandContext& ctx) {
   auto flags = std::make_shared<StatusFlags>();
-  CLI::App* cmd = app.add_subcommand(
-      "status", "is a daemon running on the data directory, and what is it doing (exit 0 "
-                "running, 3 not running)");
+  CLI::App* cmd =
+      app.add_subcommand("status",
+                         "is a daemon running on the data directory, and what is it doing (exit 0 "
+                         "running, 3 not running)");
   cmd->add_option("--data-dir", flags->data_dir, "data directory (config data_dir)");
   cmd->add_flag("--json", flags->json, "print JSON");
   cmd->callback([&ctx, flags] { ctx.exit_code = RunStatus(ctx, *flags); });

@@ -3,7 +3,6 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
-
 #include <optional>
 #include <string>
 #include <utility>
@@ -44,7 +43,7 @@ void AddVersionCommand(CLI::App& app, CommandContext& ctx);
 void AddConfigCommand(CLI::App& app, CommandContext& ctx);
 void AddTuneCommand(CLI::App& app, CommandContext& ctx);
 void AddDoctorCommand(CLI::App& app, CommandContext& ctx);
-void AddServeCommands(CLI::App& app, CommandContext& ctx);   // serve, dev
+void AddServeCommands(CLI::App& app, CommandContext& ctx);  // serve, dev
 void AddStatusCommand(CLI::App& app, CommandContext& ctx);
 void AddPsqlCommand(CLI::App& app, CommandContext& ctx);
 void AddBundleCommand(CLI::App& app, CommandContext& ctx);  // bundle stage, verify, list

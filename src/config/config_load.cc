@@ -107,8 +107,8 @@ class Merger {
       KeyRef ref = ResolveKey(name);
       if (ref.key == nullptr) return UnknownFlagKey(name, text);
       // Command flags (--data-dir) arrive as key names too, so every flag is shown as --set.
-      SKYDB_RETURN_IF_ERROR(ApplyText(ref, "--set " + name + "=" + ShownValue(*ref.key, text),
-                                      text, {ConfigSource::kFlag, "--set " + name}));
+      SKYDB_RETURN_IF_ERROR(ApplyText(ref, "--set " + name + "=" + ShownValue(*ref.key, text), text,
+                                      {ConfigSource::kFlag, "--set " + name}));
     }
     return Ok();
   }

@@ -210,9 +210,9 @@ class Walker {
       int line = LineOf(k.source()) > 0 ? LineOf(k.source()) : LineOf(node.source());
       // An empty name ("" = 1) would otherwise reach the loader as the whole table's value.
       if (k.str().empty()) {
-        return Error::InvalidArgument(file_.Where(line) + ": " + key.name +
-                                      " has an entry with an empty name; accepted: " +
-                                      key.accepted);
+        return Error::InvalidArgument(
+            file_.Where(line) + ": " + key.name +
+            " has an entry with an empty name; accepted: " + key.accepted);
       }
       if (const toml::table* nested = node.as_table()) {
         SKYDB_RETURN_IF_ERROR(Settings(key, *nested, entry + "."));

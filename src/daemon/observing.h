@@ -19,11 +19,11 @@
 #include "daemon/database_source.h"
 #include "daemon/serving.h"
 #include "skydb/config.h"
+#include "skydb/mutex.h"
 #include "skydb/notify.h"
 #include "skydb/obs.h"
 #include "skydb/supervisor.h"
 #include "skydb/tune.h"
-#include "skydb/mutex.h"
 
 namespace skydb::daemon {
 

@@ -22,8 +22,8 @@ RespServerOptions RespOptionsFrom(const Config& config) {
   o.max_query_buffer = std::max<size_t>(o.max_query_buffer, config.store.max_value_bytes + 65536);
   // A reply carrying the largest value must fit one client's reply limit, and that limit the
   // server-wide one.
-  o.max_output_buffer = std::max<size_t>(config.resp.max_output_buffer,
-                                         config.store.max_value_bytes + 65536);
+  o.max_output_buffer =
+      std::max<size_t>(config.resp.max_output_buffer, config.store.max_value_bytes + 65536);
   o.max_reply_memory = std::max<size_t>(config.resp.max_reply_memory, o.max_output_buffer);
   return o;
 }
@@ -69,9 +69,10 @@ Status Serving::Open(const std::string& conninfo, const std::string& description
   }
   store_text_ =
       stats.kind + " store (" + stats.durability +
-      (request.shared && request.config.kind != StoreKind::kMemory ? ", shared coherence" : "") + ")" +
-      (request.config.kind == StoreKind::kMemory ? "" : " on " + description) + description_suffix_ + ", " +
-      std::to_string(stats.sessions) + " sessions, listening on " + options.unix_path +
+      (request.shared && request.config.kind != StoreKind::kMemory ? ", shared coherence" : "") +
+      ")" + (request.config.kind == StoreKind::kMemory ? "" : " on " + description) +
+      description_suffix_ + ", " + std::to_string(stats.sessions) + " sessions, listening on " +
+      options.unix_path +
       (options.tcp_enabled ? " and " + options.tcp_host + ":" + std::to_string(server_->tcp_port())
                            : "");
   MutexLock stats_lock(stats_mu_);

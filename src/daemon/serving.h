@@ -17,11 +17,11 @@
 
 #include "skydb/config.h"
 #include "skydb/env.h"
+#include "skydb/mutex.h"
 #include "skydb/resp.h"
 #include "skydb/result.h"
 #include "skydb/store.h"
 #include "skydb/tune.h"
-#include "skydb/mutex.h"
 
 namespace skydb::daemon {
 

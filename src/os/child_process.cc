@@ -90,8 +90,7 @@ class StderrReader {
 
   void EmitLines(std::string& pending) {
     size_t start = 0;
-    for (size_t nl = pending.find('\n'); nl != std::string::npos;
-         nl = pending.find('\n', start)) {
+    for (size_t nl = pending.find('\n'); nl != std::string::npos; nl = pending.find('\n', start)) {
       sink_(std::string_view(pending).substr(start, nl - start));
       start = nl + 1;
     }
@@ -238,8 +237,8 @@ class RealChildLauncher final : public ChildLauncher {
 
  private:
   // Reads the exec report: EOF means exec succeeded; an errno means the child failed to start.
-  static Result<std::unique_ptr<ChildProcess>> Finish(const ChildSpec& spec, pid_t pid,
-                                                      int err_fd, int report_fd, LineSink sink) {
+  static Result<std::unique_ptr<ChildProcess>> Finish(const ChildSpec& spec, pid_t pid, int err_fd,
+                                                      int report_fd, LineSink sink) {
     int child_errno = 0;
     ssize_t got;
     do {

@@ -28,7 +28,7 @@ bool FillUnixAddress(const std::string& path, sockaddr_un* addr) {
 
 // A socket file left by a dead server is removed; one a live server answers on is not.
 Status ClearStaleSocket(const std::string& path, const sockaddr_un& addr) {
-  struct stat st{};
+  struct stat st {};
   if (::lstat(path.c_str(), &st) != 0) {
     return errno == ENOENT ? Ok() : ErrnoError("stat " + path, errno);
   }
@@ -51,7 +51,7 @@ Status ClearStaleSocket(const std::string& path, const sockaddr_un& addr) {
 Status ApplyGroup(const std::string& path, const std::string& group) {
   if (group.empty()) return Ok();
   std::vector<char> buffer(16384);
-  struct group entry{};
+  struct group entry {};
   struct group* found = nullptr;
   int rc = ::getgrnam_r(group.c_str(), &entry, buffer.data(), buffer.size(), &found);
   if (rc != 0 || found == nullptr) {
@@ -115,9 +115,9 @@ Result<int> ListenTcp(const std::string& host, int port, int* bound_port) {
   sockaddr_storage local{};
   socklen_t len = sizeof local;
   if (status.ok() && ::getsockname(fd, reinterpret_cast<sockaddr*>(&local), &len) == 0) {
-    *bound_port = ntohs(local.ss_family == AF_INET6
-                            ? reinterpret_cast<sockaddr_in6*>(&local)->sin6_port
-                            : reinterpret_cast<sockaddr_in*>(&local)->sin_port);
+    *bound_port =
+        ntohs(local.ss_family == AF_INET6 ? reinterpret_cast<sockaddr_in6*>(&local)->sin6_port
+                                          : reinterpret_cast<sockaddr_in*>(&local)->sin_port);
   }
   if (!status.ok()) {
     if (fd >= 0) ::close(fd);

@@ -86,8 +86,8 @@ class RealProcessRunner final : public ProcessRunner {
     pid_t pid = ::fork();
     if (pid < 0) {
       int err = errno;
-      for (int fd : {out_pipe[0], out_pipe[1], err_pipe[0], err_pipe[1], exec_pipe[0],
-                     exec_pipe[1]}) {
+      for (int fd :
+           {out_pipe[0], out_pipe[1], err_pipe[0], err_pipe[1], exec_pipe[0], exec_pipe[1]}) {
         ::close(fd);
       }
       return ErrnoError("fork for " + spec.argv[0], err);

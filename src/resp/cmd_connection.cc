@@ -15,7 +15,8 @@ constexpr std::string_view kVersionCompat = "7.0.0";  // the Redis version whose
 bool SecretEquals(std::string_view a, std::string_view b) {
   size_t diff = a.size() ^ b.size();
   for (size_t i = 0; i < a.size(); ++i) {
-    diff |= static_cast<unsigned char>(a[i]) ^ (i < b.size() ? static_cast<unsigned char>(b[i]) : 0U);
+    diff |=
+        static_cast<unsigned char>(a[i]) ^ (i < b.size() ? static_cast<unsigned char>(b[i]) : 0U);
   }
   return diff == 0;
 }
@@ -82,7 +83,8 @@ void ClientSetInfo(CommandContext& ctx) {
   const std::string& attr = ctx.args[2];
   const std::string& value = ctx.args[3];
   if (!ValidClientName(value)) {
-    return ctx.ReplyError("ERR " + attr + " cannot contain spaces, newlines or special characters.");
+    return ctx.ReplyError("ERR " + attr +
+                          " cannot contain spaces, newlines or special characters.");
   }
   if (EqualsIgnoreCase(attr, "lib-name")) {
     ctx.client.lib_name = value;
@@ -169,8 +171,7 @@ void CmdClient(CommandContext& ctx) {
   }
   if (sub == "id") return ctx.Reply(Integer(static_cast<int64_t>(ctx.client.id)));
   if (sub == "setinfo") return ClientSetInfo(ctx);
-  ctx.ReplyError("ERR unknown subcommand '" + ctx.args[1].substr(0, 128) +
-                 "'. Try CLIENT HELP.");
+  ctx.ReplyError("ERR unknown subcommand '" + ctx.args[1].substr(0, 128) + "'. Try CLIENT HELP.");
 }
 
 void CmdSelect(CommandContext& ctx) {

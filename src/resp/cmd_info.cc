@@ -30,9 +30,9 @@ uint64_t ResidentBytes() {
 }
 
 void ServerSection(CommandExecutor& executor, const StoreStats&, std::ostream& out) {
-  auto uptime = std::chrono::duration_cast<std::chrono::seconds>(executor.clock().Now() -
-                                                                 executor.started())
-                    .count();
+  auto uptime =
+      std::chrono::duration_cast<std::chrono::seconds>(executor.clock().Now() - executor.started())
+          .count();
   const auto& config = executor.config();
   out << "redis_version:7.0.0\r\n"
       << "skydb_version:" << SKYDB_RESP_VERSION << "\r\n"
@@ -96,7 +96,8 @@ void StatsSection(CommandExecutor& executor, const StoreStats& stats, std::ostre
 
 // avg_ttl is not tracked by the store, so it is left out rather than reported as 0.
 void KeyspaceSection(CommandExecutor&, const StoreStats& stats, std::ostream& out) {
-  if (stats.sessions > 0) out << "db0:keys=" << stats.sessions << ",expires=" << stats.expiring << "\r\n";
+  if (stats.sessions > 0)
+    out << "db0:keys=" << stats.sessions << ",expires=" << stats.expiring << "\r\n";
 }
 
 struct NamedSection {
@@ -106,9 +107,9 @@ struct NamedSection {
 };
 
 const NamedSection kSections[] = {
-    {"server", "Server", ServerSection},          {"clients", "Clients", ClientsSection},
-    {"memory", "Memory", MemorySection},          {"persistence", "Persistence", PersistenceSection},
-    {"stats", "Stats", StatsSection},             {"keyspace", "Keyspace", KeyspaceSection},
+    {"server", "Server", ServerSection}, {"clients", "Clients", ClientsSection},
+    {"memory", "Memory", MemorySection}, {"persistence", "Persistence", PersistenceSection},
+    {"stats", "Stats", StatsSection},    {"keyspace", "Keyspace", KeyspaceSection},
 };
 
 }  // namespace

@@ -156,7 +156,7 @@ class MGetGather {
   size_t remaining_ GUARDED_BY(mu_);
   std::optional<Error> error_ GUARDED_BY(mu_);
   ReplyClaim claim_ GUARDED_BY(mu_);
-  std::atomic<bool> finished_{false};               // replied (or replying)
+  std::atomic<bool> finished_{false};  // replied (or replying)
   ReplyFn reply_;
   uint64_t client_id_;
 };

@@ -1,10 +1,11 @@
 // The command table, dispatch (lookup, arity, authentication) and the COMMAND command.
+#include "resp/command_table.h"
+
 #include <algorithm>
 #include <charconv>
 #include <unordered_map>
 
 #include "base/strings.h"
-#include "resp/command_table.h"
 #include "resp/encoder.h"
 
 namespace skydb::resp {
@@ -59,8 +60,8 @@ bool ArityOk(const CommandSpec& spec, size_t argc) {
 
 // Redis 7's text: the name and up to ~128 bytes of the arguments, each quoted.
 std::string UnknownCommand(const std::vector<std::string>& args) {
-  std::string text = "ERR unknown command '" + args[0].substr(0, 128) +
-                     "', with args beginning with: ";
+  std::string text =
+      "ERR unknown command '" + args[0].substr(0, 128) + "', with args beginning with: ";
   for (size_t i = 1; i < args.size() && text.size() < 128 + 60; ++i) {
     text += "'" + args[i].substr(0, 128) + "' ";
   }
@@ -100,13 +101,11 @@ CommandExecutor::CommandExecutor(ExecutorConfig config, SessionStore& store, Clo
       started_(clock.Now()) {}
 
 UnixMillis CommandExecutor::NowMs() const {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             clock_.WallNow().time_since_epoch())
+  return std::chrono::duration_cast<std::chrono::milliseconds>(clock_.WallNow().time_since_epoch())
       .count();
 }
 
-void CommandExecutor::Execute(ClientState& client, std::vector<std::string> args,
-                              ReplyFn reply) {
+void CommandExecutor::Execute(ClientState& client, std::vector<std::string> args, ReplyFn reply) {
   std::string name = ToLower(args[0]);
   const CommandSpec* spec = FindCommand(name);
   size_t slot = spec == nullptr ? ServerCounters::kUnknownCommandSlot
@@ -149,8 +148,7 @@ void CmdCommand(CommandContext& ctx) {
     return ctx.Reply(std::move(out));
   }
   if (sub == "count" || sub == "list") return ctx.ReplyError(WrongArity("command|" + sub));
-  ctx.ReplyError("ERR unknown subcommand '" + ctx.args[1].substr(0, 128) +
-                 "'. Try COMMAND HELP.");
+  ctx.ReplyError("ERR unknown subcommand '" + ctx.args[1].substr(0, 128) + "'. Try COMMAND HELP.");
 }
 
 // CONFIG GET name...: a few read-only answers so tools that probe settings (redis-benchmark
@@ -165,8 +163,9 @@ void CmdConfig(CommandContext& ctx) {
   if (ctx.args.size() < 3) return ctx.ReplyError(WrongArity("config|get"));
   std::vector<std::string> pairs;
   for (const auto& [name, value] : kSettings) {
-    bool asked = std::any_of(ctx.args.begin() + 2, ctx.args.end(),
-                             [name = name](const std::string& a) { return EqualsIgnoreCase(a, name); });
+    bool asked =
+        std::any_of(ctx.args.begin() + 2, ctx.args.end(),
+                    [name = name](const std::string& a) { return EqualsIgnoreCase(a, name); });
     if (asked) {
       pairs.emplace_back(name);
       pairs.emplace_back(value);

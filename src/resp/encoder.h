@@ -16,12 +16,12 @@ namespace skydb::resp {
 void AppendSimple(std::string& out, std::string_view text);  // +OK
 // `text` starts with its code ("ERR syntax error", "WRONGPASS ..."): -ERR syntax error
 void AppendError(std::string& out, std::string_view text);
-void AppendInteger(std::string& out, int64_t value);          // :42
-void AppendBulk(std::string& out, std::string_view value);    // $3 abc
-void AppendNullBulk(std::string& out);                        // $-1
+void AppendInteger(std::string& out, int64_t value);        // :42
+void AppendBulk(std::string& out, std::string_view value);  // $3 abc
+void AppendNullBulk(std::string& out);                      // $-1
 void AppendOptionalBulk(std::string& out, const std::optional<std::string>& value);
-void AppendArrayHeader(std::string& out, size_t count);       // *2, then the elements
-void AppendNullArray(std::string& out);                       // *-1
+void AppendArrayHeader(std::string& out, size_t count);  // *2, then the elements
+void AppendNullArray(std::string& out);                  // *-1
 void AppendBulkArray(std::string& out, const std::vector<std::string>& values);
 
 // Whole replies, for the common one-element answers.

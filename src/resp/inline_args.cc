@@ -20,12 +20,18 @@ int HexValue(char c) {
 
 char Unescape(char c) {
   switch (c) {
-    case 'n': return '\n';
-    case 'r': return '\r';
-    case 't': return '\t';
-    case 'b': return '\b';
-    case 'a': return '\a';
-    default: return c;
+    case 'n':
+      return '\n';
+    case 'r':
+      return '\r';
+    case 't':
+      return '\t';
+    case 'b':
+      return '\b';
+    case 'a':
+      return '\a';
+    default:
+      return c;
   }
 }
 

@@ -169,9 +169,10 @@ void Loop::Accept(int listener) {
 void Loop::RefuseWithoutDescriptors(int listener) {
   int err = errno;
   if (!out_of_descriptors_) {
-    spdlog::warn("resp: out of file descriptors ({}) with {} clients connected: refusing new "
-                 "clients; raise LimitNOFILE / ulimit -n or lower resp.max_clients",
-                 std::strerror(err), shared_.counters.connected_clients.load());
+    spdlog::warn(
+        "resp: out of file descriptors ({}) with {} clients connected: refusing new "
+        "clients; raise LimitNOFILE / ulimit -n or lower resp.max_clients",
+        std::strerror(err), shared_.counters.connected_clients.load());
     out_of_descriptors_ = true;
   }
   if (spare_fd_ >= 0) ::close(spare_fd_);

@@ -49,10 +49,17 @@ ParseStatus RespParser::Feed(std::string_view& input) {
   for (;;) {
     ParseStatus status = ParseStatus::kNeedMore;
     switch (state_) {
-      case State::kFailed: return ParseStatus::kError;
-      case State::kStart: status = StepStart(input); break;
-      case State::kBulkData: status = StepBulkData(input); break;
-      default: status = StepLine(input); break;
+      case State::kFailed:
+        return ParseStatus::kError;
+      case State::kStart:
+        status = StepStart(input);
+        break;
+      case State::kBulkData:
+        status = StepBulkData(input);
+        break;
+      default:
+        status = StepLine(input);
+        break;
     }
     // kNeedMore from a step with input left means "state changed, keep going".
     if (status != ParseStatus::kNeedMore || input.empty()) {

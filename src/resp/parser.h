@@ -20,7 +20,7 @@ namespace skydb::resp {
 struct ParserLimits {
   size_t max_bulk_bytes = 512 << 20;
   size_t max_multibulk_length = size_t{1024} * 1024;
-  size_t max_query_buffer = 1 << 30;  // bytes of one command, headers included
+  size_t max_query_buffer = 1 << 30;   // bytes of one command, headers included
   size_t max_inline_bytes = 64 << 10;  // an inline line or a header line without its CRLF
 };
 

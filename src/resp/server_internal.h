@@ -26,8 +26,8 @@
 #include "os/listen_socket.h"
 #include "resp/commands.h"
 #include "resp/parser.h"
-#include "skydb/resp.h"
 #include "skydb/mutex.h"
+#include "skydb/resp.h"
 
 namespace skydb::resp {
 

@@ -4,14 +4,22 @@ namespace skydb {
 
 const char* SupervisorStateName(SupervisorState s) {
   switch (s) {
-    case SupervisorState::kInitializing: return "initializing";
-    case SupervisorState::kStarting: return "starting";
-    case SupervisorState::kMigrating: return "migrating";
-    case SupervisorState::kReady: return "ready";
-    case SupervisorState::kBackoff: return "backoff";
-    case SupervisorState::kStopping: return "stopping";
-    case SupervisorState::kStopped: return "stopped";
-    case SupervisorState::kFailed: return "failed";
+    case SupervisorState::kInitializing:
+      return "initializing";
+    case SupervisorState::kStarting:
+      return "starting";
+    case SupervisorState::kMigrating:
+      return "migrating";
+    case SupervisorState::kReady:
+      return "ready";
+    case SupervisorState::kBackoff:
+      return "backoff";
+    case SupervisorState::kStopping:
+      return "stopping";
+    case SupervisorState::kStopped:
+      return "stopped";
+    case SupervisorState::kFailed:
+      return "failed";
   }
   return "unknown";
 }

@@ -53,7 +53,8 @@ DataDirLayout DataDirLayout::For(const std::string& root) {
 
 Status CheckDirSafe(const std::string& path, const FileInfo& info) {
   if (info.type != FileType::kDirectory) {
-    return Error::Conflict(path + " exists and is not a directory; remove it or choose another "
+    return Error::Conflict(path +
+                           " exists and is not a directory; remove it or choose another "
                            "--data-dir");
   }
   if ((info.mode & 022) != 0) {
@@ -124,7 +125,8 @@ Status CheckReachable(const FileSystem& fs, const std::string& root, const Clust
       return Error::Permission("PostgreSQL runs as " + u.name + ", who cannot reach " + root +
                                ": " + parent + " (mode " + Octal(info->mode) +
                                ") is not searchable by it; choose a data directory under a path "
-                               "that " + u.name + " can traverse (e.g. /var/lib/skydb)");
+                               "that " +
+                               u.name + " can traverse (e.g. /var/lib/skydb)");
     }
   }
   return Ok();
@@ -150,17 +152,20 @@ Result<PgdataState> InspectPgdata(const FileSystem& fs, const std::string& pgdat
   if (entries.empty()) return PgdataState::kEmpty;
   auto version_text = fs.ReadFile(pgdata + "/PG_VERSION");
   if (!version_text.ok()) {
-    return Error::Conflict(pgdata + " is not empty and holds no PostgreSQL cluster (no "
+    return Error::Conflict(pgdata +
+                           " is not empty and holds no PostgreSQL cluster (no "
                            "PG_VERSION); skydb will not run initdb over it: move its contents "
                            "away or choose another --data-dir");
   }
   std::string cluster_major(Trim(*version_text));
   if (cluster_major != std::to_string(binaries_major)) {
-    return Error::VersionMismatch(
-        "the cluster in " + pgdata + " is PostgreSQL " + cluster_major +
-        " but the binaries are PostgreSQL " + binaries_version + "; upgrade the cluster with "
-        "pg_upgrade (or pin postgres.version = \"" + cluster_major + "\" to run its binaries); "
-        "the directory was left untouched");
+    return Error::VersionMismatch("the cluster in " + pgdata + " is PostgreSQL " + cluster_major +
+                                  " but the binaries are PostgreSQL " + binaries_version +
+                                  "; upgrade the cluster with "
+                                  "pg_upgrade (or pin postgres.version = \"" +
+                                  cluster_major +
+                                  "\" to run its binaries); "
+                                  "the directory was left untouched");
   }
   return PgdataState::kCluster;
 }

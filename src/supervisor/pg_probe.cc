@@ -10,9 +10,12 @@ class RealPgProbe final : public PgProbe {
  public:
   Ping PingServer(const std::string& conninfo) override {
     switch (pg::Ping(conninfo)) {
-      case pg::PingStatus::kOk: return Ping::kOk;
-      case pg::PingStatus::kRejecting: return Ping::kRejecting;
-      default: return Ping::kNoResponse;
+      case pg::PingStatus::kOk:
+        return Ping::kOk;
+      case pg::PingStatus::kRejecting:
+        return Ping::kRejecting;
+      default:
+        return Ping::kNoResponse;
     }
   }
 

@@ -64,11 +64,16 @@ bool StartAgrees(int64_t file_epoch, int64_t started) {
 
 const char* LeftoverVerdictName(LeftoverVerdict v) {
   switch (v) {
-    case LeftoverVerdict::kNone: return "none";
-    case LeftoverVerdict::kStale: return "stale";
-    case LeftoverVerdict::kNotOurs: return "not ours";
-    case LeftoverVerdict::kUnknown: return "unknown";
-    case LeftoverVerdict::kOurs: return "ours";
+    case LeftoverVerdict::kNone:
+      return "none";
+    case LeftoverVerdict::kStale:
+      return "stale";
+    case LeftoverVerdict::kNotOurs:
+      return "not ours";
+    case LeftoverVerdict::kUnknown:
+      return "unknown";
+    case LeftoverVerdict::kOurs:
+      return "ours";
   }
   return "unknown";
 }

@@ -12,9 +12,9 @@ void RestartPolicy::OnReady() { ready_at_ = clock_.Now(); }
 
 void RestartPolicy::Reconfigure(const SupervisorConfig& config) {
   config_ = config;
-  next_delay_ = std::clamp<Clock::Duration>(next_delay_, config.backoff_initial,
-                                            std::max<Clock::Duration>(config.backoff_initial,
-                                                                      config.backoff_max));
+  next_delay_ = std::clamp<Clock::Duration>(
+      next_delay_, config.backoff_initial,
+      std::max<Clock::Duration>(config.backoff_initial, config.backoff_max));
 }
 
 RestartPolicy::Decision RestartPolicy::OnCrash(bool out_of_space) {
@@ -37,8 +37,7 @@ RestartPolicy::Decision RestartPolicy::OnCrash(bool out_of_space) {
     d.give_up = true;
     d.reason = "PostgreSQL exited unexpectedly " + std::to_string(d.crashes_in_window) +
                " times within " + FormatDuration(config_.crash_window) +
-               " (supervisor.max_crashes = " + std::to_string(config_.max_crashes) +
-               "); giving up";
+               " (supervisor.max_crashes = " + std::to_string(config_.max_crashes) + "); giving up";
     return d;
   }
   d.delay = next_delay_;

@@ -10,11 +10,11 @@
 #include <optional>
 #include <string>
 
+#include "skydb/mutex.h"
 #include "skydb/supervisor.h"
 #include "supervisor/data_dir.h"
 #include "supervisor/postmaster_pid.h"
 #include "supervisor/restart_policy.h"
-#include "skydb/mutex.h"
 
 namespace skydb::supervisor {
 
@@ -74,7 +74,8 @@ class SupervisorImpl final : public Supervisor {
   mutable Mutex mu_;  // read by Snapshot from other threads
   SupervisorSnapshot snap_ GUARDED_BY(mu_);
   std::optional<SupervisorReload> pending_reload_ GUARDED_BY(mu_);
-  std::deque<std::string> recent_log_ GUARDED_BY(mu_);  // PostgreSQL's last stderr lines, for failure reasons
+  std::deque<std::string> recent_log_
+      GUARDED_BY(mu_);  // PostgreSQL's last stderr lines, for failure reasons
   std::atomic<bool> out_of_space_since_start_{false};  // a line said "No space left on device"
 };
 

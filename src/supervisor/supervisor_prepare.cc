@@ -1,7 +1,6 @@
 // Preparing DIR before the first start: lock, modes and ownership, initdb, leftover postmaster,
 // the configuration files.
 #include <signal.h>
-
 #include <spdlog/spdlog.h>
 
 #include "base/strings.h"
@@ -41,9 +40,9 @@ Status SupervisorImpl::EnsureDataDir() {
 }
 
 Status SupervisorImpl::EnsureCluster() {
-  SKYDB_ASSIGN_OR_RETURN(PgdataState state,
-                         InspectPgdata(*env_.fs, layout_.pgdata, options_.binaries_major,
-                                       options_.binaries_version));
+  SKYDB_ASSIGN_OR_RETURN(
+      PgdataState state,
+      InspectPgdata(*env_.fs, layout_.pgdata, options_.binaries_major, options_.binaries_version));
   if (state == PgdataState::kCluster) return StopLeftover();
   if (state == PgdataState::kAbsent) {
     SKYDB_RETURN_IF_ERROR(env_.fs->MakeDir(layout_.pgdata, 0700));
@@ -59,8 +58,14 @@ Status SupervisorImpl::RunInitdb() {
   const std::string& user = options_.cluster_user.user.name;
   spdlog::info("initializing a new PostgreSQL cluster in {} (owner {})", layout_.pgdata, user);
   CommandSpec spec;
-  spec.argv = {options_.bin_dir + "/initdb", "-D", layout_.pgdata, "--data-checksums",
-               "--encoding=UTF8", "--locale=C", "--auth-local=peer", "--auth-host=reject",
+  spec.argv = {options_.bin_dir + "/initdb",
+               "-D",
+               layout_.pgdata,
+               "--data-checksums",
+               "--encoding=UTF8",
+               "--locale=C",
+               "--auth-local=peer",
+               "--auth-host=reject",
                "--username=" + user};
   spec.env["NOTIFY_SOCKET"] = std::nullopt;
   if (options_.cluster_user.drop_privileges) spec.run_as = options_.cluster_user.user;
@@ -99,8 +104,10 @@ Status SupervisorImpl::StopLeftover() {
 }
 
 Status SupervisorImpl::StopOurLeftover(const LeftoverCheck& check) {
-  spdlog::warn("a postmaster (pid {}) left over from an earlier skydb still runs on {}; "
-               "fast-stopping it before starting", check.pid, layout_.pgdata);
+  spdlog::warn(
+      "a postmaster (pid {}) left over from an earlier skydb still runs on {}; "
+      "fast-stopping it before starting",
+      check.pid, layout_.pgdata);
   (void)env_.host->Kill(check.pid, SIGINT);
   if (WaitForPidGone(check.pid, options_.timing.stop_timeout).ok()) return Ok();
   spdlog::warn("leftover postmaster {} did not stop within {}; sending SIGQUIT", check.pid,
@@ -139,10 +146,9 @@ Status SupervisorImpl::WaitForPidGone(pid_t pid, std::chrono::milliseconds timeo
 
 Status SupervisorImpl::WriteConfigFiles() {
   const std::string& pgdata = layout_.pgdata;
-  SKYDB_RETURN_IF_ERROR(WriteOwnedFile(
-      pgdata + "/" + kSkydbConfName,
-      RenderSkydbConf(options_.settings_conf, layout_.run, options_.port,
-                      options_.binaries_major)));
+  SKYDB_RETURN_IF_ERROR(WriteOwnedFile(pgdata + "/" + kSkydbConfName,
+                                       RenderSkydbConf(options_.settings_conf, layout_.run,
+                                                       options_.port, options_.binaries_major)));
   SKYDB_ASSIGN_OR_RETURN(std::string conf, env_.fs->ReadFile(pgdata + "/postgresql.conf"));
   if (auto with_include = WithIncludeLine(conf)) {
     SKYDB_RETURN_IF_ERROR(WriteOwnedFile(pgdata + "/postgresql.conf", *with_include));

@@ -1,6 +1,5 @@
 // Starting, watching, restarting, reloading and stopping the postmaster.
 #include <signal.h>
-
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -8,8 +7,8 @@
 
 #include "base/strings.h"
 #include "pgconn/pgconn.h"
-#include "supervisor/postmaster_pid.h"
 #include "skydb/status_file.h"
+#include "supervisor/postmaster_pid.h"
 #include "supervisor/supervisor_impl.h"
 
 namespace skydb::supervisor {
@@ -95,9 +94,8 @@ Result<SupervisorImpl::StartOutcome> SupervisorImpl::StartOnce() {
   if (options_.cluster_user.drop_privileges) spec.run_as = options_.cluster_user.user;
   spec.working_dir = layout_.pgdata;
   spec.parent_death_signal = SIGINT;  // fast shutdown if skydb dies without stopping it
-  auto child = env_.launcher->Spawn(spec, [this](std::string_view line) {
-    CapturePostgresLine(line);
-  });
+  auto child =
+      env_.launcher->Spawn(spec, [this](std::string_view line) { CapturePostgresLine(line); });
   if (!child.ok()) return std::move(child).error();
   child_ = std::move(child).value();
   {
@@ -232,9 +230,10 @@ Status SupervisorImpl::StopPostmaster() {
   (void)child_->Signal(SIGINT);  // fast shutdown: abort transactions, checkpoint, exit
   auto exited = child_->WaitFor(options_.timing.stop_timeout);
   if (!exited) {
-    spdlog::warn("PostgreSQL did not stop within {} (supervisor.stop_timeout); sending SIGQUIT "
-                 "(immediate shutdown: the next start will run crash recovery)",
-                 FormatDuration(options_.timing.stop_timeout));
+    spdlog::warn(
+        "PostgreSQL did not stop within {} (supervisor.stop_timeout); sending SIGQUIT "
+        "(immediate shutdown: the next start will run crash recovery)",
+        FormatDuration(options_.timing.stop_timeout));
     (void)child_->Signal(SIGQUIT);
     exited = child_->WaitFor(options_.timing.stop_timeout);
   }
@@ -306,8 +305,8 @@ void SupervisorImpl::WriteStatusFile(const std::string& error) {
     MutexLock lock(mu_);
     r.state = SupervisorStateName(snap_.state);
     r.started_at = EpochSeconds(snap_.started_at);
-    r.ready_since = snap_.ready_since.time_since_epoch().count() == 0
-                        ? 0 : EpochSeconds(snap_.ready_since);
+    r.ready_since =
+        snap_.ready_since.time_since_epoch().count() == 0 ? 0 : EpochSeconds(snap_.ready_since);
     r.postgres_pid = snap_.postgres_pid;
     r.restarts = snap_.restarts;
     r.last_exit = snap_.last_exit;
@@ -328,7 +327,8 @@ void SupervisorImpl::WriteStatusFile(const std::string& error) {
 
 void SupervisorImpl::CapturePostgresLine(std::string_view line) {
   if (env_.postgres_log) env_.postgres_log(line);
-  if (line.find("No space left on device") != std::string_view::npos) out_of_space_since_start_ = true;
+  if (line.find("No space left on device") != std::string_view::npos)
+    out_of_space_since_start_ = true;
   MutexLock lock(mu_);
   recent_log_.emplace_back(line);
   if (recent_log_.size() > kRecentLogLines) recent_log_.pop_front();
@@ -343,7 +343,8 @@ std::string SupervisorImpl::RecentPostgresLog() const {
                   line.find("ERROR") != std::string::npos;
     std::string text(Trim(line));
     // Drop log_line_prefix's "[pid] " so that one message repeated by each crash shows once.
-    if (auto close = text.find("] "); !text.empty() && text[0] == '[' && close != std::string::npos) {
+    if (auto close = text.find("] ");
+        !text.empty() && text[0] == '[' && close != std::string::npos) {
       text = text.substr(close + 2);
     }
     if (severe && std::find(picked.begin(), picked.end(), text) == picked.end()) {

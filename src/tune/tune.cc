@@ -152,8 +152,9 @@ void AddPools(SettingsBuilder& b, const Pools& p, int cores, bool dev) {
   b.AddOwn("store_pool", p.store_pool,
            "aux_pool " + std::to_string(p.aux_pool) + " + analytics 2 + telemetry 2");
   b.AddOwn("store_writers", p.store_writers,
-           "clamp(" + std::to_string(cores) + " cores / 2, 1, store_pool - 2): fewer writers "
-           "make larger group commits (docs/performance.md)");
+           "clamp(" + std::to_string(cores) +
+               " cores / 2, 1, store_pool - 2): fewer writers "
+               "make larger group commits (docs/performance.md)");
 }
 
 }  // namespace

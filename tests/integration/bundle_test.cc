@@ -6,11 +6,12 @@
 //
 // The bundle under test is staged once at build time (tests/integration/CMakeLists.txt) and
 // embedded into skydb_embedded; this binary stages once more, to compare.
+#include "skydb/bundle.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-#include <gtest/gtest.h>
-#include <gmock/gmock.h>
 
 #include <chrono>
 #include <filesystem>
@@ -21,16 +22,15 @@
 #include "bundle/deps.h"
 #include "bundle/elf.h"
 #include "cli_support.h"
-#include "skydb/bundle.h"
 #include "skydb/env.h"
 #include "supervisor_support.h"
 
 namespace skydb::testing {
 namespace {
 
-using ::testing::HasSubstr;
 using std::chrono::milliseconds;
 using std::chrono::seconds;
+using ::testing::HasSubstr;
 
 CommandOutput RunCommand(std::vector<std::string> argv, seconds timeout = seconds(120)) {
   CommandSpec spec;
@@ -100,8 +100,8 @@ TEST_F(BundleTest, StagingTwiceGivesAByteIdenticalArchive) {
   // The first staging (at build time) had no terminal; this one runs under script(1) to get
   // one, so it also shows the progress line.
   std::string again = root_.Dir("again.skydb-bundle");
-  std::string command = std::string(SKYDB_BINARY) + " bundle stage --from " SKYDB_TEST_PG_DIR
-                        " --out " + again;
+  std::string command =
+      std::string(SKYDB_BINARY) + " bundle stage --from " SKYDB_TEST_PG_DIR " --out " + again;
   auto start = std::chrono::steady_clock::now();
   auto staged = RunCommand({"/usr/bin/script", "-qec", command, "/dev/null"});
   double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -121,12 +121,13 @@ TEST_F(BundleTest, VerifyAcceptsTheBundleAndRejectsAFileThatDiffersFromTheManife
   // The same manifest over one changed file (same size, one byte different).
   const std::string victim = "share/postgresql/15/postgresql.conf.sample";
   std::vector<bundle::ArchiveEntry> entries;
-  Status read = bundle::ReadArchive(archive_->bytes(), "bundle", 0, [&](const bundle::ArchiveMember& m) {
-    std::string data(m.data);
-    if (m.name == victim) data[10] = static_cast<char>(data[10] ^ 0x20);
-    entries.push_back({m.name, "", data, m.mode});
-    return Ok();
-  });
+  Status read =
+      bundle::ReadArchive(archive_->bytes(), "bundle", 0, [&](const bundle::ArchiveMember& m) {
+        std::string data(m.data);
+        if (m.name == victim) data[10] = static_cast<char>(data[10] ^ 0x20);
+        entries.push_back({m.name, "", data, m.mode});
+        return Ok();
+      });
   ASSERT_TRUE(read.ok()) << read.error().message;
   std::string tampered = root_.Dir("tampered.skydb-bundle");
   ASSERT_TRUE(bundle::WriteArchive(tampered, entries, 1, *NewRealFileSystem(), nullptr).ok());
@@ -140,22 +141,26 @@ TEST_F(BundleTest, UserErrorsSayWhatIsWrongAndWhatToDo) {
   auto stage = RunCommand({SKYDB_BINARY, "bundle", "stage", "--from", root_.path(), "--out",
                            root_.Dir("x.skydb-bundle")});
   EXPECT_EQ(stage.exit_code, 1);
-  EXPECT_EQ(stage.err, "skydb bundle stage: " + root_.path() + "/bin/postgres not found: --from "
-                       "must be a PostgreSQL installation directory such as "
-                       "/usr/lib/postgresql/15\n");
+  EXPECT_EQ(stage.err, "skydb bundle stage: " + root_.path() +
+                           "/bin/postgres not found: --from "
+                           "must be a PostgreSQL installation directory such as "
+                           "/usr/lib/postgresql/15\n");
   auto verify = RunCommand({SKYDB_BINARY, "bundle", "verify", root_.Dir("missing")});
   EXPECT_EQ(verify.exit_code, 1);
   EXPECT_THAT(verify.err, HasSubstr("skydb bundle verify: bundle file: "));
   EXPECT_THAT(verify.err, HasSubstr(root_.Dir("missing")));
   auto extract = RunCommand({SKYDB_BINARY, "bundle", "extract", "--data-dir", root_.Dir("d")});
   EXPECT_EQ(extract.exit_code, 1);
-  EXPECT_EQ(extract.err, "skydb bundle extract: no bundle: this skydb has none embedded and "
-                         "postgres.bundle is not set\n");
+  EXPECT_EQ(extract.err,
+            "skydb bundle extract: no bundle: this skydb has none embedded and "
+            "postgres.bundle is not set\n");
   auto list = RunCommand({SKYDB_BINARY, "bundle", "list", "--data-dir", root_.Dir("d")});
   EXPECT_EQ(list.exit_code, 0) << list.err;
-  EXPECT_EQ(list.out, "embedded: none (built without -DSKYDB_EMBED_BUNDLE)\n"
-                      "configured (postgres.bundle): none\n"
-                      "extracted under " + root_.Dir("d") + "/runtime: none\n");
+  EXPECT_EQ(list.out,
+            "embedded: none (built without -DSKYDB_EMBED_BUNDLE)\n"
+            "configured (postgres.bundle): none\n"
+            "extracted under " +
+                root_.Dir("d") + "/runtime: none\n");
 }
 
 // ldd of every extracted ELF file resolves each library inside the extraction or to glibc.
@@ -194,14 +199,21 @@ TEST_F(BundleTest, FlippedByteIsRefusedAtStartWithNothingPartial) {
   std::string flipped = root_.Dir("flipped.skydb-bundle");
   ASSERT_TRUE(NewRealBundleOutput()->WriteFile(flipped, bytes, 0644).ok());
   std::string dir = root_.Dir("d");
-  std::vector<std::string> argv = {SKYDB_BINARY, "--set", "postgres.bundle=" + flipped, "--set",
-                                   "postgres.sources=bundle", "serve", "--embed", "--data-dir", dir};
+  std::vector<std::string> argv = {SKYDB_BINARY,
+                                   "--set",
+                                   "postgres.bundle=" + flipped,
+                                   "--set",
+                                   "postgres.sources=bundle",
+                                   "serve",
+                                   "--embed",
+                                   "--data-dir",
+                                   dir};
   if (::geteuid() == 0) argv.insert(argv.end(), {"--user", TestUser()});
   auto run = RunCommand(argv);
   EXPECT_NE(run.exit_code, 0);
-  EXPECT_THAT(run.out + run.err,
-              HasSubstr("cannot start: bundle " + flipped + ": refused, nothing was extracted: " +
-                        flipped + " is damaged: its SHA-256 does not match"));
+  EXPECT_THAT(run.out + run.err, HasSubstr("cannot start: bundle " + flipped +
+                                           ": refused, nothing was extracted: " + flipped +
+                                           " is damaged: its SHA-256 does not match"));
   std::vector<std::string> left;
   std::error_code ec;
   for (const auto& e : std::filesystem::directory_iterator(dir + "/runtime", ec)) {
@@ -212,8 +224,10 @@ TEST_F(BundleTest, FlippedByteIsRefusedAtStartWithNothingPartial) {
 
 TEST_F(BundleTest, TwoConcurrentExtractionsOfOneDirExtractOnce) {
   std::string dir = root_.Dir("d");
-  std::vector<std::string> argv = {SKYDB_BINARY, "--set", std::string("postgres.bundle=") +
-                                   SKYDB_TEST_BUNDLE, "bundle", "extract", "--data-dir", dir};
+  std::vector<std::string> argv = {
+      SKYDB_BINARY, "--set",   std::string("postgres.bundle=") + SKYDB_TEST_BUNDLE,
+      "bundle",     "extract", "--data-dir",
+      dir};
   CommandOutput a, b;
   std::thread other([&] { b = RunCommand(argv); });
   a = RunCommand(argv);
@@ -229,8 +243,15 @@ TEST_F(BundleTest, TwoConcurrentExtractionsOfOneDirExtractOnce) {
 // The pin applies to the embedded bundle: a mismatch is refused before anything is extracted.
 TEST_F(BundleTest, VersionPinRejectsTheEmbeddedBundleWithoutExtractingIt) {
   std::string dir = root_.Dir("d");
-  std::vector<std::string> argv = {SKYDB_EMBEDDED_BINARY, "--set", "postgres.version=16", "--set",
-                                   "postgres.sources=bundle", "serve", "--embed", "--data-dir", dir};
+  std::vector<std::string> argv = {SKYDB_EMBEDDED_BINARY,
+                                   "--set",
+                                   "postgres.version=16",
+                                   "--set",
+                                   "postgres.sources=bundle",
+                                   "serve",
+                                   "--embed",
+                                   "--data-dir",
+                                   dir};
   if (::geteuid() == 0) argv.insert(argv.end(), {"--user", TestUser()});
   auto run = RunCommand(argv);
   EXPECT_NE(run.exit_code, 0);
@@ -247,24 +268,24 @@ TEST_F(BundleTest, FullDiskDuringExtractionCleansUpAndSaysSo) {
   if (::geteuid() != 0) GTEST_SKIP() << "needs root (mount namespace)";
   std::string dir = root_.Dir("d");
   ASSERT_TRUE(NewRealBundleOutput()->MakeDirs(dir + "/runtime", 0700).ok());
-  std::string script = "mount --make-rprivate / && mount -t tmpfs -o size=8m none " + dir +
-                       "/runtime && " + SKYDB_BINARY + " --set postgres.bundle=" +
-                       SKYDB_TEST_BUNDLE + " bundle extract --data-dir " + dir +
-                       "; echo \"exit=$?\"; echo left: $(ls -A " + dir + "/runtime)";
+  std::string script =
+      "mount --make-rprivate / && mount -t tmpfs -o size=8m none " + dir + "/runtime && " +
+      SKYDB_BINARY + " --set postgres.bundle=" + SKYDB_TEST_BUNDLE + " bundle extract --data-dir " +
+      dir + "; echo \"exit=$?\"; echo left: $(ls -A " + dir + "/runtime)";
   auto run = RunCommand({"/usr/bin/unshare", "-m", "/bin/sh", "-c", script});
   EXPECT_THAT(run.out, HasSubstr("exit=1\nleft: .extract.lock\n")) << run.out << run.err;
   EXPECT_THAT(run.err, HasSubstr("ran out of disk space while extracting; the partial extraction "
                                  "was removed; free at least " +
-                                 std::to_string((manifest_->total_size >> 20) + 1) +
-                                 " MiB in " + dir + "/runtime and start again"));
+                                 std::to_string((manifest_->total_size >> 20) + 1) + " MiB in " +
+                                 dir + "/runtime and start again"));
   EXPECT_THAT(run.err, HasSubstr("no space left on device"));
 }
 
 // The embedded binary, in a mount namespace where /usr/lib/postgresql and
 // /usr/share/postgresql are empty, with the bundle the only allowed source.
 TEST_F(BundleTest, EmbeddedBundleServesWithSystemPostgresHidden) {
-  if (::geteuid() != 0) GTEST_SKIP() << "needs root (mount namespace; cluster runs as "
-                                     << TestUser() << ")";
+  if (::geteuid() != 0)
+    GTEST_SKIP() << "needs root (mount namespace; cluster runs as " << TestUser() << ")";
   std::string dir = root_.Dir("d");
   auto listed = RunCommand({SKYDB_EMBEDDED_BINARY, "bundle", "list", "--data-dir", dir});
   EXPECT_THAT(listed.out, HasSubstr("embedded: PostgreSQL " + manifest_->pg_version));
@@ -274,7 +295,8 @@ TEST_F(BundleTest, EmbeddedBundleServesWithSystemPostgresHidden) {
       "if [ -e /usr/lib/postgresql/15/bin/postgres ]; then exit 97; fi && exec " +
       std::string(SKYDB_EMBEDDED_BINARY) +
       " --set postgres.sources=bundle --set supervisor.backoff_initial=100ms serve --embed "
-      "--data-dir " + dir + " --user " + TestUser();
+      "--data-dir " +
+      dir + " --user " + TestUser();
   auto start = std::chrono::steady_clock::now();
   DaemonProcess d("/usr/bin/unshare", {"-m", "/bin/sh", "-c", script});
   auto deadline = start + seconds(120);
@@ -291,8 +313,8 @@ TEST_F(BundleTest, EmbeddedBundleServesWithSystemPostgresHidden) {
   ASSERT_TRUE(status.has_value());
   EXPECT_EQ(status->bin_dir, bin_dir);
   // The banner is logged just after the status file says ready.
-  std::string banner = "binaries " + bin_dir + " from bundle: embedded (PostgreSQL " +
-                       manifest_->pg_version + ")";
+  std::string banner =
+      "binaries " + bin_dir + " from bundle: embedded (PostgreSQL " + manifest_->pg_version + ")";
   auto logged = std::chrono::steady_clock::now() + seconds(10);
   while (!d.LogContains(banner) && std::chrono::steady_clock::now() < logged) {
     std::this_thread::sleep_for(milliseconds(20));

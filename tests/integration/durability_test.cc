@@ -1,12 +1,11 @@
 // Nothing acknowledged is lost: real `skydb serve --embed` daemons under sustained ledger
 // writes over RESP, with kill -9 of skydb, kill -9 of the postmaster, an async crash and a
 // frozen PostgreSQL. Run as root; the cluster runs as SKYDB_TEST_USER. Every wait is bounded.
+#include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/mount.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
-
-#include <gtest/gtest.h>
 
 #include <cstdlib>
 #include <fstream>
@@ -173,8 +172,8 @@ TEST_F(DurabilityTest, AsyncCrashLosesOnlyItsWindow) {
 // writes acknowledged within that lag of the stall — not the whole stall, as it used to.
 TEST_F(DurabilityTest, AsyncLossIsBoundedWhilePostgresStalls) {
   constexpr auto kMaxLag = milliseconds(200);
-  auto d = ServeReady({"store.durability=async", "store.async_max_lag=200ms",
-                       "store.write_timeout=20s"});
+  auto d = ServeReady(
+      {"store.durability=async", "store.async_max_lag=200ms", "store.write_timeout=20s"});
   Ledger ledger(Options());
   ledger.Start();
   ASSERT_TRUE(ledger.WaitForAcks(1000, seconds(30))) << d->Log();
@@ -229,8 +228,8 @@ TEST_F(DurabilityTest, NoReplyReflectsAWriteInFlightAcrossACrash) {
   auto b = RespClient::Connect(socket_, milliseconds(30000));
   ASSERT_TRUE(b.ok()) << b.error().message;
   auto started = SteadyClock::now();
-  auto replies = b->Pipeline({{"GET", "sess"}, {"SET", "sess", "bob", "NX"},
-                              {"EXPIRE", "sess", "50"}, {"GET", "other"}});
+  auto replies = b->Pipeline(
+      {{"GET", "sess"}, {"SET", "sess", "bob", "NX"}, {"EXPIRE", "sess", "50"}, {"GET", "other"}});
   auto took = SteadyClock::now() - started;
   ASSERT_TRUE(replies.ok()) << replies.error().message;
   for (int i = 0; i < 3; ++i) {
@@ -302,7 +301,8 @@ TEST_F(DurabilityTest, FrozenPostgresServesReadsFailsWritesAfterTimeoutThenRecov
   EXPECT_TRUE(problems.empty()) << Lines(problems);
   EXPECT_EQ(RedisCli(socket_, {"GET", "before"}), "kept");
   std::cout << "[measured] frozen PostgreSQL: GET from memory in "
-            << std::chrono::duration_cast<milliseconds>(read_took).count() << " ms, SET failed after "
+            << std::chrono::duration_cast<milliseconds>(read_took).count()
+            << " ms, SET failed after "
             << std::chrono::duration_cast<milliseconds>(write_took).count() << " ms\n";
   StopCleanly(*d);
 }
@@ -311,20 +311,32 @@ TEST_F(DurabilityTest, FrozenPostgresServesReadsFailsWritesAfterTimeoutThenRecov
 // a random moment, waits until writes are acknowledged again (the bound: 30 s), pauses the writers
 // and verifies every key. Faults rotate so each appears in every run. LEDGER_FAULT_CYCLES sets the
 // number of cycles (default 20; the long mode in docs/reliability.md runs 500).
-enum class Fault { kKillSkydb, kKillPostmaster, kStopPostmaster, kRestartSkydb, kFastRestartPostgres,
-                   kFullQueue };
-constexpr Fault kFaults[] = {Fault::kKillSkydb,      Fault::kKillPostmaster,
-                             Fault::kStopPostmaster, Fault::kRestartSkydb,
+enum class Fault {
+  kKillSkydb,
+  kKillPostmaster,
+  kStopPostmaster,
+  kRestartSkydb,
+  kFastRestartPostgres,
+  kFullQueue
+};
+constexpr Fault kFaults[] = {Fault::kKillSkydb,           Fault::kKillPostmaster,
+                             Fault::kStopPostmaster,      Fault::kRestartSkydb,
                              Fault::kFastRestartPostgres, Fault::kFullQueue};
 
 const char* FaultName(Fault f) {
   switch (f) {
-    case Fault::kKillSkydb: return "kill -9 skydb";
-    case Fault::kKillPostmaster: return "kill -9 postmaster";
-    case Fault::kStopPostmaster: return "SIGSTOP postmaster 10 s";
-    case Fault::kRestartSkydb: return "skydb restart (SIGTERM) under load";
-    case Fault::kFastRestartPostgres: return "PostgreSQL fast shutdown (SIGINT), supervisor restarts it";
-    case Fault::kFullQueue: return "PostgreSQL frozen 3 s with a full write queue";
+    case Fault::kKillSkydb:
+      return "kill -9 skydb";
+    case Fault::kKillPostmaster:
+      return "kill -9 postmaster";
+    case Fault::kStopPostmaster:
+      return "SIGSTOP postmaster 10 s";
+    case Fault::kRestartSkydb:
+      return "skydb restart (SIGTERM) under load";
+    case Fault::kFastRestartPostgres:
+      return "PostgreSQL fast shutdown (SIGINT), supervisor restarts it";
+    case Fault::kFullQueue:
+      return "PostgreSQL frozen 3 s with a full write queue";
   }
   return "?";
 }
@@ -379,7 +391,8 @@ TEST_F(DurabilityTest, FaultCyclesLoseNothingAcknowledged) {
         auto burst = RespClient::Connect(socket_, milliseconds(20000));
         ASSERT_TRUE(burst.ok()) << burst.error().message;
         std::vector<std::vector<std::string>> sets_burst;
-        for (int i = 0; i < 400; ++i) sets_burst.push_back({"SET", "burst:" + std::to_string(i), "x"});
+        for (int i = 0; i < 400; ++i)
+          sets_burst.push_back({"SET", "burst:" + std::to_string(i), "x"});
         std::thread thaw([&frozen] {
           std::this_thread::sleep_for(seconds(3));
           for (pid_t pid : frozen) ::kill(pid, SIGCONT);
@@ -389,7 +402,9 @@ TEST_F(DurabilityTest, FaultCyclesLoseNothingAcknowledged) {
         ASSERT_TRUE(replies.ok()) << replies.error().message;
         int refused = 0;
         for (const auto& r : *replies) {
-          if (r.type == RespReply::Type::kError && r.text.find("write queue full") != std::string::npos) ++refused;
+          if (r.type == RespReply::Type::kError &&
+              r.text.find("write queue full") != std::string::npos)
+            ++refused;
         }
         EXPECT_GT(refused, 0) << "the burst never found the queue full";
         break;
@@ -398,7 +413,8 @@ TEST_F(DurabilityTest, FaultCyclesLoseNothingAcknowledged) {
     auto fault_over = SteadyClock::now();
     auto back = ledger.WaitForAcks(20, seconds(30));
     ASSERT_TRUE(back) << "cycle " << cycle << " (" << FaultName(fault)
-                      << "): no writes acknowledged within 30 s\n" << d->Log();
+                      << "): no writes acknowledged within 30 s\n"
+                      << d->Log();
     auto recovery = std::chrono::duration_cast<milliseconds>(SteadyClock::now() - fault_over);
     (void)injected;
     auto& worst = worst_recovery[FaultName(fault)];
@@ -415,8 +431,8 @@ TEST_F(DurabilityTest, FaultCyclesLoseNothingAcknowledged) {
             << " writes acknowledged, " << ledger.failed() << " failed (not acknowledged), "
             << "no acknowledged write lost\n";
   for (const auto& [name, worst] : worst_recovery) {
-    std::cout << "[measured]   " << name << ": writes acknowledged again within "
-              << worst.count() << " ms of the fault's end (worst cycle)\n";
+    std::cout << "[measured]   " << name << ": writes acknowledged again within " << worst.count()
+              << " ms of the fault's end (worst cycle)\n";
   }
   StopCleanly(*d);
 }
@@ -426,7 +442,8 @@ class SmallFilesystem {
  public:
   SmallFilesystem(const std::string& path, const std::string& size) : path_(path) {
     ::mkdir(path.c_str(), 0755);
-    mounted_ = ::mount("tmpfs", path.c_str(), "tmpfs", 0, ("size=" + size + ",mode=0755").c_str()) == 0;
+    mounted_ =
+        ::mount("tmpfs", path.c_str(), "tmpfs", 0, ("size=" + size + ",mode=0755").c_str()) == 0;
   }
   ~SmallFilesystem() {
     if (mounted_) ::umount2(path_.c_str(), MNT_DETACH);
@@ -526,8 +543,8 @@ TEST_F(DurabilityTest, PostmasterKilledOnAFullDiskComesBackOnceSpaceIsFreed) {
   ASSERT_GT(postmaster, 0);
   ASSERT_EQ(::kill(postmaster, SIGKILL), 0);
   std::this_thread::sleep_for(seconds(8));  // long enough for six ordinary crashes to end it
-  EXPECT_FALSE(d->WaitExit(milliseconds(1)).has_value())
-      << "skydb gave up on a full disk\n" << d->Log();
+  EXPECT_FALSE(d->WaitExit(milliseconds(1)).has_value()) << "skydb gave up on a full disk\n"
+                                                         << d->Log();
   bool waited_out = d->LogContains("is full (No space left on device); free space there");
   EXPECT_EQ(RedisCli(socket_, {"GET", "kept"}), "v");  // reads still served from memory
 
@@ -545,8 +562,7 @@ TEST_F(DurabilityTest, PostmasterKilledOnAFullDiskComesBackOnceSpaceIsFreed) {
   std::cout << "[measured] postmaster killed on a full disk ("
             << (waited_out ? "recovery could not write: waited out"
                            : "recovery needed no new space")
-            << "): writes served again " << serving_after.count()
-            << " ms after space was freed\n";
+            << "): writes served again " << serving_after.count() << " ms after space was freed\n";
   StopCleanly(*d);
 }
 

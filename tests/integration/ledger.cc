@@ -31,8 +31,8 @@ std::string Ledger::KeyName(int writer, int key) const {
 }
 
 std::string Ledger::Value(int writer, int key, long seq) const {
-  std::string v = "L|" + std::to_string(writer) + "|" + std::to_string(key) + "|" +
-                  std::to_string(seq) + "|";
+  std::string v =
+      "L|" + std::to_string(writer) + "|" + std::to_string(key) + "|" + std::to_string(seq) + "|";
   for (size_t i = 0; v.size() < options_.value_bytes; ++i) {
     v.push_back(static_cast<char>('a' + (static_cast<size_t>(seq) + i) % 26));
   }
@@ -75,7 +75,8 @@ void Ledger::WriterLoop(int writer) {
       std::lock_guard<std::mutex> lock(state.mu);
       seq = ++state.attempted;
     }
-    auto reply = client->Command({"SET", KeyName(writer, key), Value(writer, key, seq), "EX", "3600"});
+    auto reply =
+        client->Command({"SET", KeyName(writer, key), Value(writer, key, seq), "EX", "3600"});
     if (reply.ok() && reply->IsOk()) {
       std::lock_guard<std::mutex> lock(state.mu);
       state.acks.push_back({seq, SteadyClock::now()});
@@ -112,8 +113,8 @@ std::vector<std::optional<long>> Ledger::ReadAll(const std::string& socket,
     for (int k = 0; k < options_.keys_per_writer; ++k) {
       auto reply = client->Command({"GET", KeyName(w, k)});
       if (!reply.ok() || reply->type == RespReply::Type::kError) {
-        problems.push_back(KeyName(w, k) + ": GET failed: " +
-                           (reply.ok() ? reply->text : reply.error().message));
+        problems.push_back(KeyName(w, k) +
+                           ": GET failed: " + (reply.ok() ? reply->text : reply.error().message));
         seqs.push_back(std::nullopt);
         continue;
       }

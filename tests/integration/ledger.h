@@ -16,9 +16,9 @@
 namespace skydb::testing {
 
 struct LedgerOptions {
-  std::string socket;             // the daemon's RESP socket
+  std::string socket;  // the daemon's RESP socket
   int writers = 8;
-  int keys_per_writer = 32;       // each key has exactly one writer
+  int keys_per_writer = 32;  // each key has exactly one writer
   size_t value_bytes = 200;
   std::string key_prefix = "ledger";
   std::chrono::milliseconds reconnect_every{20};
@@ -61,8 +61,8 @@ class Ledger {
   };
   struct KeyState {
     std::mutex mu;
-    long attempted = 0;      // highest sequence number sent
-    std::vector<Ack> acks;   // in sequence order
+    long attempted = 0;     // highest sequence number sent
+    std::vector<Ack> acks;  // in sequence order
   };
 
   std::string KeyName(int writer, int key) const;

@@ -2,10 +2,9 @@
 // PostgreSQL 15 clusters — several daemons on one database, schema versions, user errors, the
 // Citus migration, a synchronous standby promoted under ledger load, and a server that turns
 // read-only. Run as root; the clusters run as SKYDB_TEST_USER. Every wait is bounded.
+#include <gtest/gtest.h>
 #include <signal.h>
 #include <unistd.h>
-
-#include <gtest/gtest.h>
 
 #include <algorithm>
 #include <atomic>
@@ -160,9 +159,11 @@ TEST_F(ExternalTest, DaemonsStartingTogetherMigrateOnceAndReadEachOthersWrites) 
   for (auto& t : writers) t.join();
   for (int k = 0; k < 5; ++k) {
     std::string key = "hot" + std::to_string(k);
-    std::string row = Q("SELECT convert_from(data, 'UTF8') FROM sky_sessions WHERE id = "
-                        "convert_to('" + key + "', 'UTF8')",
-                        "t_coherence");
+    std::string row =
+        Q("SELECT convert_from(data, 'UTF8') FROM sky_sessions WHERE id = "
+          "convert_to('" +
+              key + "', 'UTF8')",
+          "t_coherence");
     EXPECT_EQ(acked.count(row), 1u) << key << " = " << row;
     EXPECT_EQ(Get(a, key), row);
     EXPECT_EQ(Get(b, key), row);
@@ -190,8 +191,8 @@ TEST_F(ExternalTest, SchemaNewerThanTheBinaryIsRefusedOlderIsMigrated) {
     EXPECT_EQ(d->StopCleanly(seconds(20)), "");
   }
   // Older: as if a previous skydb had stopped before migration 103.
-  ASSERT_TRUE(cluster_->Sql("DELETE FROM skydb_schema_migrations WHERE version = 103", "t_schema")
-                  .ok());
+  ASSERT_TRUE(
+      cluster_->Sql("DELETE FROM skydb_schema_migrations WHERE version = 103", "t_schema").ok());
   {
     auto d = StartExternal(url, dir);
     ASSERT_TRUE(WaitForPong(StoreSocket(dir), seconds(60))) << d->Log();
@@ -199,16 +200,18 @@ TEST_F(ExternalTest, SchemaNewerThanTheBinaryIsRefusedOlderIsMigrated) {
     EXPECT_EQ(d->StopCleanly(seconds(20)), "");
   }
   // Newer: a later skydb migrated this database.
-  ASSERT_TRUE(cluster_->Sql("INSERT INTO skydb_schema_migrations (version, name) VALUES "
-                            "(999, 'from a newer skydb')",
-                            "t_schema")
+  ASSERT_TRUE(cluster_
+                  ->Sql("INSERT INTO skydb_schema_migrations (version, name) VALUES "
+                        "(999, 'from a newer skydb')",
+                        "t_schema")
                   .ok());
   auto d = StartExternal(url, dir);
   auto status = d->WaitExit(seconds(60));
   ASSERT_TRUE(status.has_value()) << d->Log();
   EXPECT_EQ(status->exit_code, 1);
-  EXPECT_TRUE(d->LogContains("schema migration 999 (from a newer skydb), which this skydb does "
-                             "not know"))
+  EXPECT_TRUE(
+      d->LogContains("schema migration 999 (from a newer skydb), which this skydb does "
+                     "not know"))
       << d->Log();
 }
 
@@ -272,7 +275,8 @@ TEST_F(ExternalTest, RoleNamedSkydbRestartsOnItsOwnSchema) {
   std::string dir = root_.Dir("d");
   for (int start = 0; start < 2; ++start) {
     auto d = StartExternal(url, dir);
-    ASSERT_TRUE(WaitForPong(StoreSocket(dir), seconds(60))) << "start " << start << "\n" << d->Log();
+    ASSERT_TRUE(WaitForPong(StoreSocket(dir), seconds(60))) << "start " << start << "\n"
+                                                            << d->Log();
     RespClient c = Client(StoreSocket(dir));
     if (start == 0) {
       ASSERT_TRUE(Set(c, "kept", "across restarts"));
@@ -407,7 +411,7 @@ TEST_F(FailoverTest, ReadOnlyServerIsLeftForTheReadWriteHost) {
   EXPECT_EQ(*(*y)->Query("SELECT convert_from(data, 'UTF8') FROM sky_sessions WHERE id = "
                          "convert_to('after', 'UTF8')"),
             "on-y");
-  EXPECT_EQ(Get(c, "after"), "on-y");     // the reader moved too
+  EXPECT_EQ(Get(c, "after"), "on-y");    // the reader moved too
   EXPECT_EQ(Get(c, "before"), "(nil)");  // x's row is not on y: they are not replicas
   EXPECT_TRUE(d->LogContains("read-only")) << d->Log();
   EXPECT_EQ(d->StopCleanly(seconds(20)), "");

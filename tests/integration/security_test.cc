@@ -1,13 +1,14 @@
 // Bad input and security against real daemons (docs/security.md): oversized input gets
 // its documented error; every byte value round-trips through PostgreSQL and a restart; 10,000
 // clients are held and the one over the limit is told why; trickling (slowloris) clients do not
-// slow others; clients that do not read their replies cannot exhaust the daemon's memory; nothing listens on TCP unless configured; sockets and directories have their
-// documented modes; a world-writable DIR is refused; the password appears nowhere; failed AUTHs
-// are counted and slowed. Run as root (the cluster runs as SKYDB_TEST_USER).
+// slow others; clients that do not read their replies cannot exhaust the daemon's memory; nothing
+// listens on TCP unless configured; sockets and directories have their documented modes; a
+// world-writable DIR is refused; the password appears nowhere; failed AUTHs are counted and slowed.
+// Run as root (the cluster runs as SKYDB_TEST_USER).
 #include <arpa/inet.h>
 #include <fcntl.h>
-#include <netinet/in.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/resource.h>

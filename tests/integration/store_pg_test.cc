@@ -1,6 +1,5 @@
 // The shared store suite over real PostgreSQL 15, plus what only a real server shows.
 #include <libpq-fe.h>
-
 #include <spdlog/sinks/ostream_sink.h>
 #include <spdlog/spdlog.h>
 
@@ -137,9 +136,14 @@ UnixMillis NowMs() {
 // `n` rows of 2 KB whose deadline passed an hour ago.
 void InsertExpiredRows(int n) {
   std::string expired = std::to_string(NowMs() - 3600 * 1000);
-  Exec("INSERT INTO sky_sessions (id, expires_at, expiry_bucket, data) SELECT convert_to('old:' || g,"
-       " 'UTF8'), " + expired + ", " + expired + " / 3600000, convert_to(repeat('v', 2048), 'UTF8')"
-       " FROM generate_series(1, " + std::to_string(n) + ") g");
+  Exec(
+      "INSERT INTO sky_sessions (id, expires_at, expiry_bucket, data) SELECT convert_to('old:' || "
+      "g,"
+      " 'UTF8'), " +
+      expired + ", " + expired +
+      " / 3600000, convert_to(repeat('v', 2048), 'UTF8')"
+      " FROM generate_series(1, " +
+      std::to_string(n) + ") g");
 }
 
 // The sweep deletes in statements of at most 500 rows; each is its own short transaction and
@@ -182,13 +186,14 @@ TEST(PostgresSweep, DeletesInBoundedStatementsWhileWritersCommit) {
   writes.join();
   EXPECT_EQ(deleted, kExpired);
   EXPECT_GT(commits.load(), 0);
-  auto ms = [](auto d) { return std::chrono::duration_cast<std::chrono::microseconds>(d).count() / 1000.0; };
+  auto ms = [](auto d) {
+    return std::chrono::duration_cast<std::chrono::microseconds>(d).count() / 1000.0;
+  };
   // Generous bound for a loaded CI machine under ASan; the measured figure goes in docs/store.md.
   EXPECT_LT(ms(longest_statement), 2000.0);
   std::cout << "[measured] swept " << deleted << " expired 2 KB rows in " << statements
-            << " statements; longest statement (longest lock) " << ms(longest_statement)
-            << " ms; " << commits.load() << " concurrent commits, longest " << ms(longest_commit)
-            << " ms\n";
+            << " statements; longest statement (longest lock) " << ms(longest_statement) << " ms; "
+            << commits.load() << " concurrent commits, longest " << ms(longest_commit) << " ms\n";
 }
 
 TEST(PostgresSweep, OneSweeperPerDatabase) {

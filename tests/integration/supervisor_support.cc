@@ -165,8 +165,8 @@ std::string Fingerprint(const std::string& dir) {
     struct stat st {};
     if (::lstat(entry.path().c_str(), &st) != 0) continue;
     lines.push_back(entry.path().string() + " " + std::to_string(st.st_size) + " " +
-                    std::to_string(st.st_mtim.tv_sec) + "." +
-                    std::to_string(st.st_mtim.tv_nsec) + " " + std::to_string(st.st_mode));
+                    std::to_string(st.st_mtim.tv_sec) + "." + std::to_string(st.st_mtim.tv_nsec) +
+                    " " + std::to_string(st.st_mode));
   }
   std::sort(lines.begin(), lines.end());
   return Join(lines, "\n");

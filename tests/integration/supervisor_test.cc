@@ -1,9 +1,8 @@
 // `skydb serve --embed` against real PostgreSQL, run as root with the cluster owned by the
 // unprivileged test user (SKYDB_TEST_USER, default skydbtest). Every wait is bounded.
+#include <gtest/gtest.h>
 #include <signal.h>
 #include <unistd.h>
-
-#include <gtest/gtest.h>
 
 #include <fstream>
 #include <iostream>
@@ -85,7 +84,8 @@ TEST_F(SupervisorIntegrationTest, SettingsAgreeWithTune) {
   for (const char* name : {"max_connections", "shared_buffers"}) {
     std::string want;
     for (const auto& line : Split(tune.out, '\n')) {
-      if (StartsWith(line, std::string(name) + " = ")) want = line.substr(std::string(name).size() + 3);
+      if (StartsWith(line, std::string(name) + " = "))
+        want = line.substr(std::string(name).size() + 3);
     }
     ASSERT_FALSE(want.empty()) << name << " missing from skydb tune:\n" << tune.out;
     EXPECT_EQ(Psql(dir_, std::string("SHOW ") + name), want) << name;
@@ -158,7 +158,10 @@ TEST_F(SupervisorIntegrationTest, KilledDaemonLeavesNoPostgresAndNextStartWorks)
 }
 
 TEST_F(SupervisorIntegrationTest, LeftoverPostmasterIsFoundAndStopped) {
-  { auto d = ServeReady(); StopCleanly(*d); }
+  {
+    auto d = ServeReady();
+    StopCleanly(*d);
+  }
   // A postmaster the daemon did not start (as an earlier daemon's would be): no death signal.
   auto user = LookupUser(TestUser());
   ChildSpec spec;
@@ -246,7 +249,10 @@ TEST_F(SupervisorIntegrationTest, SecondDaemonFailsNamingTheHolder) {
 }
 
 TEST_F(SupervisorIntegrationTest, OtherMajorIsRefusedUntouched) {
-  { auto d = ServeReady(); StopCleanly(*d); }
+  {
+    auto d = ServeReady();
+    StopCleanly(*d);
+  }
   { std::ofstream(dir_ + "/pgdata/PG_VERSION") << "14\n"; }
   std::string before = Fingerprint(dir_ + "/pgdata");
   auto d = Serve();
@@ -292,15 +298,15 @@ TEST_F(SupervisorIntegrationTest, RootWithoutRunAsUserIsRefused) {
   auto status = d.WaitExit(seconds(30));
   ASSERT_TRUE(status.has_value());
   EXPECT_NE(status->exit_code, 0);
-  EXPECT_TRUE(d.LogContains("skydb is running as root and PostgreSQL refuses to run as root: "
-                            "set run_as_user in the config or pass --user NAME"))
+  EXPECT_TRUE(
+      d.LogContains("skydb is running as root and PostgreSQL refuses to run as root: "
+                    "set run_as_user in the config or pass --user NAME"))
       << d.Log();
   EXPECT_FALSE(NewRealFileSystem()->Exists(dir_)) << "nothing is created before the refusal";
 }
 
 TEST_F(SupervisorIntegrationTest, CrashLoopExitsWithTheReason) {
-  auto d = Serve({"supervisor.max_crashes=2"},
-                 {{"SKYDB_POSTGRES_SETTINGS_WAL_LEVEL", "bogus"}});
+  auto d = Serve({"supervisor.max_crashes=2"}, {{"SKYDB_POSTGRES_SETTINGS_WAL_LEVEL", "bogus"}});
   auto status = d->WaitExit(seconds(60));
   ASSERT_TRUE(status.has_value()) << d->Log();
   EXPECT_NE(status->exit_code, 0);
@@ -394,8 +400,7 @@ TEST_F(SupervisorIntegrationTest, MemoryOnlyServeSaysSoAndNeedsNoPostgres) {
   std::string socket = dir_ + "/run/skydb.sock";
   ASSERT_TRUE(WaitForPong(socket, seconds(30))) << d->Log();
   EXPECT_EQ(RedisCli(socket, {"SET", "k", "v"}), "OK");
-  EXPECT_NE(RedisCli(socket, {"INFO", "persistence"}).find("store_kind:memory"),
-            std::string::npos);
+  EXPECT_NE(RedisCli(socket, {"INFO", "persistence"}).find("store_kind:memory"), std::string::npos);
   EXPECT_TRUE(d->LogContains("MEMORY-ONLY store")) << d->Log();
   EXPECT_FALSE(NewRealFileSystem()->Exists(dir_ + "/pgdata"));
   StopCleanly(*d);

@@ -55,11 +55,10 @@ Status TestCluster::Launch(const std::vector<std::string>& settings) {
   std::string options = "-c listen_addresses='' -c unix_socket_directories=" + dir_ +
                         " -c fsync=off -c max_connections=60 -c shared_buffers=64MB";
   for (const auto& s : settings) options += " -c " + s;
-  SKYDB_ASSIGN_OR_RETURN(
-      CommandOutput start,
-      RunAsClusterUser({bin_dir_ + "/pg_ctl", "-w", "-D", pgdata(), "-l", dir_ + "/log", "-o",
-                        options, "start"},
-                       OptionalRunAs(user_)));
+  SKYDB_ASSIGN_OR_RETURN(CommandOutput start,
+                         RunAsClusterUser({bin_dir_ + "/pg_ctl", "-w", "-D", pgdata(), "-l",
+                                           dir_ + "/log", "-o", options, "start"},
+                                          OptionalRunAs(user_)));
   if (start.exit_code != 0) {
     return Error::Unavailable("pg_ctl start failed: " + start.out + start.err);
   }
@@ -83,8 +82,8 @@ Result<std::unique_ptr<TestCluster>> TestCluster::StartStandby(const TestCluster
   SKYDB_ASSIGN_OR_RETURN(auto cluster, Prepare());
   SKYDB_ASSIGN_OR_RETURN(
       CommandOutput copy,
-      RunAsClusterUser({cluster->bin_dir_ + "/pg_basebackup", "-D", cluster->pgdata(), "-R",
-                        "-X", "stream", "-c", "fast", "-h", primary.dir_, "-p", "5432"},
+      RunAsClusterUser({cluster->bin_dir_ + "/pg_basebackup", "-D", cluster->pgdata(), "-R", "-X",
+                        "stream", "-c", "fast", "-h", primary.dir_, "-p", "5432"},
                        OptionalRunAs(cluster->user_)));
   if (copy.exit_code != 0) return Error::Unavailable("pg_basebackup failed: " + copy.err);
   // Promoted, it must not wait for a standby of its own.
@@ -146,9 +145,8 @@ TestCluster::~TestCluster() {
     if (found.ok()) user = *found;
   }
   if (started_) {
-    (void)RunAsClusterUser({bin_dir_ + "/pg_ctl", "-w", "-D", dir_ + "/pgdata", "-m", "fast",
-                            "stop"},
-                           user);
+    (void)RunAsClusterUser(
+        {bin_dir_ + "/pg_ctl", "-w", "-D", dir_ + "/pgdata", "-m", "fast", "stop"}, user);
   }
   std::error_code ec;
   if (!dir_.empty()) std::filesystem::remove_all(dir_, ec);

@@ -41,15 +41,20 @@ class FakeDurable final : public DurableBackend {
     std::set<std::string> seen;
     for (const auto& w : writes) {
       if (!seen.insert(w.key).second) {
-        return Error::Unavailable("fake: ON CONFLICT DO UPDATE command cannot affect row a "
-                                  "second time");
+        return Error::Unavailable(
+            "fake: ON CONFLICT DO UPDATE command cannot affect row a "
+            "second time");
       }
     }
     for (const auto& w : writes) {
       state_->log.push_back(w);
       switch (w.kind) {
-        case DurableWrite::Kind::kUpsert: state_->rows[w.key] = {w.value, w.expires_at}; break;
-        case DurableWrite::Kind::kDelete: state_->rows.erase(w.key); break;
+        case DurableWrite::Kind::kUpsert:
+          state_->rows[w.key] = {w.value, w.expires_at};
+          break;
+        case DurableWrite::Kind::kDelete:
+          state_->rows.erase(w.key);
+          break;
         case DurableWrite::Kind::kTouch: {
           auto it = state_->rows.find(w.key);
           if (it != state_->rows.end()) it->second.expires_at = w.expires_at;

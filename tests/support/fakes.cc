@@ -40,8 +40,7 @@ void FakeFileSystem::EnsureParents(const std::string& path) {
   }
 }
 
-void FakeFileSystem::AddFile(const std::string& path, const std::string& contents,
-                             uint32_t mode) {
+void FakeFileSystem::AddFile(const std::string& path, const std::string& contents, uint32_t mode) {
   EnsureParents(path);
   Node node;
   node.info.type = FileType::kRegular;

@@ -11,8 +11,8 @@ namespace skydb::testing {
 using std::chrono::milliseconds;
 using std::chrono::seconds;
 
-Result<SetReply> StoreHarness::Set(const std::string& key, const std::string& value,
-                                   Expiry expiry, SetCondition condition, bool return_old) {
+Result<SetReply> StoreHarness::Set(const std::string& key, const std::string& value, Expiry expiry,
+                                   SetCondition condition, bool return_old) {
   SetRequest request{key, value, expiry, condition, return_old};
   return Await<SetReply>([&](auto cb) { store().Set(request, cb); });
 }

@@ -7,14 +7,13 @@
 //
 // Prints "ready" on stdout once listening; SIGTERM or SIGINT shuts it down (drain 5 s).
 #include <signal.h>
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
 
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <string>
-
-#include <spdlog/sinks/stdout_color_sinks.h>
-#include <spdlog/spdlog.h>
 
 #include "skydb/resp.h"
 #include "skydb/store.h"

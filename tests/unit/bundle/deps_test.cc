@@ -1,7 +1,7 @@
 #include "bundle/deps.h"
 
-#include <gtest/gtest.h>
 #include <gmock/gmock.h>
+#include <gtest/gtest.h>
 
 namespace skydb::bundle {
 namespace {
@@ -67,13 +67,14 @@ TEST(WalkTest, FindsThisBinarysLibrariesButNotGlibc) {
   auto fs = NewRealFileSystem();
   auto self = fs->RealPath("/proc/self/exe");
   ASSERT_TRUE(self.ok());
-  auto walk = WalkDependencies({*self}, *fs, DefaultLibraryDirs(
+  auto walk = WalkDependencies({*self}, *fs,
+                               DefaultLibraryDirs(
 #if defined(__aarch64__)
-                                                 "aarch64"
+                                   "aarch64"
 #else
-                                                 "x86_64"
+                                   "x86_64"
 #endif
-                                                 ));
+                                   ));
   ASSERT_TRUE(walk.ok()) << walk.error().message;
   std::vector<std::string> names;
   for (const auto& lib : walk->libraries) {

@@ -1,7 +1,7 @@
 #include "bundle/elf.h"
 
-#include <gtest/gtest.h>
 #include <gmock/gmock.h>
+#include <gtest/gtest.h>
 
 #include "skydb/env.h"
 
@@ -50,7 +50,9 @@ TEST(ElfTest, RefusesWhatIsNotElf) {
   auto text = ParseElf("#!/bin/sh\necho hi\n", "script");
   ASSERT_FALSE(text.ok());
   EXPECT_EQ(text.error().message, "script: not an ELF file");
-  EXPECT_FALSE(LooksLikeElf("\x7f" "EL"));
+  EXPECT_FALSE(
+      LooksLikeElf("\x7f"
+                   "EL"));
 }
 
 TEST(ElfTest, RefusesATruncatedImageInsteadOfReadingPastIt) {

@@ -1,10 +1,9 @@
 // Verification and extraction over small synthetic bundles in a temporary directory: the
 // real archive format and the real filesystem, with failures injected through BundleOutput.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <sys/utsname.h>
-
-#include <gtest/gtest.h>
-#include <gmock/gmock.h>
 
 #include <atomic>
 #include <filesystem>
@@ -213,13 +212,15 @@ TEST_F(ExtractTest, NotABundle) {
 // Disk full after a few files: the error says so and what to do, and the temp dir is gone.
 class FullDiskOutput final : public BundleOutput {
  public:
-  FullDiskOutput(BundleOutput& real, int files_before_full) : real_(real), left_(files_before_full) {}
+  FullDiskOutput(BundleOutput& real, int files_before_full)
+      : real_(real), left_(files_before_full) {}
   Status MakeDirs(const std::string& p, uint32_t m) override { return real_.MakeDirs(p, m); }
   Result<std::string> MakeTempDir(const std::string& p, const std::string& x) override {
     return real_.MakeTempDir(p, x);
   }
   Status WriteFile(const std::string& path, std::string_view data, uint32_t mode) override {
-    if (left_-- <= 0) return Error::Unavailable("cannot write " + path + ": no space left on device");
+    if (left_-- <= 0)
+      return Error::Unavailable("cannot write " + path + ": no space left on device");
     return real_.WriteFile(path, data, mode);
   }
   Status SyncDir(const std::string& p) override { return real_.SyncDir(p); }
@@ -242,7 +243,8 @@ TEST_F(ExtractTest, DiskFullCleansUpAndSaysSo) {
   EXPECT_EQ(result.error().code, ErrorCode::kUnavailable);
   EXPECT_THAT(result.error().message, HasSubstr("ran out of disk space while extracting; the "
                                                 "partial extraction was removed; free at least 1 "
-                                                "MiB in " + runtime_ + " and start again"));
+                                                "MiB in " +
+                                                runtime_ + " and start again"));
   EXPECT_THAT(result.error().message, HasSubstr("no space left on device"));
   EXPECT_TRUE(RuntimeEntries().empty());
 }

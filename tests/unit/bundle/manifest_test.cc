@@ -1,5 +1,5 @@
-#include <gtest/gtest.h>
 #include <gmock/gmock.h>
+#include <gtest/gtest.h>
 
 #include "skydb/bundle.h"
 
@@ -33,8 +33,8 @@ TEST(ManifestTest, RoundTrips) {
 }
 
 TEST(ManifestTest, RefusesPathsThatLeaveTheBundle) {
-  for (const char* bad : {"../etc/passwd", "/etc/passwd", "a//b", "a/./b", "a/../../b", "a/",
-                          "manifest.json"}) {
+  for (const char* bad :
+       {"../etc/passwd", "/etc/passwd", "a//b", "a/./b", "a/../../b", "a/", "manifest.json"}) {
     BundleManifest m = Sample();
     m.files.insert(m.files.begin(), {bad, std::string(64, 'c'), 0644, 0});
     Status status = CheckManifest(m);

@@ -455,7 +455,8 @@ TEST_F(DiscoveryTest, PinRejectsABundleWithoutExtractingIt) {
   const Candidate* rejected = Rejected(outcome, "(not extracted)");
   ASSERT_NE(rejected, nullptr);
   EXPECT_EQ(rejected->source, BinarySource::kBundle);
-  EXPECT_EQ(rejected->rejection, "PostgreSQL 16.4 does not match the pin postgres.version = \"15\"");
+  EXPECT_EQ(rejected->rejection,
+            "PostgreSQL 16.4 does not match the pin postgres.version = \"15\"");
 }
 
 TEST_F(DiscoveryTest, PinRejectingTheOnlyBundleIsAVersionMismatch) {

@@ -1,12 +1,13 @@
 // The command layer against a memory store with a fake clock: argument validation, reply
 // shapes and Redis's error texts, without sockets.
+#include "resp/commands.h"
+
 #include <gtest/gtest.h>
 
 #include <future>
 #include <initializer_list>
 
 #include "resp/command_table.h"
-#include "resp/commands.h"
 #include "skydb/store.h"
 #include "support/fakes.h"
 

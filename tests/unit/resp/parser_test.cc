@@ -1,11 +1,11 @@
 // RespParser: a table of inputs with their commands or error, each fed whole, split at every
 // byte boundary, and one byte at a time; every way must give the same result.
+#include "resp/parser.h"
+
 #include <gtest/gtest.h>
 
 #include <string>
 #include <vector>
-
-#include "resp/parser.h"
 
 namespace skydb::resp {
 namespace {
@@ -16,7 +16,7 @@ struct Outcome {
   Outcome(Commands c = {}, std::string e = "", bool mid = false)  // NOLINT: table shorthand
       : commands(std::move(c)), error(std::move(e)), mid_command(mid) {}
   Commands commands;
-  std::string error;      // empty: no error
+  std::string error;         // empty: no error
   bool mid_command = false;  // input ended inside a command
   bool operator==(const Outcome& o) const {
     return commands == o.commands && error == o.error && mid_command == o.mid_command;
@@ -66,16 +66,20 @@ struct Case {
 std::vector<Case> Cases() {
   return {
       {"array", "*2\r\n$3\r\nGET\r\n$1\r\nk\r\n", {{{"GET", "k"}}}},
-      {"pipeline", "*1\r\n$4\r\nPING\r\n*2\r\n$4\r\nECHO\r\n$0\r\n\r\n",
+      {"pipeline",
+       "*1\r\n$4\r\nPING\r\n*2\r\n$4\r\nECHO\r\n$0\r\n\r\n",
        {{{"PING"}, {"ECHO", ""}}}},
-      {"binary bulk", std::string("*1\r\n$5\r\na\r\n\0b\r\n", 15), {{{std::string("a\r\n\0b", 5)}}}},
+      {"binary bulk",
+       std::string("*1\r\n$5\r\na\r\n\0b\r\n", 15),
+       {{{std::string("a\r\n\0b", 5)}}}},
       {"inline", "PING\r\n", {{{"PING"}}}},
       {"inline lf only", "SET a b\n", {{{"SET", "a", "b"}}}},
       {"inline spaces", "  GET   key  \r\n", {{{"GET", "key"}}}},
       {"inline quotes", "SET \"a b\" 'c d' \"\\x41\\n\"\r\n", {{{"SET", "a b", "c d", "A\n"}}}},
       {"inline single escape", "ECHO 'it\\'s'\r\n", {{{"ECHO", "it's"}}}},
       {"inline nul separates", std::string("A\0B\r\n", 5), {{{"A", "B"}}}},
-      {"inline too many args", "a b c d e f g h i\r\n",
+      {"inline too many args",
+       "a b c d e f g h i\r\n",
        {{}, "Protocol error: too many arguments in inline request"}},
       {"empty lines skipped", "\r\n\r\nPING\r\n", {{{"PING"}}}},
       {"empty arrays skipped", "*0\r\n*-1\r\nPING\r\n", {{{"PING"}}}},
@@ -87,23 +91,27 @@ std::vector<Case> Cases() {
       {"multibulk no cr", "*1\n", {{}, "Protocol error: invalid multibulk length"}},
       {"bad bulk length", "*1\r\n$x\r\n", {{}, "Protocol error: invalid bulk length"}},
       {"negative bulk", "*1\r\n$-1\r\n", {{}, "Protocol error: invalid bulk length"}},
-      {"bulk above max refused at header", "*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$17\r\n",
+      {"bulk above max refused at header",
+       "*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$17\r\n",
        {{}, "Protocol error: invalid bulk length"}},
       {"expected dollar", "*1\r\nfoo\r\n", {{}, "Protocol error: expected '$', got 'f'"}},
       {"expected dollar nonprint", "*1\r\n\r\n", {{}, "Protocol error: expected '$', got ' '"}},
-      {"missing crlf after bulk", "*1\r\n$1\r\nabc\r\n",
+      {"missing crlf after bulk",
+       "*1\r\n$1\r\nabc\r\n",
        {{}, "Protocol error: expected CRLF after bulk data"}},
       {"unbalanced quotes", "SET \"a b\r\n", {{}, "Protocol error: unbalanced quotes in request"}},
       {"glued quote", "SET \"a\"b\r\n", {{}, "Protocol error: unbalanced quotes in request"}},
       {"inline too long", std::string(41, 'a'), {{}, "Protocol error: too big inline request"}},
-      {"header too long", "*" + std::string(41, '1'),
+      {"header too long",
+       "*" + std::string(41, '1'),
        {{}, "Protocol error: too big mbulk count string"}},
       {"query buffer limit",
        "*8\r\n$16\r\n" + std::string(16, 'a') + "\r\n$16\r\n" + std::string(16, 'a') +
            "\r\n$16\r\n" + std::string(16, 'a') + "\r\n$16\r\n" + std::string(16, 'a') +
            "\r\n$16\r\n" + std::string(16, 'a') + "\r\n$16\r\n",
        {{}, "Protocol error: command exceeds the query buffer limit"}},
-      {"command before error", "PING\r\n*1\r\n$x\r\n",
+      {"command before error",
+       "PING\r\n*1\r\n$x\r\n",
        {{{"PING"}}, "Protocol error: invalid bulk length"}},
   };
 }

@@ -8,15 +8,12 @@ INSTANTIATE_TEST_SUITE_P(
     Backends, StoreBehaviour,
     ::testing::Values(
         NamedFactory{"Memory", [] { return std::make_unique<MemoryHarness>(); }},
-        NamedFactory{"TieredSync",
-                     [] {
-                       return std::make_unique<FakeTieredHarness>(FakeOptions(Durability::kSync));
-                     }},
-        NamedFactory{"TieredAsync",
-                     [] {
-                       return std::make_unique<FakeTieredHarness>(
-                           FakeOptions(Durability::kAsync));
-                     }},
+        NamedFactory{
+            "TieredSync",
+            [] { return std::make_unique<FakeTieredHarness>(FakeOptions(Durability::kSync)); }},
+        NamedFactory{
+            "TieredAsync",
+            [] { return std::make_unique<FakeTieredHarness>(FakeOptions(Durability::kAsync)); }},
         NamedFactory{"SharedSync",
                      [] {
                        return std::make_unique<FakeTieredHarness>(

@@ -5,8 +5,8 @@
 #include <functional>
 #include <thread>
 
-#include "support/fake_durable.h"
 #include "skydb/durable.h"
+#include "support/fake_durable.h"
 #include "support/store_suite.h"
 
 namespace skydb::testing {

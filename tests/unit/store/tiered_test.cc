@@ -11,7 +11,10 @@ using std::chrono::milliseconds;
 
 TEST(TieredStoreTest, SyncAcknowledgesOnlyAfterCommit) {
   FakeTieredHarness h(FakeOptions(Durability::kSync));
-  { std::lock_guard<std::mutex> lock(h.state().mu); h.state().hold_commits = true; }
+  {
+    std::lock_guard<std::mutex> lock(h.state().mu);
+    h.state().hold_commits = true;
+  }
   std::atomic<bool> acked{false};
   h.store().Set({"a", "1", Expiry::None()}, [&](Result<SetReply> r) { acked = r.ok(); });
   // A read of the key waits for the write's COMMIT: no reply reflects an uncommitted write.
@@ -37,7 +40,10 @@ TEST(TieredStoreTest, SyncAcknowledgesOnlyAfterCommit) {
 
 TEST(TieredStoreTest, AsyncAcknowledgesOnEnqueueAndCommitsSoonAfter) {
   FakeTieredHarness h(FakeOptions(Durability::kAsync));
-  { std::lock_guard<std::mutex> lock(h.state().mu); h.state().hold_commits = true; }
+  {
+    std::lock_guard<std::mutex> lock(h.state().mu);
+    h.state().hold_commits = true;
+  }
   ASSERT_TRUE(h.Set("a", "1", Expiry::None()).ok());  // acked although commits are held
   {
     std::lock_guard<std::mutex> lock(h.state().mu);
@@ -53,7 +59,10 @@ TEST(TieredStoreTest, AsyncAcknowledgesOnEnqueueAndCommitsSoonAfter) {
 
 TEST(TieredStoreTest, ConcurrentWritesShareCommits) {
   FakeTieredHarness h(FakeOptions(Durability::kSync));
-  { std::lock_guard<std::mutex> lock(h.state().mu); h.state().hold_commits = true; }
+  {
+    std::lock_guard<std::mutex> lock(h.state().mu);
+    h.state().hold_commits = true;
+  }
   std::atomic<int> acked{0};
   for (int i = 0; i < 100; ++i) {
     h.store().Set({"k" + std::to_string(i), "v", Expiry::None()},
@@ -73,7 +82,10 @@ TEST(TieredStoreTest, ConcurrentWritesShareCommits) {
 
 TEST(TieredStoreTest, LatestValuePerKeyWinsWithinABatch) {
   FakeTieredHarness h(FakeOptions(Durability::kAsync));
-  { std::lock_guard<std::mutex> lock(h.state().mu); h.state().hold_commits = true; }
+  {
+    std::lock_guard<std::mutex> lock(h.state().mu);
+    h.state().hold_commits = true;
+  }
   for (int i = 0; i < 50; ++i) ASSERT_TRUE(h.Set("same", std::to_string(i), Expiry::None()).ok());
   {
     std::lock_guard<std::mutex> lock(h.state().mu);
@@ -90,7 +102,10 @@ TEST(TieredStoreTest, RepeatedLongKeysFoldIntoOneRowPerKey) {
   // Keys longer than the small-string buffer live on the heap; folding must keep each key's
   // single row, as PostgreSQL refuses a batch that names a key twice.
   FakeTieredHarness h(FakeOptions(Durability::kAsync));
-  { std::lock_guard<std::mutex> lock(h.state().mu); h.state().hold_commits = true; }
+  {
+    std::lock_guard<std::mutex> lock(h.state().mu);
+    h.state().hold_commits = true;
+  }
   for (int i = 0; i < 300; ++i) {
     std::string key = "key:00000000000" + std::to_string(i % 7);  // 16 bytes: heap-allocated
     ASSERT_TRUE(h.Set(key, "v" + std::to_string(i), Expiry::None()).ok());
@@ -114,7 +129,10 @@ TEST(TieredStoreTest, FailedCommitsTimeOutWaitersThenConvergeWhenBack) {
   TieredOptions options = FakeOptions(Durability::kSync);
   options.write_timeout = milliseconds(100);
   FakeTieredHarness h(options);
-  { std::lock_guard<std::mutex> lock(h.state().mu); h.state().fail_commits = true; }
+  {
+    std::lock_guard<std::mutex> lock(h.state().mu);
+    h.state().fail_commits = true;
+  }
   auto promise = std::make_shared<std::promise<Result<SetReply>>>();
   auto future = promise->get_future();
   h.store().Set({"a", "1", Expiry::None()},
@@ -129,7 +147,10 @@ TEST(TieredStoreTest, FailedCommitsTimeOutWaitersThenConvergeWhenBack) {
   EXPECT_NE(result.error().message.find("store.write_timeout"), std::string::npos);
   EXPECT_NE(result.error().message.find("connection refused"), std::string::npos);
   EXPECT_GE(h.store().Stats().write_timeouts, 1u);
-  { std::lock_guard<std::mutex> lock(h.state().mu); h.state().fail_commits = false; }
+  {
+    std::lock_guard<std::mutex> lock(h.state().mu);
+    h.state().fail_commits = false;
+  }
   EXPECT_TRUE(WaitFor([&] {
     std::lock_guard<std::mutex> lock(h.state().mu);
     return h.state().rows.count("a") == 1;
@@ -141,7 +162,10 @@ TEST(TieredStoreTest, FullQueueFailsFastWithAClearError) {
   TieredOptions options = FakeOptions(Durability::kAsync);
   options.queue_max_writes = 10;
   FakeTieredHarness h(options);
-  { std::lock_guard<std::mutex> lock(h.state().mu); h.state().hold_commits = true; }
+  {
+    std::lock_guard<std::mutex> lock(h.state().mu);
+    h.state().hold_commits = true;
+  }
   int accepted = 0;
   Error last;
   for (int i = 0; i < 30; ++i) {
@@ -203,7 +227,8 @@ TEST(TieredStoreTest, IdleCleanValuesLeaveMemoryAndComeBackOnRead) {
   TieredOptions options = FakeOptions(Durability::kSync);
   options.memory.idle_evict = milliseconds(1000);
   FakeTieredHarness h(options);
-  for (int i = 0; i < 20; ++i) ASSERT_TRUE(h.Set("k" + std::to_string(i), "v" + std::to_string(i), Expiry::None()).ok());
+  for (int i = 0; i < 20; ++i)
+    ASSERT_TRUE(h.Set("k" + std::to_string(i), "v" + std::to_string(i), Expiry::None()).ok());
   EXPECT_EQ(h.store().Stats().cached_values, 20u);
   h.clock().Advance(milliseconds(1500));
   ASSERT_TRUE(WaitFor([&] { return h.store().Stats().cached_values == 0; }));
@@ -219,9 +244,13 @@ TEST(TieredStoreTest, MemoryCapEvictsCleanValuesNeverDirtyOnes) {
   TieredOptions options = FakeOptions(Durability::kAsync);
   options.memory.max_memory_bytes = 64 * 1024;
   FakeTieredHarness h(options);
-  { std::lock_guard<std::mutex> lock(h.state().mu); h.state().hold_commits = true; }
+  {
+    std::lock_guard<std::mutex> lock(h.state().mu);
+    h.state().hold_commits = true;
+  }
   std::string value(2080, 'x');
-  for (int i = 0; i < 100; ++i) ASSERT_TRUE(h.Set("k" + std::to_string(i), value, Expiry::None()).ok());
+  for (int i = 0; i < 100; ++i)
+    ASSERT_TRUE(h.Set("k" + std::to_string(i), value, Expiry::None()).ok());
   // Nothing is committed yet, so nothing may be evicted, whatever the cap says.
   EXPECT_EQ(h.store().Stats().cached_values, 100u);
   EXPECT_EQ(h.store().Stats().evictions_memory, 0u);
@@ -246,7 +275,9 @@ TEST(TieredStoreTest, CloseFlushesQueuedWrites) {
   }
   ASSERT_TRUE((*store)->Close(std::chrono::seconds(5)).ok());
   EXPECT_EQ(state_holder->rows.size(), 1000u);
-  auto refused = Await<SetReply>([&](auto cb) { (*store)->Set({"late", "v", Expiry::None()}, cb); });
+  auto refused = Await<SetReply>([&](auto cb) {
+    (*store)->Set({"late", "v", Expiry::None()}, cb);
+  });
   ASSERT_FALSE(refused.ok());
   EXPECT_NE(refused.error().message.find("shutting down"), std::string::npos);
 }

@@ -1,8 +1,7 @@
 // The real ChildLauncher against /bin/sh: stderr capture, exit status, environment, signals.
+#include <gtest/gtest.h>
 #include <signal.h>
 #include <stdlib.h>
-
-#include <gtest/gtest.h>
 
 #include <mutex>
 

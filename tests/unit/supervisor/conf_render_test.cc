@@ -15,8 +15,8 @@ size_t Count(const std::string& haystack, const std::string& needle) {
 }
 
 TEST(ConfRenderTest, SkydbConfHasSettingsThenOwnedLinesLast) {
-  std::string conf = RenderSkydbConf("shared_buffers = 296MB\nmax_connections = 36\n",
-                                     "/srv/sky/run", 5432, 15);
+  std::string conf =
+      RenderSkydbConf("shared_buffers = 296MB\nmax_connections = 36\n", "/srv/sky/run", 5432, 15);
   auto settings = conf.find("shared_buffers = 296MB");
   auto socket = conf.find("unix_socket_directories = '/srv/sky/run'");
   ASSERT_NE(settings, std::string::npos);
@@ -35,9 +35,7 @@ TEST(ConfRenderTest, SettingsWithoutTrailingNewlineStayOnTheirLine) {
   EXPECT_NE(conf.find("work_mem = 13MB\n"), std::string::npos);
 }
 
-TEST(ConfRenderTest, QuotesSocketDir) {
-  EXPECT_EQ(QuoteConfValue("/srv/it's"), "'/srv/it''s'");
-}
+TEST(ConfRenderTest, QuotesSocketDir) { EXPECT_EQ(QuoteConfValue("/srv/it's"), "'/srv/it''s'"); }
 
 TEST(ConfRenderTest, IncludeLineAppendedOnce) {
   auto once = WithIncludeLine("max_connections = 100");

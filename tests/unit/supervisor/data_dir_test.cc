@@ -155,8 +155,8 @@ TEST(DataDirTest, ParentsMustBeSearchableByTheClusterUser) {
   ClusterUser sky{RunAs{"sky", 990, 990, ""}, true};
   auto refused = CheckReachable(fs, "/root/app/.skydb", sky);
   ASSERT_FALSE(refused.ok());
-  EXPECT_NE(refused.error().message.find("/root (mode 0700) is not searchable"),
-            std::string::npos) << refused.error().message;
+  EXPECT_NE(refused.error().message.find("/root (mode 0700) is not searchable"), std::string::npos)
+      << refused.error().message;
   EXPECT_TRUE(CheckReachable(fs, "/srv/sky", sky).ok());
   EXPECT_TRUE(CheckReachable(fs, "/home/sky/data", sky).ok());
   EXPECT_TRUE(CheckReachable(fs, "/root/x", ClusterUser{RunAs{"me", 0, 0, ""}, false}).ok());
@@ -212,8 +212,7 @@ TEST(ClusterUserTest, RootDropsToRunAs) {
   EXPECT_TRUE(r->drop_privileges);
   EXPECT_EQ(r->user.uid, 990u);
   EXPECT_FALSE(ResolveClusterUser(0, "root", ByUid, ByName).ok());
-  EXPECT_EQ(ResolveClusterUser(0, "nobody-here", ByUid, ByName).error().code,
-            ErrorCode::kNotFound);
+  EXPECT_EQ(ResolveClusterUser(0, "nobody-here", ByUid, ByName).error().code, ErrorCode::kNotFound);
 }
 
 TEST(ClusterUserTest, NonRootRunsAsItself) {
@@ -222,8 +221,7 @@ TEST(ClusterUserTest, NonRootRunsAsItself) {
   EXPECT_FALSE(r->drop_privileges);
   EXPECT_EQ(r->user.name, "alice");
   EXPECT_TRUE(ResolveClusterUser(1000, "alice", ByUid, ByName).ok());
-  EXPECT_EQ(ResolveClusterUser(1000, "bob", ByUid, ByName).error().code,
-            ErrorCode::kPermission);
+  EXPECT_EQ(ResolveClusterUser(1000, "bob", ByUid, ByName).error().code, ErrorCode::kPermission);
 }
 
 }  // namespace

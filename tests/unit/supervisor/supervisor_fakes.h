@@ -134,7 +134,7 @@ class FakeProbe final : public PgProbe {
     FakeChild* child = launcher_.last();
     if (child == nullptr || child->TryWait()) return Ping::kNoResponse;
     return clock_.Now() - launcher_.spawn_times.back() >= ready_after ? Ping::kOk
-                                                                       : Ping::kRejecting;
+                                                                      : Ping::kRejecting;
   }
   Result<int> Migrate(const std::string&, const std::vector<Migration>& m) override {
     ++migrate_calls;

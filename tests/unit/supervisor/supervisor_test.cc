@@ -68,10 +68,9 @@ TEST_F(SupervisorTest, FreshDirInitdbStartReadyStop) {
   ASSERT_EQ(runner_.specs.size(), 1u);
   const auto& initdb = runner_.specs[0];
   EXPECT_EQ(initdb.argv[0], "/pg/bin/initdb");
-  for (const char* flag : {"--data-checksums", "--encoding=UTF8", "--locale=C",
-                           "--auth-local=peer", "--auth-host=reject", "--username=sky"}) {
-    EXPECT_NE(std::find(initdb.argv.begin(), initdb.argv.end(), flag), initdb.argv.end())
-        << flag;
+  for (const char* flag : {"--data-checksums", "--encoding=UTF8", "--locale=C", "--auth-local=peer",
+                           "--auth-host=reject", "--username=sky"}) {
+    EXPECT_NE(std::find(initdb.argv.begin(), initdb.argv.end(), flag), initdb.argv.end()) << flag;
   }
   ASSERT_TRUE(initdb.run_as.has_value());
   EXPECT_EQ(initdb.run_as->uid, 990u);
@@ -276,7 +275,8 @@ TEST_F(SupervisorTest, LeftoverPostmasterIsStoppedBeforeStarting) {
   // A postmaster of this directory is still alive (its daemon was SIGKILLed).
   fs_.AddFile("/srv/sky/pgdata/postmaster.pid", "4321\n/srv/sky/pgdata\n1700000091\n5432\n");
   fs_.AddFile("/proc/stat", "btime 1700000000\n");
-  fs_.AddFile("/proc/4321/stat", "4321 (postgres) S 1 1 1 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 9000 0\n");
+  fs_.AddFile("/proc/4321/stat",
+              "4321 (postgres) S 1 1 1 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 9000 0\n");
   fs_.AddFile("/pg/bin/postgres", "", 0755);
   fs_.AddSymlink("/proc/4321/exe", "/pg/bin/postgres");
   fs_.AddSymlink("/proc/4321/cwd", "/srv/sky/pgdata");
