@@ -15,7 +15,7 @@ packages=(
   nlohmann-json3-dev libcpp-httplib-dev libarchive-dev libzstd-dev libssl-dev
   libgtest-dev libgmock-dev
   postgresql-15 postgresql-client-15 redis-server redis-tools python3 python3-redis
-  clang libclang-rt-14-dev
+  clang libclang-rt-14-dev clang-format
   prometheus systemd
   patchelf
 )
