@@ -11,7 +11,7 @@
 namespace skydb::daemon {
 namespace {
 
-std::string AbsolutePath(const std::string& path) {
+std::string AbsoluteDataDir(const std::string& path) {
   std::error_code ec;
   auto abs = std::filesystem::absolute(path, ec);
   return ec ? path : abs.lexically_normal().string();
@@ -46,7 +46,7 @@ Status DropRootForGood(Env& env, const Config& config) {
   SKYDB_ASSIGN_OR_RETURN(ClusterUser owner,
                          ResolveClusterUser(0, config.run_as_user, LookupUserByUid, LookupUser));
   const RunAs& user = owner.user;
-  auto layout = supervisor::DataDirLayout::For(AbsolutePath(config.data_dir));
+  auto layout = supervisor::DataDirLayout::For(AbsoluteDataDir(config.data_dir));
   SKYDB_RETURN_IF_ERROR(supervisor::CheckReachable(*env.fs, layout.root, owner));
   SKYDB_RETURN_IF_ERROR(supervisor::PrepareRoot(*env.fs, layout.root));
   SKYDB_RETURN_IF_ERROR(CheckClusterOwner(env, layout, user));

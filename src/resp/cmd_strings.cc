@@ -12,7 +12,7 @@
 namespace skydb::resp {
 namespace {
 
-constexpr int64_t kMaxInt64 = std::numeric_limits<int64_t>::max();
+constexpr int64_t kMaxMillis = std::numeric_limits<int64_t>::max();
 
 struct ExpireOption {
   std::optional<ExpireUnit> unit;
@@ -181,8 +181,9 @@ std::optional<UnixMillis> SetExpireDeadline(std::string_view value, ExpireUnit u
   }
   bool seconds = unit == ExpireUnit::kSeconds || unit == ExpireUnit::kUnixSeconds;
   bool relative = unit == ExpireUnit::kSeconds || unit == ExpireUnit::kMillis;
-  int64_t ms = seconds && amount <= kMaxInt64 / 1000 ? amount * 1000 : amount;
-  if (amount <= 0 || (seconds && amount > kMaxInt64 / 1000) || (relative && ms > kMaxInt64 - now)) {
+  int64_t ms = seconds && amount <= kMaxMillis / 1000 ? amount * 1000 : amount;
+  if (amount <= 0 || (seconds && amount > kMaxMillis / 1000) ||
+      (relative && ms > kMaxMillis - now)) {
     *error = InvalidExpire(command);
     return std::nullopt;
   }

@@ -7,7 +7,6 @@
 namespace skydb::testing {
 
 using std::chrono::milliseconds;
-using SteadyClock = std::chrono::steady_clock;
 
 Ledger::Ledger(LedgerOptions options)
     : options_(std::move(options)),
@@ -79,7 +78,7 @@ void Ledger::WriterLoop(int writer) {
         client->Command({"SET", KeyName(writer, key), Value(writer, key, seq), "EX", "3600"});
     if (reply.ok() && reply->IsOk()) {
       std::lock_guard<std::mutex> lock(state.mu);
-      state.acks.push_back({seq, SteadyClock::now()});
+      state.acks.push_back({seq, std::chrono::steady_clock::now()});
       ++acked_;
       continue;
     }
@@ -90,11 +89,11 @@ void Ledger::WriterLoop(int writer) {
 }
 
 std::optional<milliseconds> Ledger::WaitForAcks(long more, milliseconds timeout) const {
-  auto start = SteadyClock::now();
+  auto start = std::chrono::steady_clock::now();
   long target = acked_.load() + more;
-  while (SteadyClock::now() - start < timeout) {
+  while (std::chrono::steady_clock::now() - start < timeout) {
     if (acked_.load() >= target) {
-      return std::chrono::duration_cast<milliseconds>(SteadyClock::now() - start);
+      return std::chrono::duration_cast<milliseconds>(std::chrono::steady_clock::now() - start);
     }
     std::this_thread::sleep_for(milliseconds(5));
   }

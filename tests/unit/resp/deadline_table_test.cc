@@ -13,6 +13,7 @@
 #include "support/fakes.h"
 
 namespace skydb::resp {
+namespace deadline_table {  // its own names: other protocol tests define kOk, Cases()
 namespace {
 
 const std::string kMax = std::to_string(std::numeric_limits<int64_t>::max());
@@ -183,4 +184,5 @@ INSTANTIATE_TEST_SUITE_P(EveryTimedCommand, DeadlineTableTest, ::testing::Values
                          CaseName);
 
 }  // namespace
+}  // namespace deadline_table
 }  // namespace skydb::resp

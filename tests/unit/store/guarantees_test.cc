@@ -13,7 +13,7 @@ namespace {
 using std::chrono::milliseconds;
 constexpr UnixMillis kMax = std::numeric_limits<UnixMillis>::max();
 
-void Hold(FakeDurableState& state, bool hold) {
+void HoldCommits(FakeDurableState& state, bool hold) {
   {
     std::lock_guard<std::mutex> lock(state.mu);
     state.hold_commits = hold;
@@ -69,7 +69,7 @@ TEST(DeadlineTest, TheLargestDeadlinesKeepTheKeyAcrossARestart) {
 TEST(InFlightTest, RepliesOnAKeyWithAWriteInFlightWaitForItsCommit) {
   FakeTieredHarness h(FakeOptions(Durability::kSync));
   ASSERT_TRUE(h.Set("other", "committed", Expiry::None()).ok());
-  Hold(h.state(), true);
+  HoldCommits(h.state(), true);
   Pending<SetReply> a_set;
   h.store().Set({"sess", "alice", Expiry::At(h.NowMs() + 100000)}, a_set.cb());
   Pending<std::optional<std::string>> b_get;
@@ -89,7 +89,7 @@ TEST(InFlightTest, RepliesOnAKeyWithAWriteInFlightWaitForItsCommit) {
                         b_ttl.answered(), b_exists.answered()}) {
     EXPECT_FALSE(answered) << "a reply reflected a write that is not committed";
   }
-  Hold(h.state(), false);
+  HoldCommits(h.state(), false);
   EXPECT_TRUE(a_set.get().ok());
   EXPECT_EQ(**b_get.get(), "alice");
   EXPECT_FALSE(b_nx.get()->applied);
@@ -129,14 +129,14 @@ TEST(InFlightTest, AReadOfAWriteThatTimedOutFailsUntilItCommits) {
 TEST(InFlightTest, AQueuedDeleteIsNotReportedUntilCommitted) {
   FakeTieredHarness h(FakeOptions(Durability::kSync));
   ASSERT_TRUE(h.Set("k", "v", Expiry::None()).ok());
-  Hold(h.state(), true);
+  HoldCommits(h.state(), true);
   Pending<int64_t> del;
   h.store().Delete({"k"}, del.cb());
   Pending<std::optional<std::string>> get;
   h.store().Get("k", get.cb());
   std::this_thread::sleep_for(milliseconds(30));
   EXPECT_FALSE(get.answered());
-  Hold(h.state(), false);
+  HoldCommits(h.state(), false);
   EXPECT_EQ(*del.get(), 1);
   EXPECT_FALSE(get.get()->has_value());
 }
@@ -145,12 +145,12 @@ TEST(ShortenedTtlTest, ASoonerDeadlineIsCommittedExactlyBeforeItIsAcknowledged) 
   FakeTieredHarness h(FakeOptions(Durability::kSync));
   UnixMillis now = h.NowMs();
   ASSERT_TRUE(h.Set("k", "v", Expiry::At(now + 62000)).ok());
-  Hold(h.state(), true);
+  HoldCommits(h.state(), true);
   Pending<bool> expire;
   h.store().Expire("k", Expiry::At(now + 2000), expire.cb());
   std::this_thread::sleep_for(milliseconds(30));
   EXPECT_FALSE(expire.answered()) << "a shorter TTL was acknowledged before its commit";
-  Hold(h.state(), false);
+  HoldCommits(h.state(), false);
   EXPECT_TRUE(*expire.get());
   EXPECT_EQ(PersistedDeadline(h, "k"),
             now + 2000);  // exact: a crash cannot bring the key back for longer
@@ -178,7 +178,7 @@ TEST(AsyncLagTest, WritesWaitForTheirCommitOnceTheOldestIsOlderThanTheBound) {
   TieredOptions options = FakeOptions(Durability::kAsync);
   options.async_max_lag = milliseconds(100);
   FakeTieredHarness h(options);
-  Hold(h.state(), true);
+  HoldCommits(h.state(), true);
   Pending<SetReply> early;
   h.store().Set({"early", "v", Expiry::None()}, early.cb());
   EXPECT_TRUE(early.answered()) << "async acknowledges on enqueue while the lag is small";
@@ -187,7 +187,7 @@ TEST(AsyncLagTest, WritesWaitForTheirCommitOnceTheOldestIsOlderThanTheBound) {
   h.store().Set({"late", "v", Expiry::None()}, late.cb());
   std::this_thread::sleep_for(milliseconds(30));
   EXPECT_FALSE(late.answered()) << "acknowledged beyond store.async_max_lag";
-  Hold(h.state(), false);
+  HoldCommits(h.state(), false);
   EXPECT_TRUE(late.get().ok());
   std::lock_guard<std::mutex> lock(h.state().mu);
   EXPECT_EQ(h.state().rows.count("late"), 1u);
@@ -201,13 +201,13 @@ TEST(MultiKeyTest, ARefusedDeleteChangesNothing) {
   for (int i = 0; i < 50; ++i) keys.push_back("k" + std::to_string(i));
   for (const auto& k : keys) ASSERT_TRUE(h.Set(k, "v", Expiry::None()).ok());
   ASSERT_TRUE(WaitFor([&] { return h.store().Stats().queue_depth == 0; }));
-  Hold(h.state(), true);
+  HoldCommits(h.state(), true);
   for (int i = 0; i < 60; ++i) ASSERT_TRUE(h.Set("filler" + std::to_string(i), "v").ok());
   auto refused = h.Del(keys);  // 60 queued + 50 > 100
   ASSERT_FALSE(refused.ok());
   EXPECT_NE(refused.error().message.find("nothing was applied"), std::string::npos);
   EXPECT_EQ(*h.Exists(keys), 50);
-  Hold(h.state(), false);
+  HoldCommits(h.state(), false);
   ASSERT_TRUE(WaitFor([&] { return h.store().Stats().queue_depth == 0; }));
   std::lock_guard<std::mutex> lock(h.state().mu);
   for (const auto& k : keys) EXPECT_EQ(h.state().rows.count(k), 1u) << k;

@@ -15,11 +15,11 @@ using ::testing::Contains;
 using ::testing::HasSubstr;
 using ::testing::Not;
 
-constexpr uint64_t kMiB = uint64_t{1024} * 1024;
+constexpr uint64_t kMebibyte = uint64_t{1024} * 1024;
 
 HostFacts GoldenHost() {
   HostFacts host;
-  host.ram_bytes = 1975 * kMiB;
+  host.ram_bytes = 1975 * kMebibyte;
   host.ram_source = "config";
   host.cores = 2;
   host.cores_source = "config";
@@ -55,7 +55,7 @@ TEST(RenderConfTest, HeaderSaysGeneratedAndReRendered) {
 
 TEST(RenderConfTest, EveryLineIsACommentBlankOrSetting) {
   for (const std::string& line : Lines(RenderConf(Tune(GoldenHost(), Profile::kEmbedded, {})))) {
-    if (line.empty() || StartsWith(line, "#")) continue;
+    if (line.empty() || line.front() == '#') continue;
     auto eq = line.find(" = ");
     ASSERT_NE(eq, std::string::npos) << line;
     EXPECT_TRUE(IsValidSettingName(line.substr(0, eq))) << line;
@@ -98,7 +98,7 @@ TEST(RenderConfTest, DevProfileHeader) {
 
 TEST(RenderTextTest, HostFactsOnTopThenEverySettingWithItsDerivation) {
   HostFacts host = GoldenHost();
-  host.mem_total_bytes = 8ull * 1024 * kMiB;
+  host.mem_total_bytes = 8ull * 1024 * kMebibyte;
   host.online_cpus = 8;
   host.physical_cores = 4;
   std::string text = RenderText(host, Tune(host, Profile::kEmbedded, {}));
@@ -138,7 +138,7 @@ TEST(RenderJsonTest, ParsesWithHostPoolsAndSettings) {
   Settings s = Tune(host, Profile::kEmbedded, {{"shared_buffers", "1GB"}});
   auto j = nlohmann::json::parse(RenderJson(host, s));
   EXPECT_EQ(j["profile"], "embedded");
-  EXPECT_EQ(j["host"]["ram_bytes"], 1975 * kMiB);
+  EXPECT_EQ(j["host"]["ram_bytes"], 1975 * kMebibyte);
   EXPECT_EQ(j["host"]["cores"], 2);
   EXPECT_EQ(j["host"]["cgroup_cpu_quota"], 1.5);
   EXPECT_TRUE(j["host"]["cgroup_memory_limit_bytes"].is_null());
@@ -154,7 +154,7 @@ TEST(RenderJsonTest, ParsesWithHostPoolsAndSettings) {
       EXPECT_EQ(item["value"], "1GB");
       EXPECT_EQ(item["pinned"], true);
       EXPECT_EQ(item["derived_value"], "296MB");
-      EXPECT_EQ(item["numeric"], 1024.0 * kMiB);
+      EXPECT_EQ(item["numeric"], 1024.0 * kMebibyte);
     }
     if (item["name"] == "store_pool") {
       EXPECT_EQ(item["postgres"], false);
