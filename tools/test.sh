@@ -25,33 +25,31 @@ cmake --build build-fuzz --target resp_parser_fuzz config_file_fuzz -j"$(nproc)"
 (cd build-fuzz && ctest --output-on-failure -L fuzz)
 phase "fuzz slices done"
 
-# The store's and the protocol server's threads under ThreadSanitizer: a data race fails its
-# test with both stacks. One process per test, as in the ASan run (the corpus replay in the
-# protocol's directory is not built here: it has no threads).
-bash tools/build.sh tsan
-phase "TSan build done"
+bash tools/build.sh asan
+phase "ASan build done"
+# Two builds run at the lowest priority while the tests run, on the CPU they leave idle (they
+# mostly wait on PostgreSQL and sockets): the package (GCC, -Werror; installed after the tests
+# pass), then the store's and the protocol's unit tests under ThreadSanitizer.
+(nice -n 19 bash tools/package-test.sh --build-only && nice -n 19 bash tools/build.sh tsan) \
+  >build-background.log 2>&1 &
+background=$!
+trap 'kill "$background" 2>/dev/null || true' EXIT
+(cd build-asan && ctest --output-on-failure --timeout 600 -j2)
+phase "ctest done"
+if ! wait "$background"; then
+  cat build-background.log
+  echo "tools/test.sh: the package or the ThreadSanitizer build failed" >&2
+  exit 1
+fi
+trap - EXIT
+phase "package and TSan builds done"
+# A data race fails its test with both stacks. One process per test, as in the ASan run (the
+# corpus replay in the protocol's directory has no threads and is not built here).
 for dir in store resp; do
   (cd "build-tsan/tests/unit/$dir" &&
     TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1" \
       ctest --output-on-failure --timeout 600 -j2 -E '_corpus_replay$')
 done
 phase "TSan tests done"
-
-bash tools/build.sh asan
-phase "ASan build done"
-# The package's own build runs at the lowest priority while the tests run, on the CPU they
-# leave idle (they mostly wait on PostgreSQL and sockets); it is installed after they pass.
-nice -n 19 bash tools/package-test.sh --build-only >build-package.log 2>&1 &
-package_build=$!
-trap 'kill "$package_build" 2>/dev/null || true' EXIT
-cd build-asan
-ctest --output-on-failure --timeout 600 -j2
-phase "ctest done"
-if ! wait "$package_build"; then
-  cat ../build-package.log
-  echo "tools/test.sh: the package build failed" >&2
-  exit 1
-fi
-phase "package built"
-bash ../tools/package-test.sh  # installs (dpkg -i), checks and purges the .deb
+bash tools/package-test.sh  # installs (dpkg -i), checks and purges the .deb
 phase "package test done"
