@@ -1,5 +1,9 @@
 // What only the tiered store does: group commit, durability modes, outages, eviction, TTL
 // persistence without rewriting values.
+#include <spdlog/sinks/ostream_sink.h>
+#include <spdlog/spdlog.h>
+
+#include <sstream>
 #include <thread>
 
 #include "harnesses.h"
@@ -238,6 +242,32 @@ TEST(TieredStoreTest, IdleCleanValuesLeaveMemoryAndComeBackOnRead) {
   EXPECT_EQ(**h.Get("k3"), "v3");
   EXPECT_EQ(h.store().Stats().cache_misses, 1u);
   EXPECT_EQ(h.Set("k4", "new", Expiry::None(), SetCondition::kAlways, true)->old_value, "v4");
+}
+
+// A session key is a bearer credential: the warning for an indexed key whose row vanished
+// (swept by someone else) says what happened without the key.
+TEST(TieredStoreTest, AKeyMissingFromPostgresIsDroppedWithoutLoggingIt) {
+  TieredOptions options = FakeOptions(Durability::kSync);
+  options.memory.idle_evict = milliseconds(1000);
+  FakeTieredHarness h(options);
+  const std::string key = "session:secret-bearer-token-4711";
+  ASSERT_TRUE(h.Set(key, "alice", Expiry::None()).ok());
+  h.clock().Advance(milliseconds(1500));
+  ASSERT_TRUE(WaitFor([&] { return h.store().Stats().cached_values == 0; }));
+  {
+    std::lock_guard<std::mutex> lock(h.state().mu);
+    h.state().rows.erase(key);
+  }
+  std::ostringstream logged;
+  auto sink = std::make_shared<spdlog::sinks::ostream_sink_mt>(logged);
+  spdlog::default_logger()->sinks().push_back(sink);
+  auto got = h.Get(key);
+  spdlog::default_logger()->sinks().pop_back();
+  ASSERT_TRUE(got.ok());
+  EXPECT_FALSE(got->has_value());
+  EXPECT_EQ(h.store().Count(), 0);
+  EXPECT_NE(logged.str().find("was not in PostgreSQL"), std::string::npos) << logged.str();
+  EXPECT_EQ(logged.str().find("secret-bearer-token"), std::string::npos) << logged.str();
 }
 
 TEST(TieredStoreTest, MemoryCapEvictsCleanValuesNeverDirtyOnes) {
