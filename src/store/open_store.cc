@@ -32,10 +32,10 @@ TieredOptions TieredOptionsFrom(const StoreConfig& config, int store_pool, int s
   o.batch_max_rows = static_cast<size_t>(config.batch_max_rows);
   o.ttl_persist_slack = config.ttl_persist_slack;
   // The store pool: one loader, one sweeper, and up to the rest as writers (at least one).
-  // Shared coherence reads every key from PostgreSQL: two loaders, and exact deadlines (other
-  // daemons read the persisted one).
+  // One loader (shared coherence reads every key through it, in order: tiered_store.cc), and
+  // with shared coherence exact deadlines (other daemons read the persisted one).
   o.shared = shared;
-  o.readers = shared ? 2 : 1;
+  o.readers = 1;
   o.writers = std::max(1, store_pool - 1 - o.readers);
   if (store_writers > 0) o.writers = std::min(o.writers, store_writers);
   if (shared) o.ttl_persist_slack = std::chrono::milliseconds(0);

@@ -78,7 +78,10 @@ TieredStore::TieredStore(const TieredOptions& options, Clock& clock,
   c.batch_max_bytes = options_.batch_max_bytes;
   committer_ =
       std::make_unique<GroupCommitter>(c, clock_, *durable_, static_cast<CommitListener&>(*this));
-  loader_ = std::make_unique<Loader>(options_.readers, *durable_, clock_);
+  // Shared coherence runs each operation once its rows are read: one reader completes the reads
+  // in the order they were issued, so a client's pipelined commands apply in its order (two
+  // readers let a GET overtake the SET before it).
+  loader_ = std::make_unique<Loader>(options_.shared ? 1 : options_.readers, *durable_, clock_);
 }
 
 TieredStore::~TieredStore() {

@@ -81,7 +81,10 @@ TEST_F(SharedStoresTest, QueuedDeleteHidesTheRowStillInPostgres) {
   Hold(*a_.shared_state(), true);
   std::atomic<bool> deleted{false};
   a_.store().Delete({"s"}, [&](Result<int64_t> r) { deleted = r.ok() && *r == 1; });
-  // The key reads as gone to a's clients, and a reply saying so waits for the delete's commit.
+  // Shared coherence reads the row on a loader thread before it applies the delete; once it
+  // is applied (SCAN promises only keys live for the whole scan, so it stops listing "s"),
+  // the key reads as gone to a's clients, and a reply saying so waits for the delete's commit.
+  ASSERT_TRUE(WaitFor([&] { return a_.ScanAll().empty(); }));
   std::atomic<int> answered{0};
   bool gone = false;
   int64_t exists = -1;
@@ -93,7 +96,6 @@ TEST_F(SharedStoresTest, QueuedDeleteHidesTheRowStillInPostgres) {
     if (r.ok()) exists = *r;
     ++answered;
   });
-  EXPECT_TRUE(a_.ScanAll().empty());  // SCAN promises only keys live for the whole scan
   std::this_thread::sleep_for(milliseconds(30));
   EXPECT_EQ(answered.load(), 0);
   Hold(*a_.shared_state(), false);
