@@ -7,6 +7,7 @@
 #include <filesystem>
 
 #include "daemon/database_source.h"
+#include "daemon/run_dir.h"
 #include "skydb/bundle.h"
 #include "skydb/discovery.h"
 #include "skydb/durable.h"
@@ -15,12 +16,6 @@
 
 namespace skydb::daemon {
 namespace {
-
-std::string AbsolutePath(const std::string& path) {
-  std::error_code ec;
-  auto abs = std::filesystem::absolute(path, ec);
-  return ec ? path : abs.lexically_normal().string();
-}
 
 // PostgreSQL's stderr, tagged, at a level that matches its severity.
 void ForwardPostgresLine(std::string_view line) {

@@ -3,19 +3,13 @@
 #include <spdlog/spdlog.h>
 
 #include <cstdlib>
-#include <filesystem>
 
+#include "daemon/run_dir.h"
 #include "skydb/supervisor.h"
 #include "supervisor/data_dir.h"
 
 namespace skydb::daemon {
 namespace {
-
-std::string AbsoluteDataDir(const std::string& path) {
-  std::error_code ec;
-  auto abs = std::filesystem::absolute(path, ec);
-  return ec ? path : abs.lexically_normal().string();
-}
 
 // DIR and the entries an older skydb, run as root, may have left root's.
 Status HandOver(Env& env, const supervisor::DataDirLayout& layout, const RunAs& user) {
@@ -46,7 +40,7 @@ Status DropRootForGood(Env& env, const Config& config) {
   SKYDB_ASSIGN_OR_RETURN(ClusterUser owner,
                          ResolveClusterUser(0, config.run_as_user, LookupUserByUid, LookupUser));
   const RunAs& user = owner.user;
-  auto layout = supervisor::DataDirLayout::For(AbsoluteDataDir(config.data_dir));
+  auto layout = supervisor::DataDirLayout::For(AbsolutePath(config.data_dir));
   SKYDB_RETURN_IF_ERROR(supervisor::CheckReachable(*env.fs, layout.root, owner));
   SKYDB_RETURN_IF_ERROR(supervisor::PrepareRoot(*env.fs, layout.root));
   SKYDB_RETURN_IF_ERROR(CheckClusterOwner(env, layout, user));

@@ -1,5 +1,7 @@
 #include "daemon/run_dir.h"
 
+#include <filesystem>
+
 #include "supervisor/data_dir.h"
 
 namespace skydb::daemon {
@@ -9,6 +11,12 @@ Status PrepareRunDir(FileSystem& fs, const std::string& data_dir) {
   auto layout = supervisor::DataDirLayout::For(data_dir);
   SKYDB_RETURN_IF_ERROR(supervisor::PrepareRoot(fs, layout.root));
   return supervisor::EnsurePrivateDir(fs, layout.run);
+}
+
+std::string AbsolutePath(const std::string& path) {
+  std::error_code ec;
+  auto abs = std::filesystem::absolute(path, ec);
+  return ec ? path : abs.lexically_normal().string();
 }
 
 }  // namespace skydb::daemon

@@ -13,4 +13,7 @@ namespace skydb::daemon {
 
 Status PrepareRunDir(FileSystem& fs, const std::string& data_dir);
 
+// `path` made absolute against the working directory and normalised; `path` itself if that fails.
+std::string AbsolutePath(const std::string& path);
+
 }  // namespace skydb::daemon
