@@ -5,7 +5,8 @@
 // file > default. Every error names where the bad value came from (file and line, variable or
 // flag), the key, and what is accepted; the CLI exits with status 2 on any of them.
 //
-// Environment names: SKY_POSTGRES_BIN sets postgres.bin_dir; every other key is SKYDB_ + its
+// Environment names: SKY_POSTGRES_BIN sets postgres.bin_dir, SKY_DB_MAX_OPEN_CONNS
+// app.max_connections; every other key is SKYDB_ + its
 // name upper-cased with '.' → '_' (SKYDB_LOG_LEVEL); SKYDB_POSTGRES_SETTINGS_<NAME> pins one
 // PostgreSQL setting. An empty variable counts as unset. Any other SKYDB_* variable is an error
 // (a typo must not be silently ignored) except SKYDB_CONFIG (the file path, read by the CLI)
@@ -127,6 +128,26 @@ struct HttpConfig {
   bool operator==(const HttpConfig&) const = default;
 };
 
+// app.restart: what `skydb run` does when the app exits on its own.
+enum class AppRestart {
+  kNo,         // skydb stops too and exits with the app's status
+  kOnFailure,  // a non-zero exit or a signal restarts the app with backoff
+};
+
+// [app]: the application skydb serves (docs/embedding.md).
+struct AppConfig {
+  std::string database = "app";  // app.database: the app's own database in the private cluster
+  std::string role = "app";      // app.role: its owner, the role the app connects as
+  std::string user;              // app.user: OS user the app runs as; "" = the service user
+  std::string group;             // app.group: may reach the sockets; "" = app.user's group
+  std::string password_file;     // app.password_file: scram password for the role; "" = peer
+  int64_t max_connections = 0;   // app.max_connections: the app's pool; 0 = tuning's app_pool
+  AppRestart restart = AppRestart::kNo;
+  std::chrono::milliseconds stop_timeout{10000};  // app.stop_timeout: SIGTERM, then SIGKILL
+
+  bool operator==(const AppConfig&) const = default;
+};
+
 struct Config {
   std::string data_dir = "/var/lib/skydb";  // data_dir (flag --data-dir)
   std::string run_as_user;                  // run_as_user (flag --user): cluster owner when root
@@ -140,6 +161,7 @@ struct Config {
   StoreConfig store;
   RespConfig resp;
   HttpConfig http;
+  AppConfig app;
 
   bool operator==(const Config&) const = default;
 };

@@ -100,6 +100,7 @@ int Main(int argc, char** argv, Env& env) {
   AddServeCommands(app, ctx);
   AddStatusCommand(app, ctx);
   AddPsqlCommand(app, ctx);
+  AddEnvCommand(app, ctx);
   AddBundleCommand(app, ctx);
   try {
     app.parse(argc, argv);

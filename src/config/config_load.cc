@@ -22,7 +22,8 @@ bool IsReservedVariable(const std::string& name) {
 }
 
 bool IsConfigVariable(const std::string& name) {
-  return StartsWith(name, "SKYDB_") || name == "SKY_POSTGRES_BIN";
+  return StartsWith(name, "SKYDB_") || name == "SKY_POSTGRES_BIN" ||
+         name == "SKY_DB_MAX_OPEN_CONNS";
 }
 
 // SKYDB_LOG_LEVEL → log.level; SKYDB_POSTGRES_SETTINGS_WORK_MEM → postgres.settings, work_mem.

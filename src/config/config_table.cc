@@ -198,6 +198,16 @@ std::string UserNameRule(const ConfigValue& v) {
   return "";
 }
 
+// A PostgreSQL identifier skydb can put in pg_hba.conf and pg_ident.conf unquoted.
+std::string IdentifierRule(const ConfigValue& v) {
+  const auto& name = std::get<std::string>(v);
+  bool ok = !name.empty() && name.size() <= 63 && (std::islower(name[0]) || name[0] == '_') &&
+            std::all_of(name.begin(), name.end(), [](char c) {
+              return std::islower(static_cast<unsigned char>(c)) || std::isdigit(c) || c == '_';
+            });
+  return ok ? "" : "is not a lower-case identifier of at most 63 characters";
+}
+
 bool AllDigits(const std::string& s) {
   return !s.empty() && s.size() <= 4 &&
          std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
@@ -406,6 +416,40 @@ std::vector<ConfigKey> BuildTable() {
           .Accepts("a group name, or \"\" (skydb's own group)")
           .Describe("group that owns the http.listen socket: with mode 0660 its members may "
                     "read /metrics and /status"),
+      String("app.database", SKYDB_FIELD(app.database))
+          .Rule(IdentifierRule)
+          .Accepts("a lower-case identifier ([a-z_][a-z0-9_]*, at most 63 characters)")
+          .Describe("the app's own database in the private cluster, owned by app.role; "
+                    "skydb's tables are not in it"),
+      String("app.role", SKYDB_FIELD(app.role))
+          .Rule(IdentifierRule)
+          .Accepts("a lower-case identifier ([a-z_][a-z0-9_]*, at most 63 characters)")
+          .Describe("the role the app connects as: no superuser, owns only app.database"),
+      String("app.user", SKYDB_FIELD(app.user))
+          .Rule(UserNameRule)
+          .Accepts("a user name, or \"\" (the service user)")
+          .Describe("OS user the app runs as (skydb run starts it as this user); peer-mapped "
+                    "to app.role only"),
+      String("app.group", SKYDB_FIELD(app.group))
+          .Rule(UserNameRule)
+          .Accepts("a group name, or \"\" (app.user's primary group; none without app.user)")
+          .Describe("group that may reach DIR/run, the PostgreSQL socket and the store socket"),
+      String("app.password_file", SKYDB_FIELD(app.password_file))
+          .Accepts("a file path, or \"\" (peer authentication only)")
+          .Describe("file whose first line is app.role's password: the role then logs in "
+                    "with scram-sha-256 instead of peer authentication"),
+      Int("app.max_connections", SKYDB_FIELD(app.max_connections), 1, 10000)
+          .ZeroMeans("tuning's app_pool")
+          .Env("SKY_DB_MAX_OPEN_CONNS")
+          .Describe("connections the app's pool may open; raises max_connections and is "
+                    "app.role's connection limit (with its three aux pools)"),
+      Row::OfEnum<AppRestart>("app.restart", SKYDB_FIELD(app.restart),
+                              {{"no", AppRestart::kNo}, {"on-failure", AppRestart::kOnFailure}})
+          .Describe("skydb run: on-failure restarts an app that failed, with backoff; no stops "
+                    "skydb with the app and exits with its status"),
+      Duration("app.stop_timeout", SKYDB_FIELD(app.stop_timeout), 100, kHour)
+          .Reloadable()
+          .Describe("skydb run: how long the app has to exit after SIGTERM before SIGKILL"),
   };
 }
 

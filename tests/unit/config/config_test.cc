@@ -105,7 +105,15 @@ TEST(ConfigTableTest, HoldsExactlyTheConfigFields) {
                                              "http.allow_remote",
                                              "http.listen",
                                              "http.socket_mode",
-                                             "http.socket_group"}));
+                                             "http.socket_group",
+                                             "app.database",
+                                             "app.role",
+                                             "app.user",
+                                             "app.group",
+                                             "app.password_file",
+                                             "app.max_connections",
+                                             "app.restart",
+                                             "app.stop_timeout"}));
 }
 
 TEST(ConfigTableTest, EveryRowIsComplete) {

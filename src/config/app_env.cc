@@ -1,0 +1,167 @@
+#include "skydb/app_env.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cstdio>
+#include <filesystem>
+
+#include "base/strings.h"
+
+namespace skydb {
+namespace {
+
+bool Unreserved(unsigned char c) {
+  return std::isalnum(c) != 0 || c == '-' || c == '.' || c == '_' || c == '~' || c == '/';
+}
+
+std::string PercentEncode(const std::string& s) {
+  std::string out;
+  for (unsigned char c : s) {
+    if (Unreserved(c)) {
+      out += static_cast<char>(c);
+    } else {
+      char hex[4];
+      std::snprintf(hex, sizeof hex, "%%%02X", c);
+      out += hex;
+    }
+  }
+  return out;
+}
+
+std::string JsonString(const std::string& s) {
+  std::string out = "\"";
+  for (unsigned char c : s) {
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += static_cast<char>(c);
+    } else if (c < 0x20) {
+      char hex[8];
+      std::snprintf(hex, sizeof hex, "\\u%04x", c);
+      out += hex;
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  return out + "\"";
+}
+
+}  // namespace
+
+const std::string* AppEnvironment::Find(const std::string& name) const {
+  for (const auto& [n, v] : vars) {
+    if (n == name) return &v;
+  }
+  return nullptr;
+}
+
+std::string StoreSocketPath(const Config& config) {
+  return config.resp.socket.empty() ? config.data_dir + "/run/skydb.sock" : config.resp.socket;
+}
+
+std::string EmbeddedDatabaseUrl(const std::string& socket_dir, const std::string& database,
+                                const std::string& role) {
+  return "postgresql:///" + PercentEncode(database) + "?host=" + PercentEncode(socket_dir) +
+         "&user=" + PercentEncode(role);
+}
+
+std::string RedactedDatabaseUrl(const std::string& url) {
+  std::string out = url;
+  // A URI's userinfo: scheme://user:password@host...
+  if (auto scheme = out.find("://"); scheme != std::string::npos) {
+    size_t start = scheme + 3;
+    size_t host_end = std::min(out.find_first_of("/?", start), out.size());
+    size_t at = out.rfind('@', host_end);
+    size_t colon = out.find(':', start);
+    if (at != std::string::npos && at >= start && colon < at) {
+      out.replace(colon + 1, at - colon - 1, "<redacted>");
+    }
+  }
+  // password=... as a URI parameter or a keyword (possibly quoted).
+  constexpr std::string_view kKey = "password=";
+  for (size_t at = out.find(kKey); at != std::string::npos; at = out.find(kKey, at + 1)) {
+    if (at > 0 && out[at - 1] != ' ' && out[at - 1] != '?' && out[at - 1] != '&') continue;
+    size_t value = at + kKey.size();
+    size_t end = std::min(out.find_first_of(" &", value), out.size());
+    if (value < out.size() && out[value] == '\'') {
+      size_t close = out.find('\'', value + 1);
+      end = close == std::string::npos ? out.size() : close + 1;
+    }
+    out.replace(value, end - value, "<redacted>");
+  }
+  return out;
+}
+
+Result<AppEnvironment> AppEnvironmentFor(const Config& config) {
+  Config c = config;
+  std::error_code ec;
+  auto abs = std::filesystem::absolute(c.data_dir, ec);
+  if (!ec) c.data_dir = abs.lexically_normal().string();
+  while (c.data_dir.size() > 1 && c.data_dir.back() == '/') c.data_dir.pop_back();
+  AppEnvironment env;
+  if (c.store.kind != StoreKind::kMemory) {
+    if (!c.store.database_url.empty()) {
+      env.vars.emplace_back("DATABASE_URL", c.store.database_url);
+      env.vars.emplace_back("SKY_DB_PATH", c.store.database_url);
+    } else {
+      std::string socket_dir = c.data_dir + "/run";
+      std::string url = EmbeddedDatabaseUrl(socket_dir, c.app.database, c.app.role);
+      env.vars.emplace_back("DATABASE_URL", url);
+      env.vars.emplace_back("SKY_DB_PATH", url);
+      env.vars.emplace_back("PGHOST", socket_dir);
+      env.vars.emplace_back("PGPORT", "5432");
+      env.vars.emplace_back("PGDATABASE", c.app.database);
+      env.vars.emplace_back("PGUSER", c.app.role);
+    }
+  }
+  std::string socket = StoreSocketPath(c);
+  env.vars.emplace_back("SKY_LIVE_STORE", "redis");
+  env.vars.emplace_back("SKY_LIVE_STORE_PATH", socket);
+  env.vars.emplace_back("REDIS_URL", "unix://" + socket);
+  for (const auto& [name, value] : env.vars) {
+    if (!IsValidUtf8(value) || value.find('\n') != std::string::npos) {
+      return Error::InvalidArgument(name + " would not be valid UTF-8 on one line; choose a " +
+                                    "data_dir and socket path in UTF-8");
+    }
+  }
+  return env;
+}
+
+std::string RenderShellEnvironment(const AppEnvironment& env) {
+  std::string out;
+  for (const auto& [name, value] : env.vars) {
+    out += "export " + name + "='";
+    for (char c : value) {
+      if (c == '\'') {
+        out += "'\\''";
+      } else {
+        out += c;
+      }
+    }
+    out += "'\n";
+  }
+  return out;
+}
+
+std::string RenderSystemdEnvironment(const AppEnvironment& env) {
+  std::string out;
+  for (const auto& [name, value] : env.vars) {
+    out += name + "=\"";
+    for (char c : value) {
+      if (c == '"' || c == '\\') out += '\\';
+      out += c;
+    }
+    out += "\"\n";
+  }
+  return out;
+}
+
+std::string RenderJsonEnvironment(const AppEnvironment& env) {
+  std::string out = "{";
+  for (const auto& [name, value] : env.vars) {
+    if (out.size() > 1) out += ",";
+    out += JsonString(name) + ":" + JsonString(value);
+  }
+  return out + "}\n";
+}
+
+}  // namespace skydb
