@@ -166,6 +166,9 @@ struct Config {
   bool operator==(const Config&) const = default;
 };
 
+// app.max_connections as tuning takes it (0 = derived).
+inline int AppPool(const Config& config) { return static_cast<int>(config.app.max_connections); }
+
 enum class ConfigType { kString, kBool, kInt, kSize, kDuration, kEnum, kStringList, kStringMap };
 const char* ConfigTypeName(ConfigType type);  // "string", "size", "duration", ...
 

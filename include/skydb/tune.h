@@ -73,7 +73,8 @@ inline constexpr int kSuperuserReservedConnections = 3;
 
 // The pools for `cores` usable cores (values below 1 count as 1), by the formulas in
 // docs/tuning.md "Pools and max_connections".
-Pools PoolsFor(int cores);
+// `app_pool` > 0 replaces the derived app_pool (app.max_connections); the rest follows from it.
+Pools PoolsFor(int cores, int app_pool = 0);
 
 // The connection property: max_connections − reserved covers the app pool, the three aux
 // consumers, the store pool and kConnectionHeadroom. Tune() keeps it for every host; the
@@ -98,8 +99,9 @@ bool IsValidSettingName(const std::string& name);
 // Pins ([postgres.settings]) win over derived values and are marked pinned; derivations that
 // depend on a pinned value (work_mem on max_connections, ...) use the pinned value when it
 // parses. A pin for a name tuning does not derive is appended as a pinned setting.
+// `app_pool` > 0: the app's pool as configured (app.max_connections), else derived.
 Settings Tune(const HostFacts& host, Profile profile,
-              const std::map<std::string, std::string>& pins);
+              const std::map<std::string, std::string>& pins, int app_pool = 0);
 
 // `name = value` lines for postgresql.conf, one per postgres setting, with a header comment
 // and each setting's derivation as a comment line above it. Pinned values are quoted as

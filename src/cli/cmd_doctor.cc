@@ -57,7 +57,7 @@ std::optional<Settings> HostAndTuning(const Config& config, const FileSystem& fs
                             "): set host.ram and host.cores in the config"});
     return std::nullopt;
   }
-  Settings settings = Tune(*host, Profile::kEmbedded, config.postgres.settings);
+  Settings settings = Tune(*host, Profile::kEmbedded, config.postgres.settings, AppPool(config));
   out += RenderHostFacts(*host) + "\n" + RenderTuning(settings) + "\n";
   auto tuning = TuningFindings(settings);
   findings.insert(findings.end(), tuning.begin(), tuning.end());

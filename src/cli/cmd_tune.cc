@@ -75,7 +75,7 @@ int RunTune(CommandContext& ctx, const TuneFlags& flags) {
     std::cerr << "skydb: " << host.error().message << "\n";
     return kExitFailure;
   }
-  Settings settings = Tune(*host, *profile, config->postgres.settings);
+  Settings settings = Tune(*host, *profile, config->postgres.settings, AppPool(*config));
   std::cout << Render(*format, *host, settings);
   return kExitOk;
 }

@@ -33,7 +33,7 @@ class ExternalDatabase final : public DatabaseSource {
     // The store's connections are sized as for a private cluster of this host.
     SKYDB_ASSIGN_OR_RETURN(HostFacts host,
                            ReadHostFacts(*env_.fs, SchedAffinityCpuCount(), config_.host));
-    pools_ = Tune(host, Profile::kEmbedded, config_.postgres.settings).pools;
+    pools_ = Tune(host, Profile::kEmbedded, config_.postgres.settings, AppPool(config_)).pools;
     return Ok();
   }
 

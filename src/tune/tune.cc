@@ -143,10 +143,11 @@ void AddWalSettings(SettingsBuilder& b) {
               "spreads checkpoint writes over 90% of the interval on every PostgreSQL version");
 }
 
-void AddPools(SettingsBuilder& b, const Pools& p, int cores, bool dev) {
+void AddPools(SettingsBuilder& b, const Pools& p, int cores, bool dev, bool configured) {
   std::string prefix = dev ? "development profile, 1 core: " : "";
   b.AddOwn("app_pool", p.app_pool,
-           prefix + "clamp(4 x " + std::to_string(cores) + " cores, 4, 32)");
+           configured ? std::string("app.max_connections (SKY_DB_MAX_OPEN_CONNS)")
+                      : prefix + "clamp(4 x " + std::to_string(cores) + " cores, 4, 32)");
   b.AddOwn("aux_pool", p.aux_pool,
            prefix + "clamp(app_pool " + std::to_string(p.app_pool) + " / 4, 2, 8)");
   b.AddOwn("store_pool", p.store_pool,
@@ -182,10 +183,10 @@ const Setting* Settings::Find(const std::string& name) const {
   return nullptr;
 }
 
-Pools PoolsFor(int cores) {
+Pools PoolsFor(int cores, int app_pool) {
   cores = std::clamp(cores, 1, kMaxTunedCores);
   Pools p;
-  p.app_pool = std::clamp(4 * cores, 4, 32);
+  p.app_pool = app_pool > 0 ? app_pool : std::clamp(4 * cores, 4, 32);
   p.aux_pool = std::clamp(p.app_pool / 4, 2, 8);
   p.demand = p.app_pool + 3 * p.aux_pool;
   p.store_pool = p.aux_pool + 4;
@@ -211,10 +212,10 @@ bool IsValidSettingName(const std::string& name) {
 }
 
 Settings Tune(const HostFacts& host, Profile profile,
-              const std::map<std::string, std::string>& pins) {
+              const std::map<std::string, std::string>& pins, int app_pool) {
   bool dev = profile == Profile::kDev;
   int cores = dev ? 1 : std::max(host.cores, 1);
-  Pools pools = PoolsFor(cores);
+  Pools pools = PoolsFor(cores, app_pool);
   SettingsBuilder b(profile, pins);
   AddSocketSettings(b);
   AddConnectionSettings(b, pools);
@@ -224,7 +225,7 @@ Settings Tune(const HostFacts& host, Profile profile,
     AddEmbeddedMemory(b, std::min(host.ram_bytes, kMaxTunedRam));
   }
   AddWalSettings(b);
-  AddPools(b, pools, std::min(cores, kMaxTunedCores), dev);
+  AddPools(b, pools, std::min(cores, kMaxTunedCores), dev, app_pool > 0);
   return std::move(b).Finish(pools);
 }
 
