@@ -94,6 +94,16 @@ struct RunAs {
 // Looks a user up in the password database; NotFound names the user.
 Result<RunAs> LookupUser(const std::string& name);
 
+// A group, by name and gid.
+struct NamedGroup {
+  std::string name;
+  gid_t gid = 0;
+  bool operator==(const NamedGroup&) const = default;
+};
+// Looks a group up by name, or by gid; NotFound names it.
+Result<NamedGroup> LookupGroup(const std::string& name);
+Result<NamedGroup> LookupGroupByGid(gid_t gid);
+
 struct CommandSpec {
   std::vector<std::string> argv;  // argv[0] is an absolute path; no shell is involved
   // Extra variables on top of the parent's environment; a value of nullopt removes one.

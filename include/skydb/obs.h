@@ -104,12 +104,16 @@ struct ObservedState {
   std::optional<RespServerStats> resp;
   std::optional<Settings> settings;
   MemoryFigures memory;
+  // What the app connects to (skydb/app_env.h): the store socket and its database's URL
+  // (passwords redacted; "" with a memory-only store).
+  std::string store_socket;
+  std::string app_database_url;
 };
 
 // Every family /metrics shows; docs/operations.md explains each.
 std::vector<MetricFamily> DaemonFamilies(const ObservedState& state);
-// /status: {"version","mode","ready","cluster","store","pool","sessions","memory","settings",
-// "resp","postgres"}; absent parts are null.
+// /status: {"version","mode","ready","app","cluster","store","pool","sessions","memory",
+// "settings","resp","postgres"}; absent parts are null.
 std::string StatusJson(const ObservedState& state);
 
 // ---- memory ---------------------------------------------------------------------------------

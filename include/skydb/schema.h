@@ -26,4 +26,16 @@ inline constexpr int kFirstSessionStoreMigration = 100;
 // Every migration, skydb's own then the session store's, in version order.
 const std::vector<Migration>& AllMigrations();
 
+// The app's own database in a private cluster (docs/embedding.md), ensured on every start: the
+// role exists and may log in but is no superuser and cannot create roles, databases or
+// replicate; the database exists, is owned by it and is closed to PUBLIC; skydb's own database
+// is closed to PUBLIC too, so the role cannot connect to it.
+struct AppDatabase {
+  std::string database = "app";
+  std::string role = "app";
+  std::string password;       // "" = none (peer authentication); else stored as scram-sha-256
+  int connection_limit = -1;  // the role's CONNECTION LIMIT; -1 = none
+  bool operator==(const AppDatabase&) const = default;
+};
+
 }  // namespace skydb

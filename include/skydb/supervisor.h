@@ -3,7 +3,7 @@
 //   DIR/            0700, owned by the cluster user; flock on DIR/skydb.lock (one daemon per DIR)
 //     pgdata/       the cluster; skydb.conf (re-rendered every start) is included from
 //                   postgresql.conf; pg_hba.conf/pg_ident.conf are skydb's (peer auth only)
-//     run/          0700: PostgreSQL's socket, skydb.status.json
+//     run/          0700 (0750 with the app's group): PostgreSQL's socket, skydb.status.json
 //     runtime/      extracted bundles (skydb/bundle.h)
 //
 // Run() prepares DIR (modes, ownership; the caller holds DIR/skydb.lock), refuses clusters it must
@@ -76,6 +76,9 @@ class PgProbe {
   virtual Result<int> Migrate(const std::string& conninfo,
                               const std::vector<Migration>& migrations) = 0;
   virtual Result<std::string> ServerVersion(const std::string& conninfo) = 0;  // "15.18"
+  // The app's role and database (skydb/schema.h), over the superuser's `conninfo`.
+  virtual Status EnsureAppDatabase(const std::string& conninfo, const AppDatabase& app,
+                                   const std::string& skydb_database) = 0;
 };
 std::unique_ptr<PgProbe> NewRealPgProbe();
 
@@ -90,6 +93,13 @@ struct SupervisorOptions {
   int port = 5432;  // only names the socket file: listen_addresses is ''
   std::string database = "postgres";
   std::vector<Migration> migrations = AllMigrations();
+  // The app's database, role and password (docs/embedding.md), ensured after the migrations.
+  AppDatabase app;
+  // OS users peer-mapped to app.role, besides the cluster user (which may use both roles).
+  std::vector<std::string> app_os_users;
+  // The app's group: it may reach DIR/run and the PostgreSQL socket; none: the cluster user's
+  // alone.
+  std::optional<NamedGroup> shared_group;
   std::chrono::milliseconds tick{100};  // how often the watch loop looks at the child
 };
 

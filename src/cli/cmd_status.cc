@@ -7,6 +7,7 @@
 
 #include "base/json_text.h"
 #include "cli/command.h"
+#include "skydb/app_env.h"
 #include "skydb/env.h"
 #include "skydb/status_file.h"
 #include "skydb/supervisor.h"
@@ -32,8 +33,26 @@ std::string Uptime(int64_t since) {
   return buf;
 }
 
+// The store socket and the app's database, from the configuration (skydb/app_env.h).
+struct AppLines {
+  std::string store_socket;
+  std::string database_url;  // passwords redacted; "" for a memory-only store
+};
+
+AppLines AppLinesFor(Config config, const std::string& dir) {
+  config.data_dir = dir;
+  AppLines lines;
+  if (auto contract = AppEnvironmentFor(config); contract.ok()) {
+    lines.store_socket = *contract->Find("SKY_LIVE_STORE_PATH");
+    if (const std::string* url = contract->Find("DATABASE_URL")) {
+      lines.database_url = RedactedDatabaseUrl(*url);
+    }
+  }
+  return lines;
+}
+
 void PrintText(const std::string& dir, const LockProbe& lock,
-               const std::optional<supervisor::StatusRecord>& r) {
+               const std::optional<supervisor::StatusRecord>& r, const AppLines& app) {
   if (!lock.held) {
     std::printf("skydb: not running on %s\n", dir.c_str());
     if (r)
@@ -43,6 +62,8 @@ void PrintText(const std::string& dir, const LockProbe& lock,
   }
   std::printf("skydb: running (pid %d, up %s)\n", static_cast<int>(lock.holder),
               r ? Uptime(r->started_at).c_str() : "-");
+  std::printf("store socket: %s\n", app.store_socket.c_str());
+  if (!app.database_url.empty()) std::printf("app database: %s\n", app.database_url.c_str());
   if (!r) return;
   std::printf("PostgreSQL: %s", r->state.c_str());
   if (r->postgres_pid != 0) std::printf(" (pid %d)", static_cast<int>(r->postgres_pid));
@@ -55,7 +76,7 @@ void PrintText(const std::string& dir, const LockProbe& lock,
 }
 
 void PrintJson(const std::string& dir, const LockProbe& lock,
-               const std::optional<supervisor::StatusRecord>& r) {
+               const std::optional<supervisor::StatusRecord>& r, const AppLines& app) {
   nlohmann::json j =
       r ? nlohmann::json::parse(supervisor::RenderStatusJson(*r)) : nlohmann::json::object();
   if (!lock.held) {
@@ -67,6 +88,9 @@ void PrintJson(const std::string& dir, const LockProbe& lock,
   j["running"] = lock.held;
   j["lock_holder_pid"] = lock.holder;
   j["data_dir"] = JsonBytes<nlohmann::json>(dir);  // as the status file writes it
+  j["store_socket"] = JsonBytes<nlohmann::json>(app.store_socket);
+  j["app_database_url"] =
+      app.database_url.empty() ? nlohmann::json(nullptr) : nlohmann::json(app.database_url);
   if (r && lock.held && r->started_at > 0) {
     j["uptime_seconds"] = static_cast<int64_t>(std::time(nullptr)) - r->started_at;
   }
@@ -89,10 +113,11 @@ int RunStatus(CommandContext& ctx, const StatusFlags& flags) {
   if (auto text = fs->ReadFile(layout.status_file); text.ok()) {
     if (auto parsed = supervisor::ParseStatusJson(*text); parsed.ok()) record = *parsed;
   }
+  AppLines app = AppLinesFor(*config, layout.root);
   if (flags.json) {
-    PrintJson(layout.root, *lock, record);
+    PrintJson(layout.root, *lock, record, app);
   } else {
-    PrintText(layout.root, *lock, record);
+    PrintText(layout.root, *lock, record, app);
   }
   return lock->held ? kExitOk : kExitNotRunning;
 }

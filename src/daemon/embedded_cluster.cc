@@ -6,6 +6,7 @@
 #include <atomic>
 #include <filesystem>
 
+#include "daemon/app_access.h"
 #include "daemon/database_source.h"
 #include "daemon/run_dir.h"
 #include "skydb/bundle.h"
@@ -65,7 +66,7 @@ class EmbeddedCluster final : public DatabaseSource {
     binaries_ = *report.chosen;
     SKYDB_ASSIGN_OR_RETURN(HostFacts host,
                            ReadHostFacts(*env_.fs, SchedAffinityCpuCount(), config_.host));
-    settings_ = Tune(host, profile_, config_.postgres.settings);
+    settings_ = Tune(host, profile_, config_.postgres.settings, AppPool(config_));
     SupervisorOptions sup;
     sup.data_dir = config_.data_dir;
     sup.bin_dir = binaries_.bin_dir;
@@ -75,6 +76,16 @@ class EmbeddedCluster final : public DatabaseSource {
     sup.settings_conf = RenderConf(settings_);
     sup.timing = config_.supervisor;
     sup.migrations = AllMigrations();
+    SKYDB_ASSIGN_OR_RETURN(AppAccess app,
+                           ResolveAppAccess(*env_.fs, config_, cluster_user_.user.name));
+    sup.app.database = config_.app.database;
+    sup.app.role = config_.app.role;
+    sup.app.password = app.password;
+    // The app's pool and its three aux pools (docs/tuning.md): what the role may hold open, so
+    // that the store's own connections are never crowded out.
+    sup.app.connection_limit = settings_.pools.demand;
+    if (app.user) sup.app_os_users.push_back(app.user->name);
+    sup.shared_group = app.group;
     SupervisorEnv senv{env_.fs,   env_.clock, env_.runner,         env_.launcher,
                        env_.host, env_.pg,    ForwardPostgresLine, nullptr};
     senv.on_ready = [this](const SupervisorSnapshot& snap) { OnReady(snap); };
@@ -102,8 +113,8 @@ class EmbeddedCluster final : public DatabaseSource {
       spdlog::error("SIGHUP: {}", host.error().message);
       return;
     }
-    s->RequestReload(
-        {RenderConf(Tune(*host, profile_, fresh.postgres.settings)), fresh.supervisor});
+    s->RequestReload({RenderConf(Tune(*host, profile_, fresh.postgres.settings, AppPool(fresh))),
+                      fresh.supervisor});
   }
 
   bool Answers() override {

@@ -3,8 +3,10 @@
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
+#include "daemon/app_access.h"
 #include "daemon/observing.h"
 #include "daemon/run_dir.h"
+#include "skydb/app_env.h"
 #include "skydb/log.h"
 
 namespace skydb::daemon {
@@ -17,9 +19,14 @@ Lifecycle::Lifecycle(Env& env, LifecycleOptions options, std::unique_ptr<Databas
       clients_(std::move(clients)),
       config_(std::move(options.config)) {
   Config config = ConfigNow();
+  if (auto self = LookupUserByUid(env_.host->EffectiveUid()); self.ok()) {
+    // A group that cannot be resolved stops the start in LockDataDir, with the reason.
+    if (auto group = ResolveAppGroup(config, self->name); group.ok()) app_group_ = *group;
+  }
   if (!clients_) {
     bool fallback = source_->mode() == "dev" && config.store.allow_memory_fallback;
-    clients_ = std::make_unique<Serving>(config, *env_.clock, fallback);
+    clients_ = std::make_unique<Serving>(config, *env_.clock, fallback,
+                                         app_group_ ? app_group_->name : "");
   }
   // Built before any thread can call RequestStop, so that it is always there to tell.
   observing_ =
@@ -35,7 +42,7 @@ Config Lifecycle::ConfigNow() const {
 
 Status Lifecycle::LockDataDir() {
   Config config = ConfigNow();
-  SKYDB_RETURN_IF_ERROR(PrepareRunDir(*env_.fs, config.data_dir));
+  SKYDB_RETURN_IF_ERROR(PrepareRunDir(env_, config));
   SKYDB_ASSIGN_OR_RETURN(dir_lock_, env_.host->LockExclusive(config.data_dir + "/skydb.lock"));
   return Ok();
 }
@@ -109,6 +116,7 @@ void Lifecycle::OnDatabaseReady(const DatabaseReady& ready) {
     // The listener accepts connections now: only now may systemd call the service started.
     observing_->service().Ready("serving sessions: " + clients_->Describe());
   }
+  WriteAppEnvironment();
   if (on_ready_) {
     ReadyInfo info;
     info.store_socket = clients_->SocketPath();
@@ -118,6 +126,21 @@ void Lifecycle::OnDatabaseReady(const DatabaseReady& ready) {
     info.pid = ::getpid();
     on_ready_(info);
   }
+}
+
+// DIR/run/app.env: the connection contract (skydb/app_env.h) for a systemd EnvironmentFile=,
+// readable by the app's group. A failure is logged, not fatal: the store already serves.
+void Lifecycle::WriteAppEnvironment() {
+  Config config = ConfigNow();
+  const std::string path = AbsolutePath(config.data_dir) + "/run/app.env";
+  auto contract = AppEnvironmentFor(config);
+  Status written = contract.ok()
+                       ? env_.fs->WriteFileAtomic(path, RenderSystemdEnvironment(*contract), 0640)
+                       : Status(contract.error());
+  if (written.ok() && app_group_) {
+    written = env_.host->Chown(path, env_.host->EffectiveUid(), app_group_->gid);
+  }
+  if (!written.ok()) spdlog::warn("cannot write {}: {}", path, written.error().message);
 }
 
 void Lifecycle::RequestStop() {

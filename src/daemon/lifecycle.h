@@ -20,6 +20,7 @@
 #include <atomic>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "base/mutex.h"
@@ -67,6 +68,7 @@ class Lifecycle {
  private:
   Status LockDataDir();
   void OnDatabaseReady(const DatabaseReady& ready);
+  void WriteAppEnvironment();
   Config ConfigNow() const;
 
   Env& env_;
@@ -77,7 +79,8 @@ class Lifecycle {
   std::shared_ptr<void> dir_lock_;
   mutable Mutex config_mu_;
   Config config_ GUARDED_BY(config_mu_);
-  bool first_ready_ = true;  // the source's thread only
+  bool first_ready_ = true;              // the source's thread only
+  std::optional<NamedGroup> app_group_;  // set in the constructor
   std::atomic<bool> failed_{false};
   std::atomic<bool> stopping_{false};
 };

@@ -5,6 +5,7 @@
 #include <cstdlib>
 
 #include "daemon/run_dir.h"
+#include "skydb/app_env.h"
 
 #ifndef SKYDB_VERSION_TEXT
 #define SKYDB_VERSION_TEXT "0.0.0"
@@ -44,7 +45,7 @@ Status Observing::Start() {
     // A relative http.listen names a socket under DATA_DIR/run, which a first embedded start
     // has not made yet (the supervisor makes it later, and keeps what it finds if it is safe).
     bool under_run = !options.unix_path.empty() && config_.http.listen.front() != '/';
-    if (under_run) SKYDB_RETURN_IF_ERROR(PrepareRunDir(*env_.fs, config_.data_dir));
+    if (under_run) SKYDB_RETURN_IF_ERROR(PrepareRunDir(env_, config_));
     HttpHandlers handlers{[this] { return RenderPrometheusText(DaemonFamilies(Observe())); },
                           [this] { return CurrentReadiness(); },
                           [this] { return StatusJson(Observe()); }};
@@ -102,6 +103,12 @@ ObservedState Observing::Observe() const {
   s.resp = parts_.clients->RespStatsNow();
   s.settings = parts_.source->settings();
   s.memory.skydb_rss_bytes = ReadSelfRss(*env_.fs);
+  if (auto contract = AppEnvironmentFor(config_); contract.ok()) {
+    s.store_socket = *contract->Find("SKY_LIVE_STORE_PATH");
+    if (const std::string* url = contract->Find("DATABASE_URL")) {
+      s.app_database_url = RedactedDatabaseUrl(*url);
+    }
+  }
   if (Supervisor* supervisor = parts_.source->supervisor()) {
     s.cluster = supervisor->Snapshot();
     s.postgres_answers = postgres_answers_.load();

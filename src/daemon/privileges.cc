@@ -4,6 +4,7 @@
 
 #include <cstdlib>
 
+#include "daemon/app_access.h"
 #include "daemon/run_dir.h"
 #include "skydb/supervisor.h"
 #include "supervisor/data_dir.h"
@@ -11,13 +12,18 @@
 namespace skydb::daemon {
 namespace {
 
-// DIR and the entries an older skydb, run as root, may have left root's.
-Status HandOver(Env& env, const supervisor::DataDirLayout& layout, const RunAs& user) {
-  for (const std::string& path : {layout.root, layout.run, layout.runtime, layout.lock_file}) {
+// DIR and the entries an older skydb, run as root, may have left root's. DIR and run/ belong to
+// the app's group when there is one (src/supervisor/data_dir.h RunDirAccess).
+Status HandOver(Env& env, const supervisor::DataDirLayout& layout, const RunAs& user,
+                const supervisor::RunDirAccess& access) {
+  gid_t shared = access.group ? access.group->gid : user.gid;
+  for (const auto& [path, gid] :
+       {std::pair{layout.root, shared}, std::pair{layout.run, shared},
+        std::pair{layout.runtime, user.gid}, std::pair{layout.lock_file, user.gid}}) {
     auto info = env.fs->Stat(path);
     if (!info.ok()) continue;
-    if (info->uid == user.uid && info->gid == user.gid) continue;
-    SKYDB_RETURN_IF_ERROR(env.host->Chown(path, user.uid, user.gid));
+    if (info->uid == user.uid && info->gid == gid) continue;
+    SKYDB_RETURN_IF_ERROR(env.host->Chown(path, user.uid, gid));
   }
   return Ok();
 }
@@ -41,15 +47,19 @@ Status DropRootForGood(Env& env, const Config& config) {
                          ResolveClusterUser(0, config.run_as_user, LookupUserByUid, LookupUser));
   const RunAs& user = owner.user;
   auto layout = supervisor::DataDirLayout::For(AbsolutePath(config.data_dir));
+  SKYDB_ASSIGN_OR_RETURN(auto app_group, ResolveAppGroup(config, user.name));
+  supervisor::RunDirAccess access{app_group};
   SKYDB_RETURN_IF_ERROR(supervisor::CheckReachable(*env.fs, layout.root, owner));
-  SKYDB_RETURN_IF_ERROR(supervisor::PrepareRoot(*env.fs, layout.root));
+  SKYDB_RETURN_IF_ERROR(supervisor::PrepareRoot(*env.fs, layout.root, access.root_mode()));
   SKYDB_RETURN_IF_ERROR(CheckClusterOwner(env, layout, user));
-  SKYDB_RETURN_IF_ERROR(HandOver(env, layout, user));
-  // The socket groups are kept so the dropped daemon can still give its sockets to them.
-  auto groups = GroupsToKeep(user, {config.resp.socket_group, config.http.socket_group});
+  SKYDB_RETURN_IF_ERROR(HandOver(env, layout, user, access));
+  // The socket groups are kept so the dropped daemon can still give its sockets (and DIR/run)
+  // to them.
+  auto groups = GroupsToKeep(
+      user, {config.resp.socket_group, config.http.socket_group, app_group ? app_group->name : ""});
   if (!groups.ok()) {
     return Error::InvalidArgument(groups.error().message +
-                                  ": check resp.socket_group and http.socket_group");
+                                  ": check resp.socket_group, http.socket_group and app.group");
   }
   SKYDB_RETURN_IF_ERROR(env.host->DropPrivileges(user, *groups));
   ::setenv("HOME", user.home.c_str(), 1);

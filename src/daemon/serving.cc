@@ -4,11 +4,11 @@
 
 namespace skydb::daemon {
 
-RespServerOptions RespOptionsFrom(const Config& config) {
+RespServerOptions RespOptionsFrom(const Config& config, const std::string& app_group) {
   RespServerOptions o;
   o.unix_path =
       config.resp.socket.empty() ? config.data_dir + "/run/skydb.sock" : config.resp.socket;
-  o.unix_group = config.resp.socket_group;
+  o.unix_group = config.resp.socket_group.empty() ? app_group : config.resp.socket_group;
   o.tcp_enabled = config.resp.tcp_port != 0;
   o.tcp_host = config.resp.bind;
   o.tcp_port = static_cast<int>(config.resp.tcp_port);
@@ -28,8 +28,11 @@ RespServerOptions RespOptionsFrom(const Config& config) {
   return o;
 }
 
-Serving::Serving(Config config, Clock& clock, bool allow_fallback)
-    : config_(std::move(config)), clock_(clock), allow_fallback_(allow_fallback) {}
+Serving::Serving(Config config, Clock& clock, bool allow_fallback, std::string app_group)
+    : config_(std::move(config)),
+      clock_(clock),
+      allow_fallback_(allow_fallback),
+      app_group_(std::move(app_group)) {}
 
 Serving::~Serving() { Stop(std::chrono::milliseconds(0), std::chrono::milliseconds(0)); }
 
@@ -53,7 +56,7 @@ Status Serving::Open(const std::string& conninfo, const std::string& description
   }
   if (!store.ok()) return std::move(store).error();
   store_ = std::move(store).value();
-  RespServerOptions options = RespOptionsFrom(config_);
+  RespServerOptions options = RespOptionsFrom(config_, app_group_);
   StoreStats stats = store_->Stats();
   options.store_description =
       stats.kind + " " + stats.durability + " " + description + description_suffix_;

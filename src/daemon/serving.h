@@ -25,8 +25,9 @@
 
 namespace skydb::daemon {
 
-// The listener's options from configuration; the socket defaults to DATA_DIR/run/skydb.sock.
-RespServerOptions RespOptionsFrom(const Config& config);
+// The listener's options from configuration; the socket defaults to DATA_DIR/run/skydb.sock,
+// its group to `app_group` (the app's, daemon/app_access.h) when resp.socket_group is unset.
+RespServerOptions RespOptionsFrom(const Config& config, const std::string& app_group = "");
 
 // What the lifecycle opens once the database is ready and closes first when it stops: the
 // store and its listener (an interface, so the lifecycle is unit-tested without them).
@@ -50,7 +51,7 @@ class ClientService {
 
 class Serving final : public ClientService {
  public:
-  Serving(Config config, Clock& clock, bool allow_fallback);
+  Serving(Config config, Clock& clock, bool allow_fallback, std::string app_group = "");
   ~Serving() override;
 
   Status Open(const std::string& conninfo, const std::string& description,
@@ -67,6 +68,7 @@ class Serving final : public ClientService {
   Config config_;
   Clock& clock_;
   bool allow_fallback_;
+  std::string app_group_;
   mutable Mutex mu_;
   std::unique_ptr<SessionStore> store_ GUARDED_BY(mu_);
   std::unique_ptr<RespServer> server_ GUARDED_BY(mu_);

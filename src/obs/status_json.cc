@@ -98,17 +98,21 @@ std::string StatusJson(const ObservedState& s) {
                  {"postgres_pss_bytes", nullptr},
                  {"postgres_processes", s.memory.postgres_processes}};
   if (s.memory.postgres_pss_bytes) memory["postgres_pss_bytes"] = *s.memory.postgres_pss_bytes;
-  json j = {{"version", s.version},
-            {"mode", s.mode},
-            {"ready", s.readiness.ready},
-            {"ready_reason", s.readiness.reason},
-            {"sessions", s.store ? json(s.store->sessions) : json(nullptr)},
-            {"cluster", Cluster(s)},
-            {"store", Store(s)},
-            {"pool", Pool(s)},
-            {"resp", Resp(s)},
-            {"memory", memory},
-            {"settings", SettingsJson(s)}};
+  json j = {
+      {"version", s.version},
+      {"mode", s.mode},
+      {"ready", s.readiness.ready},
+      {"ready_reason", s.readiness.reason},
+      {"app",
+       {{"store_socket", s.store_socket},
+        {"database_url", s.app_database_url.empty() ? json(nullptr) : json(s.app_database_url)}}},
+      {"sessions", s.store ? json(s.store->sessions) : json(nullptr)},
+      {"cluster", Cluster(s)},
+      {"store", Store(s)},
+      {"pool", Pool(s)},
+      {"resp", Resp(s)},
+      {"memory", memory},
+      {"settings", SettingsJson(s)}};
   // Descriptions name paths under a data dir a user chose: shown, never thrown (json_text.h).
   return JsonText(j, 2) + "\n";
 }

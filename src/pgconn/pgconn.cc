@@ -244,6 +244,15 @@ Status Connection::ForEachRow(const Statement& statement, const std::vector<std:
   return Ok();
 }
 
+Result<std::string> Connection::EncryptPassword(const std::string& password,
+                                                const std::string& role) {
+  char* encrypted = PQencryptPasswordConn(conn_.get(), password.c_str(), role.c_str(), nullptr);
+  if (encrypted == nullptr) return Error::Unavailable("cannot encrypt a password: " + LastError());
+  std::string out = encrypted;
+  PQfreemem(encrypted);
+  return out;
+}
+
 int Connection::ServerVersionNum() const { return PQserverVersion(conn_.get()); }
 bool Connection::Healthy() const { return PQstatus(conn_.get()) == CONNECTION_OK; }
 

@@ -149,6 +149,10 @@ class Connection {
   Status ForEachRow(const Statement& statement, const std::vector<std::string>& params,
                     const std::function<void(const QueryResult& row)>& visit);
 
+  // `password` as the server's password_encryption method (scram-sha-256) would store it, so
+  // that a statement setting it never carries the password itself.
+  Result<std::string> EncryptPassword(const std::string& password, const std::string& role);
+
   int ServerVersionNum() const;  // 150018 for 15.18
   bool Healthy() const;          // the connection is still usable
   // The server reports (PostgreSQL 14+, with every result) that it is a hot standby or that

@@ -21,7 +21,7 @@ std::string QuoteConfValue(const std::string& value) {
 }
 
 std::string RenderSkydbConf(const std::string& settings_conf, const std::string& socket_dir,
-                            int port, int major) {
+                            int port, int major, const std::string& socket_group) {
   std::string out = kManagedHeader;
   out += "# Pin a setting with [postgres.settings] in skydb's config, not here.\n\n";
   // skydb's logger adds its own timestamp; keep PostgreSQL's prefix short (pins may change it).
@@ -38,7 +38,12 @@ std::string RenderSkydbConf(const std::string& settings_conf, const std::string&
   out += "\n# Owned by the supervisor (after the settings so that they always win):\n";
   out += "listen_addresses = ''\n";
   out += "unix_socket_directories = " + QuoteConfValue(socket_dir) + "\n";
-  out += "unix_socket_permissions = 0700\n";
+  if (socket_group.empty()) {
+    out += "unix_socket_permissions = 0700\n";
+  } else {
+    out += "unix_socket_group = " + QuoteConfValue(socket_group) + "\n";
+    out += "unix_socket_permissions = 0660\n";
+  }
   out += "port = " + std::to_string(port) + "\n";
   out += "logging_collector = off\n";
   out += "log_destination = 'stderr'\n";
@@ -77,20 +82,24 @@ std::string ConfigCheckReasons(const std::string& postgres_stderr) {
   return summary.empty() ? std::string(Trim(postgres_stderr)) : summary;
 }
 
-std::string RenderHba() {
+std::string RenderHba(const HbaRoles& roles) {
+  const std::string peer = "peer map=" + std::string(kIdentMapName);
   std::string out = kManagedHeader;
-  out += "# Unix-socket connections only, peer-authenticated through the map in pg_ident.conf.\n";
-  out += "# TYPE  DATABASE     USER  METHOD\n";
-  out += "local   all          all   peer map=" + std::string(kIdentMapName) + "\n";
-  out += "local   replication  all   peer map=" + std::string(kIdentMapName) + "\n";
+  out += "# Unix-socket connections only, peer-authenticated through the map in pg_ident.conf;\n";
+  out += "# the app's role reaches only the app's database.\n";
+  out += "# TYPE  DATABASE  USER  METHOD\n";
+  out += "local   all  " + roles.superuser + "  " + peer + "\n";
+  out += "local   " + roles.app_database + "  " + roles.app_role + "  " +
+         (roles.app_password ? std::string("scram-sha-256") : peer) + "\n";
+  out += "local   replication  " + roles.superuser + "  " + peer + "\n";
   return out;
 }
 
-std::string RenderIdent(const std::vector<std::string>& os_users, const std::string& role) {
+std::string RenderIdent(const std::vector<IdentEntry>& entries) {
   std::string out = kManagedHeader;
   out += "# MAPNAME  SYSTEM-USERNAME  PG-USERNAME\n";
-  for (const auto& user : os_users) {
-    out += std::string(kIdentMapName) + "  " + user + "  " + role + "\n";
+  for (const auto& entry : entries) {
+    out += std::string(kIdentMapName) + "  " + entry.os_user + "  " + entry.role + "\n";
   }
   return out;
 }

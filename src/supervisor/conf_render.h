@@ -2,9 +2,11 @@
 // lines the supervisor owns), the include line in postgresql.conf, pg_hba.conf and pg_ident.conf.
 //
 // Authentication: local (unix socket) connections only, peer authentication through the map
-// "skydb": the OS users root and the cluster user may connect as the cluster's superuser role,
-// no one else may connect at all; TCP is off (listen_addresses = ''). The socket directory is
-// 0700 as well, so another local user cannot even reach the socket.
+// "skydb": the OS users root and the cluster user may connect as the cluster's superuser role;
+// the app's OS users (and the cluster user) as the app's role, to the app's database only (or
+// with its scram-sha-256 password when it has one); no one else may connect at all; TCP is off
+// (listen_addresses = ''). The socket and its directory are the cluster user's alone (0700), or
+// also the app's group's (socket 0660) when there is one, so no other local user can reach it.
 // Thread-safety: pure functions.
 #pragma once
 
@@ -25,8 +27,10 @@ std::string QuoteConfValue(const std::string& value);
 // directory, no TCP, port, log to stderr). recovery_init_sync_method = syncfs (PostgreSQL
 // 14+) is a default an operator may pin otherwise. so that nothing can override them.
 // `major` is the binaries' major version (settings that older servers lack are left out).
+// `socket_group` "" keeps the socket the cluster user's alone (0700); a group name gives it to
+// that group as well (0660).
 std::string RenderSkydbConf(const std::string& settings_conf, const std::string& socket_dir,
-                            int port, int major);
+                            int port, int major, const std::string& socket_group = "");
 
 // postgresql.conf with `include = 'skydb.conf'` appended, or nullopt if it is already there.
 std::optional<std::string> WithIncludeLine(const std::string& postgresql_conf);
@@ -37,8 +41,21 @@ std::optional<std::string> WithIncludeLine(const std::string& postgresql_conf);
 // there; the trimmed text itself when no line has a severity.
 std::string ConfigCheckReasons(const std::string& postgres_stderr);
 
-std::string RenderHba();
-// Maps each OS user in `os_users` to `role`.
-std::string RenderIdent(const std::vector<std::string>& os_users, const std::string& role);
+// `superuser` may connect to every database and replicate; `app_role` only to `app_database`,
+// by peer authentication or, with `app_password`, by scram-sha-256.
+struct HbaRoles {
+  std::string superuser;
+  std::string app_role;
+  std::string app_database;
+  bool app_password = false;
+};
+std::string RenderHba(const HbaRoles& roles);
+
+// One line of the map: an OS user allowed to connect as a role.
+struct IdentEntry {
+  std::string os_user;
+  std::string role;
+};
+std::string RenderIdent(const std::vector<IdentEntry>& entries);
 
 }  // namespace skydb::supervisor

@@ -74,19 +74,39 @@ bool IsSkydbEntry(const std::string& name) {
   return false;
 }
 
-Status EnsurePrivateDir(FileSystem& fs, const std::string& path) {
+Status EnsurePrivateDir(FileSystem& fs, const std::string& path, uint32_t mode) {
   auto info = fs.Stat(path);
   if (!info.ok()) {
     if (info.error().code != ErrorCode::kNotFound) return info.error();
-    return fs.MakeDir(path, 0700);
+    SKYDB_RETURN_IF_ERROR(fs.MakeDir(path, 0700));
+    return mode == 0700 ? Ok() : fs.Chmod(path, mode);
   }
   SKYDB_RETURN_IF_ERROR(CheckDirSafe(path, *info));
-  if ((info->mode & 07777) == 0700) return Ok();
+  if ((info->mode & 07777) == mode) return Ok();
   // Readable or searchable by others (e.g. made by hand under umask 022): the status file and
   // the sockets' directory would be open to every local user. Writable ones were refused above.
-  SKYDB_RETURN_IF_ERROR(fs.Chmod(path, 0700));
-  spdlog::info("{} had mode {}; set it to 0700 (skydb's data directories are private)", path,
-               Octal(info->mode));
+  SKYDB_RETURN_IF_ERROR(fs.Chmod(path, mode));
+  spdlog::info("{} had mode {}; set it to {} (skydb's data directories are private)", path,
+               Octal(info->mode), Octal(mode));
+  return Ok();
+}
+
+Status ShareRunDir(FileSystem& fs, HostOps& host, const DataDirLayout& layout,
+                   const RunDirAccess& access) {
+  for (const auto& [path, mode] :
+       {std::pair{layout.root, access.root_mode()}, std::pair{layout.run, access.run_mode()}}) {
+    SKYDB_RETURN_IF_ERROR(EnsurePrivateDir(fs, path, mode));
+    if (!access.group) continue;
+    SKYDB_ASSIGN_OR_RETURN(FileInfo info, fs.Stat(path));
+    if (info.gid == access.group->gid) continue;
+    Status given = host.Chown(path, info.uid, access.group->gid);
+    if (!given.ok()) {
+      return Error::Permission("cannot give " + path + " to the app's group " + access.group->name +
+                               " (" + given.error().message +
+                               "): the service user must be a member of it (usermod -aG " +
+                               access.group->name + " <service user>), or start skydb as root");
+    }
+  }
   return Ok();
 }
 
@@ -106,9 +126,9 @@ Status CheckDataDir(const FileSystem& fs, const std::string& root) {
                          NameSome(foreign) + "); skydb will not take it over: " + fix);
 }
 
-Status PrepareRoot(FileSystem& fs, const std::string& root) {
+Status PrepareRoot(FileSystem& fs, const std::string& root, uint32_t mode) {
   SKYDB_RETURN_IF_ERROR(CheckDataDir(fs, root));
-  return EnsurePrivateDir(fs, root);
+  return EnsurePrivateDir(fs, root, mode);
 }
 
 Status CheckReachable(const FileSystem& fs, const std::string& root, const ClusterUser& owner) {
@@ -133,11 +153,14 @@ Status CheckReachable(const FileSystem& fs, const std::string& root, const Clust
 }
 
 Status PrepareDirs(FileSystem& fs, HostOps& host, const DataDirLayout& layout,
-                   const ClusterUser& owner) {
-  for (const std::string& dir : {layout.root, layout.run, layout.runtime}) {
-    SKYDB_RETURN_IF_ERROR(EnsurePrivateDir(fs, dir));
+                   const ClusterUser& owner, const RunDirAccess& access) {
+  for (const auto& [dir, mode] :
+       {std::pair{layout.root, access.root_mode()}, std::pair{layout.run, access.run_mode()},
+        std::pair{layout.runtime, uint32_t{0700}}}) {
+    SKYDB_RETURN_IF_ERROR(EnsurePrivateDir(fs, dir, mode));
     SKYDB_RETURN_IF_ERROR(EnsureOwner(fs, host, dir, owner));
   }
+  SKYDB_RETURN_IF_ERROR(ShareRunDir(fs, host, layout, access));
   if (fs.Exists(layout.pgdata)) {
     SKYDB_ASSIGN_OR_RETURN(FileInfo info, fs.Stat(layout.pgdata));
     SKYDB_RETURN_IF_ERROR(CheckDirSafe(layout.pgdata, info));

@@ -6,6 +6,8 @@
 // Thread-safety: free functions without shared state.
 #pragma once
 
+#include <cstdint>
+#include <optional>
 #include <string>
 
 #include "skydb/env.h"
@@ -32,9 +34,22 @@ Status CheckDirSafe(const std::string& path, const FileInfo& info);
 // home DIR is. Anything else means DIR is someone else's.
 bool IsSkydbEntry(const std::string& name);
 
-// Creates `path` 0700, or verifies it (CheckDirSafe) and removes mode bits beyond 0700, saying
-// so in the log.
-Status EnsurePrivateDir(FileSystem& fs, const std::string& path);
+// Creates `path` with `mode` (0700 or, for a shared DIR and run/, RunDirAccess's), or verifies
+// it (CheckDirSafe) and sets `mode` exactly, saying so in the log.
+Status EnsurePrivateDir(FileSystem& fs, const std::string& path, uint32_t mode = 0700);
+
+// Who besides DIR's owner may reach DIR/run (its sockets, the status file, app.env): nobody
+// (DIR and run/ 0700), or the members of one group, the app's (DIR 0710: search only; run/
+// 0750; both owned by that group). Nothing else in DIR is ever shared.
+struct RunDirAccess {
+  std::optional<NamedGroup> group;
+  uint32_t root_mode() const { return group ? 0710 : 0700; }
+  uint32_t run_mode() const { return group ? 0750 : 0700; }
+};
+
+// DIR and run/ with RunDirAccess's modes and group (the owner must be a member of the group).
+Status ShareRunDir(FileSystem& fs, HostOps& host, const DataDirLayout& layout,
+                   const RunDirAccess& access);
 
 // Whether DIR may be used, changing nothing: absent, or a directory that is not group/other-
 // writable (CheckDirSafe) holding only skydb's own entries; otherwise the refusal names what it
@@ -43,13 +58,13 @@ Status CheckDataDir(const FileSystem& fs, const std::string& root);
 
 // DIR before skydb writes anything into it (its lock file comes next): CheckDataDir, then
 // EnsurePrivateDir. Used by every mode (--embed, --database-url, --store memory).
-Status PrepareRoot(FileSystem& fs, const std::string& root);
+Status PrepareRoot(FileSystem& fs, const std::string& root, uint32_t mode = 0700);
 
 // Creates DIR (0700) or verifies it; creates run/ and runtime/ (0700); when the cluster user
 // differs from us, makes it the owner of DIR, run/ and runtime/ (never anything above DIR).
 // Expects PrepareRoot to have accepted DIR.
 Status PrepareDirs(FileSystem& fs, HostOps& host, const DataDirLayout& layout,
-                   const ClusterUser& owner);
+                   const ClusterUser& owner, const RunDirAccess& access = {});
 
 // When the cluster runs as another user, every ancestor of DIR must be searchable by it, or
 // PostgreSQL cannot reach its data directory. skydb never widens a parent's permissions; it

@@ -1,5 +1,6 @@
 // PgProbe over libpq (skydb_pgconn).
 #include "pgconn/pgconn.h"
+#include "schema/app_database.h"
 #include "schema/migrate.h"
 #include "skydb/supervisor.h"
 
@@ -23,6 +24,12 @@ class RealPgProbe final : public PgProbe {
                       const std::vector<Migration>& migrations) override {
     SKYDB_ASSIGN_OR_RETURN(auto conn, pg::Connection::Open(conninfo));
     return schema::ApplyMigrations(conn, migrations);
+  }
+
+  Status EnsureAppDatabase(const std::string& conninfo, const AppDatabase& app,
+                           const std::string& skydb_database) override {
+    SKYDB_ASSIGN_OR_RETURN(auto conn, pg::Connection::Open(conninfo));
+    return schema::EnsureAppDatabase(conn, app, skydb_database);
   }
 
   Result<std::string> ServerVersion(const std::string& conninfo) override {

@@ -24,7 +24,8 @@ std::string Tail(const std::string& text, size_t n) {
 
 Status SupervisorImpl::Prepare() {
   SKYDB_RETURN_IF_ERROR(EnsureDataDir());
-  SKYDB_RETURN_IF_ERROR(PrepareDirs(*env_.fs, *env_.host, layout_, options_.cluster_user));
+  SKYDB_RETURN_IF_ERROR(PrepareDirs(*env_.fs, *env_.host, layout_, options_.cluster_user,
+                                    RunDirAccess{options_.shared_group}));
   WriteStatusFile();  // replaces what an earlier (perhaps killed) daemon left there
   SKYDB_RETURN_IF_ERROR(EnsureCluster());
   return WriteConfigFiles();
@@ -33,7 +34,8 @@ Status SupervisorImpl::Prepare() {
 Status SupervisorImpl::EnsureDataDir() {
   SKYDB_RETURN_IF_ERROR(CheckReachable(*env_.fs, layout_.root, options_.cluster_user));
   // DIR itself must exist (and be safe, and skydb's) before anything goes into it.
-  SKYDB_RETURN_IF_ERROR(PrepareRoot(*env_.fs, layout_.root));
+  SKYDB_RETURN_IF_ERROR(
+      PrepareRoot(*env_.fs, layout_.root, RunDirAccess{options_.shared_group}.root_mode()));
   // DIR/skydb.lock is the daemon lifecycle's (src/daemon/lifecycle.cc): it holds the lock
   // for every database source, from before this runs until after PostgreSQL has stopped.
   return Ok();
@@ -146,18 +148,26 @@ Status SupervisorImpl::WaitForPidGone(pid_t pid, std::chrono::milliseconds timeo
 
 Status SupervisorImpl::WriteConfigFiles() {
   const std::string& pgdata = layout_.pgdata;
-  SKYDB_RETURN_IF_ERROR(WriteOwnedFile(pgdata + "/" + kSkydbConfName,
-                                       RenderSkydbConf(options_.settings_conf, layout_.run,
-                                                       options_.port, options_.binaries_major)));
+  SKYDB_RETURN_IF_ERROR(WriteOwnedFile(
+      pgdata + "/" + kSkydbConfName,
+      RenderSkydbConf(options_.settings_conf, layout_.run, options_.port, options_.binaries_major,
+                      options_.shared_group ? options_.shared_group->name : "")));
   SKYDB_ASSIGN_OR_RETURN(std::string conf, env_.fs->ReadFile(pgdata + "/postgresql.conf"));
   if (auto with_include = WithIncludeLine(conf)) {
     SKYDB_RETURN_IF_ERROR(WriteOwnedFile(pgdata + "/postgresql.conf", *with_include));
   }
-  SKYDB_RETURN_IF_ERROR(WriteOwnedFile(pgdata + "/pg_hba.conf", RenderHba()));
-  const std::string& role = options_.cluster_user.user.name;
+  const std::string& superuser = options_.cluster_user.user.name;
+  const AppDatabase& app = options_.app;
+  SKYDB_RETURN_IF_ERROR(
+      WriteOwnedFile(pgdata + "/pg_hba.conf",
+                     RenderHba({superuser, app.role, app.database, !app.password.empty()})));
   // root as well: `skydb psql` run by root connects as it (root can become the role anyway).
-  std::vector<std::string> os_users = {"root", role};
-  return WriteOwnedFile(pgdata + "/pg_ident.conf", RenderIdent(os_users, role));
+  std::vector<IdentEntry> ident = {
+      {"root", superuser}, {superuser, superuser}, {superuser, app.role}};
+  for (const std::string& os_user : options_.app_os_users) {
+    if (os_user != superuser && os_user != "root") ident.push_back({os_user, app.role});
+  }
+  return WriteOwnedFile(pgdata + "/pg_ident.conf", RenderIdent(ident));
 }
 
 Status SupervisorImpl::CheckConfigFiles() {

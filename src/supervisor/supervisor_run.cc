@@ -150,7 +150,7 @@ Status SupervisorImpl::Migrate() {
   auto applied = env_.probe->Migrate(conninfo, options_.migrations);
   if (!applied.ok()) return std::move(applied).error().Within("schema migrations failed");
   if (*applied > 0) spdlog::info("applied {} schema migration(s)", *applied);
-  return Ok();
+  return env_.probe->EnsureAppDatabase(conninfo, options_.app, options_.database);
 }
 
 PgProbe::Ping SupervisorImpl::PingQuietly(const std::string& conninfo) {

@@ -62,17 +62,37 @@ TEST(ConfRenderTest, ConfigCheckReasonsArePostgresMessages) {
             "postgres: could not access directory \"/d\"");
 }
 
-TEST(ConfRenderTest, HbaIsPeerOverUnixSocketsOnly) {
-  std::string hba = RenderHba();
-  EXPECT_NE(hba.find("local   all          all   peer map=skydb"), std::string::npos);
+TEST(ConfRenderTest, HbaIsPeerOverUnixSocketsOnlyAndKeepsTheAppInItsDatabase) {
+  std::string hba = RenderHba({"skydb", "app", "shop"});
+  EXPECT_NE(hba.find("local   all  skydb  peer map=skydb\n"), std::string::npos);
+  EXPECT_NE(hba.find("local   shop  app  peer map=skydb\n"), std::string::npos);
+  EXPECT_NE(hba.find("local   replication  skydb  peer map=skydb\n"), std::string::npos);
+  EXPECT_EQ(hba.find("all  all"), std::string::npos) << "no line may admit every role";
   EXPECT_EQ(hba.find("trust"), std::string::npos);
   EXPECT_EQ(hba.find("\nhost"), std::string::npos);
 }
 
-TEST(ConfRenderTest, IdentMapsEachOsUserToTheRole) {
-  std::string ident = RenderIdent({"root", "skydb"}, "skydb");
+TEST(ConfRenderTest, HbaAsksTheAppRoleForItsPasswordWhenItHasOne) {
+  std::string hba = RenderHba({"skydb", "app", "app", true});
+  EXPECT_NE(hba.find("local   app  app  scram-sha-256\n"), std::string::npos);
+  EXPECT_NE(hba.find("local   all  skydb  peer map=skydb\n"), std::string::npos);
+}
+
+TEST(ConfRenderTest, IdentMapsEachOsUserToItsRole) {
+  std::string ident = RenderIdent({{"root", "skydb"}, {"skydb", "skydb"}, {"web", "app"}});
   EXPECT_NE(ident.find("skydb  root  skydb\n"), std::string::npos);
   EXPECT_NE(ident.find("skydb  skydb  skydb\n"), std::string::npos);
+  EXPECT_NE(ident.find("skydb  web  app\n"), std::string::npos);
+  EXPECT_EQ(ident.find("web  skydb"), std::string::npos);
+}
+
+TEST(ConfRenderTest, SocketIsPrivateUnlessAGroupIsGiven) {
+  std::string alone = RenderSkydbConf("", "/r", 5432, 15);
+  EXPECT_NE(alone.find("unix_socket_permissions = 0700\n"), std::string::npos);
+  EXPECT_EQ(alone.find("unix_socket_group"), std::string::npos);
+  std::string shared = RenderSkydbConf("", "/r", 5432, 15, "web");
+  EXPECT_NE(shared.find("unix_socket_group = 'web'\n"), std::string::npos);
+  EXPECT_NE(shared.find("unix_socket_permissions = 0660\n"), std::string::npos);
 }
 
 }  // namespace

@@ -99,6 +99,38 @@ TEST(DataDirTest, SkydbEntries) {
   }
 }
 
+TEST(DataDirTest, SharedRunDirIsSearchableAndReadableByTheAppsGroupOnly) {
+  testing::FakeFileSystem fs;
+  testing::FakeHostOps host;
+  fs.AddDir("/srv", 0755);
+  fs.AddDir("/srv/sky", 0700);
+  auto layout = DataDirLayout::For("/srv/sky");
+  RunDirAccess access{NamedGroup{"web", 1234}};
+  ASSERT_TRUE(ShareRunDir(fs, host, layout, access).ok());
+  EXPECT_EQ(fs.Stat("/srv/sky")->mode, 0710u);
+  EXPECT_EQ(fs.Stat("/srv/sky/run")->mode, 0750u);
+  EXPECT_EQ(host.chgrped["/srv/sky"], 1234u);
+  EXPECT_EQ(host.chgrped["/srv/sky/run"], 1234u);
+  // Without the group, both go back to 0700.
+  ASSERT_TRUE(ShareRunDir(fs, host, layout, RunDirAccess{}).ok());
+  EXPECT_EQ(fs.Stat("/srv/sky")->mode, 0700u);
+  EXPECT_EQ(fs.Stat("/srv/sky/run")->mode, 0700u);
+}
+
+TEST(DataDirTest, AGroupTheServiceUserIsNotInIsRefusedWithTheFix) {
+  testing::FakeFileSystem fs;
+  testing::FakeHostOps host;
+  fs.AddDir("/srv", 0755);
+  fs.AddDir("/srv/sky", 0700);
+  host.chown_error = "chown: Operation not permitted";
+  auto s = ShareRunDir(fs, host, DataDirLayout::For("/srv/sky"), {NamedGroup{"web", 1234}});
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.error().message.find("cannot give /srv/sky to the app's group web"),
+            std::string::npos)
+      << s.error().message;
+  EXPECT_NE(s.error().message.find("usermod -aG web"), std::string::npos);
+}
+
 TEST(DataDirTest, PrepareRootCreatesAMissingDirPrivate) {
   testing::FakeFileSystem fs;
   fs.AddDir("/srv", 0755);

@@ -85,8 +85,10 @@ class FakeLauncher final : public ChildLauncher {
 class FakeHostOps final : public HostOps {
  public:
   pid_t SelfPid() const override { return 4242; }
-  Status Chown(const std::string& path, uid_t uid, gid_t) override {
+  Status Chown(const std::string& path, uid_t uid, gid_t gid) override {
+    if (!chown_error.empty()) return Error::Permission(chown_error);
     chowned[path] = uid;
+    chgrped[path] = gid;
     return Ok();
   }
   Result<std::shared_ptr<void>> LockExclusive(const std::string& path) override {
@@ -118,6 +120,8 @@ class FakeHostOps final : public HostOps {
   std::vector<std::string> dropped_to;
 
   std::map<std::string, uid_t> chowned;
+  std::map<std::string, gid_t> chgrped;
+  std::string chown_error;  // when set, every Chown fails with it
   std::map<std::string, pid_t> held;
   std::set<pid_t> alive;
   bool ignore_sigint = false;
@@ -142,11 +146,17 @@ class FakeProbe final : public PgProbe {
     return static_cast<int>(m.size());
   }
   Result<std::string> ServerVersion(const std::string&) override { return std::string("15.18"); }
+  Status EnsureAppDatabase(const std::string&, const AppDatabase& app,
+                           const std::string&) override {
+    ensured_apps.push_back(app);
+    return Ok();
+  }
 
   std::optional<Ping> forced;
   Clock::Duration ready_after{std::chrono::milliseconds(300)};
   int migrate_calls = 0;
   std::string migrate_error;
+  std::vector<AppDatabase> ensured_apps;
   std::vector<std::string> conninfos;
 
  private:

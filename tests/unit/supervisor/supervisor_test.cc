@@ -61,6 +61,46 @@ class SupervisorTest : public ::testing::Test {
   std::vector<SupervisorState> states_at_ready_;
 };
 
+// The app's database (docs/embedding.md): its role reaches only its database, its OS user maps
+// only to its role, its group reaches DIR/run and the socket, and the role and database are
+// ensured after the migrations with the connection limit given.
+TEST_F(SupervisorTest, AppGetsItsRoleDatabaseIdentLineAndGroup) {
+  options_.app.database = "shop";
+  options_.app.role = "web";
+  options_.app.connection_limit = 14;
+  options_.app_os_users = {"webuser", "sky", "root"};
+  options_.shared_group = NamedGroup{"webgrp", 1234};
+  Status s = Make().Run();
+  ASSERT_TRUE(s.ok()) << s.error().message;
+  std::string ident = *fs_.ReadFile("/srv/sky/pgdata/pg_ident.conf");
+  EXPECT_NE(ident.find("skydb  webuser  web\n"), std::string::npos) << ident;
+  EXPECT_NE(ident.find("skydb  sky  web\n"), std::string::npos) << ident;
+  EXPECT_NE(ident.find("skydb  sky  sky\n"), std::string::npos) << ident;
+  EXPECT_EQ(ident.find("webuser  sky"), std::string::npos) << ident;
+  EXPECT_EQ(ident.find("root  web"), std::string::npos) << "root is mapped to the superuser only";
+  std::string hba = *fs_.ReadFile("/srv/sky/pgdata/pg_hba.conf");
+  EXPECT_NE(hba.find("local   shop  web  peer map=skydb\n"), std::string::npos) << hba;
+  std::string conf = *fs_.ReadFile("/srv/sky/pgdata/skydb.conf");
+  EXPECT_NE(conf.find("unix_socket_group = 'webgrp'"), std::string::npos);
+  EXPECT_NE(conf.find("unix_socket_permissions = 0660"), std::string::npos);
+  EXPECT_EQ(fs_.Stat("/srv/sky")->mode, 0710u);
+  EXPECT_EQ(fs_.Stat("/srv/sky/run")->mode, 0750u);
+  EXPECT_EQ(fs_.Stat("/srv/sky/runtime")->mode, 0700u);
+  EXPECT_EQ(host_.chgrped["/srv/sky/run"], 1234u);
+  ASSERT_EQ(probe_.ensured_apps.size(), 1u);
+  EXPECT_EQ(probe_.ensured_apps[0], options_.app);
+}
+
+TEST_F(SupervisorTest, WithoutAnAppGroupDirAndRunStayPrivate) {
+  ASSERT_TRUE(Make().Run().ok());
+  EXPECT_EQ(fs_.Stat("/srv/sky")->mode, 0700u);
+  EXPECT_EQ(fs_.Stat("/srv/sky/run")->mode, 0700u);
+  EXPECT_NE(fs_.ReadFile("/srv/sky/pgdata/skydb.conf")->find("unix_socket_permissions = 0700"),
+            std::string::npos);
+  EXPECT_NE(fs_.ReadFile("/srv/sky/pgdata/pg_hba.conf")->find("local   app  app  peer map=skydb"),
+            std::string::npos);
+}
+
 TEST_F(SupervisorTest, FreshDirInitdbStartReadyStop) {
   Status s = Make().Run();
   ASSERT_TRUE(s.ok()) << s.error().message;

@@ -1,0 +1,21 @@
+// Ensures the app's database (skydb/schema.h AppDatabase) over a superuser connection to the
+// private cluster: idempotent, identifiers quoted, the password (if any) sent only as its
+// scram-sha-256 verifier. `skydb_database` is skydb's own database, closed to PUBLIC.
+// Thread-safety: uses the connection it is given, on the caller's thread.
+// Failure: the statement that failed, with the server's message.
+#pragma once
+
+#include <string>
+
+#include "pgconn/pgconn.h"
+#include "skydb/schema.h"
+
+namespace skydb::schema {
+
+// "name" with embedded quotes doubled.
+std::string QuoteIdentifier(const std::string& name);
+
+Status EnsureAppDatabase(pg::Connection& conn, const AppDatabase& app,
+                         const std::string& skydb_database);
+
+}  // namespace skydb::schema
