@@ -101,6 +101,8 @@ void Lifecycle::OnDatabaseReady(const DatabaseReady& ready) {
     source_->RequestStop();
     return;
   }
+  // Before READY: a unit ordered after this one reads it as its EnvironmentFile=.
+  WriteAppEnvironment();
   if (source_->mode() == "memory") {
     spdlog::warn(
         "skydb ready: MEMORY-ONLY store (store.kind = memory): nothing written "
@@ -116,7 +118,6 @@ void Lifecycle::OnDatabaseReady(const DatabaseReady& ready) {
     // The listener accepts connections now: only now may systemd call the service started.
     observing_->service().Ready("serving sessions: " + clients_->Describe());
   }
-  WriteAppEnvironment();
   if (on_ready_) {
     ReadyInfo info;
     info.store_socket = clients_->SocketPath();
