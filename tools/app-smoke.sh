@@ -17,7 +17,9 @@ chmod 0755 "$work"
 pids=()
 cleanup() {
   for pid in "${pids[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
-  for pid in "${pids[@]}"; do timeout 30 tail --pid="$pid" -f /dev/null 2>/dev/null || kill -KILL "$pid" 2>/dev/null || true; done
+  for pid in "${pids[@]}"; do
+    timeout 30 tail --pid="$pid" -f /dev/null 2>/dev/null || kill -KILL "$pid" 2>/dev/null || true
+  done
   rm -rf "$work"
 }
 trap cleanup EXIT
@@ -29,7 +31,7 @@ free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",
 start_app() {
   local name="$1"; shift
   port="$(free_port)"
-  (cd "$work" && exec setpriv --reuid="$user" --regid="$user" --init-groups -- \
+  (cd "$work" && HOME="$work" exec setpriv --reuid="$user" --regid="$user" --init-groups -- \
     "$app" "$@" --listen "127.0.0.1:$port" >"$work/$name.log" 2>&1) &
   app_pid=$!
   pids+=("$app_pid")
@@ -45,6 +47,9 @@ stop_pid() {  # SIGTERM, then wait (<= 60 s) for an ordered stop and exit 0
   local status=0
   timeout 60 bash -c "while kill -0 $1 2>/dev/null; do sleep 0.2; done" || fail "PID $1 did not stop within 60 s"
   wait "$1" || status=$?
+  local left=() pid
+  for pid in "${pids[@]}"; do [ "$pid" = "$1" ] || left+=("$pid"); done
+  pids=("${left[@]}")  # never signalled again: the PID may be reused
   [ "$status" -eq 0 ] || fail "PID $1 exited with $status after SIGTERM"
 }
 # visit JAR → the response's JSON
@@ -71,7 +76,7 @@ rows="$(as_user psql -X "postgresql:///app?host=$work/data/run&user=app" -Atc 'S
 stop_pid "$app_pid"
 
 # 3. an external PostgreSQL: the app database of a second skydb's private cluster
-(exec skydb serve --embed --data-dir "$work/db" --user "$user" --set http.port=0 \
+(exec skydb --set http.port=0 serve --embed --data-dir "$work/db" --user "$user" \
   >"$work/serve.log" 2>&1) &
 serve_pid=$!
 pids+=("$serve_pid")
@@ -89,5 +94,4 @@ rows="$(as_user psql -X "$url" -Atc 'SELECT count(*) FROM visits')"
 [ "$rows" = 2 ] || fail "external: the visits table has $rows rows, not 2"
 stop_pid "$app_pid"
 stop_pid "$serve_pid"
-pids=()
 echo "app-smoke: the example app serves, keeps sessions across a restart and runs over an external PostgreSQL"

@@ -45,8 +45,8 @@ class Embedded::Impl {
 
   uid_t EffectiveUid() const { return env_.host->EffectiveUid(); }
 
-  // Every signal is blocked on skydb's thread (and the threads it starts inherit the mask),
-  // so the app's handlers or sigwait see them; PostgreSQL's children reset their masks.
+  // Every signal is blocked on skydb's threads (built under the mask, they inherit it), so
+  // the app's handlers or sigwait see them; PostgreSQL's children reset their masks.
   void Begin(const Config& config, std::shared_ptr<embed::LastError> last_error) {
     last_error_ = std::move(last_error);
     daemon::LifecycleOptions options{config, [this](const daemon::ReadyInfo& info) {
@@ -55,11 +55,11 @@ class Embedded::Impl {
                                        store_socket_ = info.store_socket;
                                        changed_.NotifyAll();
                                      }};
-    lifecycle_ =
-        std::make_unique<daemon::Lifecycle>(env_, std::move(options), SourceFor(env_, config));
     sigset_t all, previous;
     sigfillset(&all);
     ::pthread_sigmask(SIG_BLOCK, &all, &previous);
+    lifecycle_ =
+        std::make_unique<daemon::Lifecycle>(env_, std::move(options), SourceFor(env_, config));
     thread_ = std::thread([this] {
       int status = lifecycle_->Run();
       MutexLock lock(mu_);

@@ -30,7 +30,9 @@ const char* TestUser() {
 
 // A fresh directory the test user owns (skydb creates DIR under it).
 std::string TempDirFor(const passwd* user) {
-  std::string dir = ::testing::TempDir() + "/embedded_test.XXXXXX";
+  std::string dir = std::filesystem::path(::testing::TempDir() + "/embedded_test.XXXXXX")
+                        .lexically_normal()
+                        .string();
   if (::mkdtemp(dir.data()) == nullptr) return "";
   if (user != nullptr) (void)::chown(dir.c_str(), user->pw_uid, user->pw_gid);
   return dir;
@@ -78,7 +80,8 @@ skydb::EmbeddedOptions Options(const std::string& dir, const std::string& databa
 }
 
 std::unique_ptr<skydb::Embedded> StartReady(skydb::EmbeddedOptions options) {
-  options.settings.push_back("supervisor.stop_timeout=10s");
+  // A small host: tuning sizes PostgreSQL to it, and several test clusters share the machine.
+  options.settings.insert(options.settings.end(), {"host.ram=1GiB", "supervisor.stop_timeout=10s"});
   auto started = skydb::Embedded::Start(std::move(options));
   if (!started.ok()) {
     ADD_FAILURE() << started.error().message;
