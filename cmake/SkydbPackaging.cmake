@@ -61,12 +61,14 @@ set(CPACK_DEBIAN_PACKAGE_GENERATE_SHLIBS ON)  # shlibs and the ldconfig trigger 
 # scripts are the daemon package's only: a global CONTROL_EXTRA would go into -dev too.
 set(CPACK_DEB_COMPONENT_INSTALL ON)
 set(CPACK_DEBIAN_UNSPECIFIED_PACKAGE_NAME skydb)
+# triggers: ldconfig after libskydb.so.N comes or goes (CPack adds it only to its own postinst).
 set(CPACK_DEBIAN_UNSPECIFIED_PACKAGE_CONTROL_EXTRA
-    "${SKYDB_PACKAGING_DIR}/debian/conffiles;${SKYDB_PACKAGING_DIR}/debian/postinst;${SKYDB_PACKAGING_DIR}/debian/prerm;${SKYDB_PACKAGING_DIR}/debian/postrm")
+    "${SKYDB_PACKAGING_DIR}/debian/conffiles;${SKYDB_PACKAGING_DIR}/debian/postinst;${SKYDB_PACKAGING_DIR}/debian/prerm;${SKYDB_PACKAGING_DIR}/debian/postrm;${SKYDB_PACKAGING_DIR}/debian/triggers")
 set(CPACK_DEBIAN_DEV_PACKAGE_NAME libskydb-dev)
 set(CPACK_DEBIAN_DEV_PACKAGE_SECTION libdevel)
 set(CPACK_DEBIAN_DEV_PACKAGE_DEPENDS "skydb (= ${PROJECT_VERSION})")
 set(CPACK_DEBIAN_DEV_PACKAGE_SHLIBDEPS OFF)
+set(CPACK_DEBIAN_DEV_PACKAGE_RECOMMENDS "pkg-config")
 set(CPACK_COMPONENT_DEV_DESCRIPTION
     "skydb's C++ embedding API: headers, CMake package (skydb::skydb) and skydb.pc")
 include(CPack)
