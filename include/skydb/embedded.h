@@ -24,8 +24,9 @@
 // (parent-death signal), so PostgreSQL never outlives it. Signals are blocked on that thread
 // and on the threads it starts, so they reach the app's own threads.
 // Ownership: the app owns the Embedded; destroying it stops skydb in order first.
-// Failure: Start refuses a bad configuration, an unusable data directory or root with one
-// sentence (Result's Error); WaitReady returns why skydb stopped when it stops before ready.
+// Failure: Start refuses root and a configuration the table rejects with one sentence
+// (Result's Error); what fails later — an unusable or locked data directory, a PostgreSQL that
+// does not start — is WaitReady's Unavailable, with the line skydb logged about it.
 #pragma once
 
 #include <chrono>
