@@ -14,6 +14,7 @@ packages=(
   libpq-dev libspdlog-dev libfmt-dev libtomlplusplus-dev libsystemd-dev libcli11-dev
   nlohmann-json3-dev libcpp-httplib-dev libarchive-dev libzstd-dev libssl-dev
   libgtest-dev libgmock-dev
+  libpqxx-dev curl
   postgresql-15 postgresql-client-15 redis-server redis-tools python3 python3-redis
   clang libclang-rt-14-dev clang-format
   prometheus systemd
