@@ -1,6 +1,5 @@
 // ChildLauncher over fork/execve, for long-running children (the postmaster).
 #include <fcntl.h>
-#include <poll.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
@@ -12,8 +11,8 @@
 #include <cstring>
 #include <thread>
 
+#include "os/line_reader.h"
 #include "os/spawn_support.h"
-#include "skydb/mutex.h"
 #include "skydb/process.h"
 
 #ifndef CLOSE_RANGE_CLOEXEC
@@ -31,81 +30,6 @@ std::string ExitStatus::Describe() const {
 }
 
 namespace {
-
-// Reads a pipe on its own thread, splitting it into lines for the sink, until EOF or Stop().
-class StderrReader {
- public:
-  StderrReader(int fd, LineSink sink) : fd_(fd), sink_(std::move(sink)) {
-    int fds[2];
-    if (::pipe2(fds, O_CLOEXEC | O_NONBLOCK) == 0) {
-      wake_read_ = fds[0];
-      wake_write_ = fds[1];
-    }
-    thread_ = std::thread([this] { Loop(); });
-  }
-  ~StderrReader() {
-    Stop();
-    if (wake_read_ >= 0) ::close(wake_read_);
-    if (wake_write_ >= 0) ::close(wake_write_);
-  }
-  StderrReader(const StderrReader&) = delete;
-  StderrReader& operator=(const StderrReader&) = delete;
-
-  bool WaitClosed(std::chrono::milliseconds timeout) {
-    auto deadline = std::chrono::steady_clock::now() + timeout;
-    MutexLock lock(mu_);
-    while (!closed_) {
-      if (!closed_cv_.WaitUntil(mu_, deadline)) return closed_;
-    }
-    return true;
-  }
-
-  void Stop() {
-    if (!thread_.joinable()) return;
-    if (wake_write_ >= 0) (void)!::write(wake_write_, "x", 1);
-    thread_.join();
-  }
-
- private:
-  void Loop() {
-    std::string pending;
-    char buf[4096];
-    while (true) {
-      struct pollfd pfds[2] = {{fd_, POLLIN, 0}, {wake_read_, POLLIN, 0}};
-      int n = ::poll(pfds, wake_read_ >= 0 ? 2 : 1, -1);
-      if (n < 0 && errno == EINTR) continue;
-      if (n < 0 || (pfds[1].revents & POLLIN) != 0) break;
-      ssize_t got = ::read(fd_, buf, sizeof buf);
-      if (got < 0 && errno == EINTR) continue;
-      if (got <= 0) break;
-      pending.append(buf, static_cast<size_t>(got));
-      EmitLines(pending);
-    }
-    if (!pending.empty()) sink_(pending);
-    ::close(fd_);
-    MutexLock lock(mu_);
-    closed_ = true;
-    closed_cv_.NotifyAll();
-  }
-
-  void EmitLines(std::string& pending) {
-    size_t start = 0;
-    for (size_t nl = pending.find('\n'); nl != std::string::npos; nl = pending.find('\n', start)) {
-      sink_(std::string_view(pending).substr(start, nl - start));
-      start = nl + 1;
-    }
-    pending.erase(0, start);
-  }
-
-  int fd_;
-  LineSink sink_;
-  int wake_read_ = -1;
-  int wake_write_ = -1;
-  Mutex mu_;
-  CondVar closed_cv_;
-  bool closed_ GUARDED_BY(mu_) = false;
-  std::thread thread_;
-};
 
 class RealChildProcess final : public ChildProcess {
  public:
@@ -151,7 +75,7 @@ class RealChildProcess final : public ChildProcess {
  private:
   pid_t pid_;
   std::optional<ExitStatus> exit_;
-  StderrReader reader_;
+  LineReader reader_;
 };
 
 // Everything the child needs, prepared before fork: after fork only async-signal-safe calls.
@@ -168,18 +92,9 @@ struct Prepared {
   ::_exit(127);
 }
 
-void ResetSignals() {
-  sigset_t none;
-  sigemptyset(&none);
-  ::sigprocmask(SIG_SETMASK, &none, nullptr);
-  for (int sig = 1; sig < NSIG; ++sig) {
-    if (sig != SIGKILL && sig != SIGSTOP) ::signal(sig, SIG_DFL);
-  }
-}
-
 [[noreturn]] void RunChild(const ChildSpec& spec, Prepared& p, int err_fd, int report_fd,
                            pid_t parent) {
-  ResetSignals();
+  ChildResetSignals();
   ::setpgid(0, 0);
   int devnull = ::open("/dev/null", O_RDWR);
   if (devnull >= 0) {

@@ -46,6 +46,15 @@ std::vector<char*> CStringArray(std::vector<std::string>& strings) {
   return out;
 }
 
+void ChildResetSignals() {
+  sigset_t none;
+  sigemptyset(&none);
+  ::sigprocmask(SIG_SETMASK, &none, nullptr);
+  for (int sig = 1; sig < NSIG; ++sig) {
+    if (sig != SIGKILL && sig != SIGSTOP) ::signal(sig, SIG_DFL);
+  }
+}
+
 void ChildDropPrivilegesOrDie(const RunAs& user, int report_fd) {
   gid_t gid = user.gid;
   if (::setgroups(1, &gid) != 0 || ::setgid(user.gid) != 0 || ::setuid(user.uid) != 0) {

@@ -1,4 +1,5 @@
-// Helpers shared by the process runner and the supervisor's child spawning. Internal to os/.
+// Helpers shared by the process runner, the supervisor's child spawning and the app launcher
+// (src/daemon/app_launcher.cc), for the code between fork and exec.
 #pragma once
 
 #include <map>
@@ -15,6 +16,8 @@ std::vector<std::string> BuildEnvironment(
     const std::map<std::string, std::optional<std::string>>& changes);
 // Null-terminated char* view of `strings` (which must outlive it).
 std::vector<char*> CStringArray(std::vector<std::string>& strings);
+// In a forked child: an empty signal mask and default dispositions, whatever the parent set.
+void ChildResetSignals();
 // In a forked child: setgroups/setgid/setuid to `user`, or write errno to report_fd and _exit.
 void ChildDropPrivilegesOrDie(const RunAs& user, int report_fd);
 
