@@ -101,6 +101,7 @@ int Main(int argc, char** argv, Env& env) {
   AddStatusCommand(app, ctx);
   AddPsqlCommand(app, ctx);
   AddEnvCommand(app, ctx);
+  AddRunCommand(app, ctx);
   AddBundleCommand(app, ctx);
   try {
     app.parse(argc, argv);

@@ -15,6 +15,8 @@ struct ServeFlags {
   std::string database_url;
   std::string data_dir;
   std::string user;
+  bool exit_with_parent = false;
+  int ready_fd = -1;
 };
 
 void AddDirAndUser(CLI::App* cmd, ServeFlags& flags, const std::string& dir_help) {
@@ -58,6 +60,8 @@ int RunServe(CommandContext& ctx, const ServeFlags& flags, Profile profile) {
   options.config = std::move(config).value();
   options.profile = profile;
   options.reload_config = [&ctx] { return ctx.LoadConfig(); };
+  options.exit_with_parent = flags.exit_with_parent;
+  options.ready_fd = flags.ready_fd;
   return daemon::RunDaemon(ctx.env, options);
 }
 
@@ -76,6 +80,12 @@ void AddServeCommands(CLI::App& app, CommandContext& ctx) {
   serve->add_option("--database-url", serve_flags->database_url,
                     "an external PostgreSQL (libpq URI or keyword string, several hosts "
                     "allowed): no private cluster; coherence shared (docs/scaling.md)");
+  serve->add_flag("--exit-with-parent", serve_flags->exit_with_parent,
+                  "child mode: stop in order (drain, fast stop) when the parent process dies, "
+                  "even by kill -9");
+  serve->add_option("--ready-fd", serve_flags->ready_fd,
+                    "child mode: at READY write one JSON line (database_url, store_socket, http, "
+                    "pid) to this open descriptor and close it");
   serve->callback(
       [&ctx, serve_flags] { ctx.exit_code = RunServe(ctx, *serve_flags, Profile::kEmbedded); });
 

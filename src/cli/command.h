@@ -47,6 +47,7 @@ void AddServeCommands(CLI::App& app, CommandContext& ctx);  // serve, dev
 void AddStatusCommand(CLI::App& app, CommandContext& ctx);
 void AddPsqlCommand(CLI::App& app, CommandContext& ctx);
 void AddEnvCommand(CLI::App& app, CommandContext& ctx);
+void AddRunCommand(CLI::App& app, CommandContext& ctx);
 void AddBundleCommand(CLI::App& app, CommandContext& ctx);  // bundle stage, verify, list
 
 }  // namespace skydb::cli

@@ -1,0 +1,302 @@
+// The app launcher's protocol (pure: frames fed whole, split at every byte and one byte at a
+// time; malformed frames), who the app runs as, the READY gate, the restart backoff, and the
+// real launcher process driven as skydb drives it (as the current user: start, output, exit,
+// exec failure, signals, and the app stopped when the daemon's end of the socket closes).
+#include "daemon/app_launcher.h"
+
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <mutex>
+#include <thread>
+
+#include "daemon/app_protocol.h"
+#include "daemon/app_runner.h"
+#include "os/line_reader.h"
+
+namespace skydb::daemon {
+namespace {
+
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+
+std::vector<AppFields> DecodeAll(const std::string& bytes, size_t step) {
+  AppFrameDecoder decoder;
+  std::vector<AppFields> out;
+  for (size_t at = 0; at < bytes.size(); at += step) {
+    decoder.Feed(std::string_view(bytes).substr(at, step));
+    AppFields fields;
+    while (decoder.Pop(fields) == AppFrameDecoder::Next::kMessage) out.push_back(fields);
+  }
+  return out;
+}
+
+TEST(AppProtocolTest, FramesSurviveAnySplit) {
+  std::vector<AppFields> messages = {
+      {"start", "2", "/usr/bin/app", "--flag=a b", "A=1", "EMPTY="},
+      {"signal", "15"},
+      {"exited", "-1", "9"},
+      {"launcher-ready", ""},
+      {"exec-failed", "2", std::string("bytes \xff\x01 here")},
+  };
+  std::string stream;
+  for (const auto& m : messages) stream += EncodeAppFrame(m);
+  for (size_t step : {stream.size(), size_t{1}, size_t{2}, size_t{3}, size_t{7}}) {
+    EXPECT_EQ(DecodeAll(stream, step), messages) << "step " << step;
+  }
+  for (size_t cut = 0; cut <= stream.size(); ++cut) {
+    AppFrameDecoder decoder;
+    decoder.Feed(stream.substr(0, cut));
+    decoder.Feed(stream.substr(cut));
+    AppFields fields;
+    size_t n = 0;
+    while (decoder.Pop(fields) == AppFrameDecoder::Next::kMessage) ++n;
+    EXPECT_EQ(n, messages.size()) << "cut at " << cut;
+  }
+}
+
+TEST(AppProtocolTest, MalformedFramesAreRefused) {
+  AppFields fields;
+  AppFrameDecoder too_big;
+  too_big.Feed(std::string("\x7f\xff\xff\xff", 4));
+  EXPECT_EQ(too_big.Pop(fields), AppFrameDecoder::Next::kMalformed);
+  AppFrameDecoder unterminated;
+  unterminated.Feed(std::string("\0\0\0\3abc", 7));
+  EXPECT_EQ(unterminated.Pop(fields), AppFrameDecoder::Next::kMalformed);
+  AppFrameDecoder empty;
+  empty.Feed(std::string("\0\0\0\0", 4));
+  EXPECT_EQ(empty.Pop(fields), AppFrameDecoder::Next::kMalformed);
+  AppFrameDecoder partial;
+  partial.Feed(std::string("\0\0\0\5ab", 6));
+  EXPECT_EQ(partial.Pop(fields), AppFrameDecoder::Next::kNeedMore);
+}
+
+TEST(AppProtocolTest, RequestsAndReportsRoundTrip) {
+  AppRequest start;
+  start.argv = {"app", "x"};
+  start.env = {"A=1", "B=2"};
+  auto parsed = ParseRequest(RequestFields(start));
+  ASSERT_TRUE(parsed.ok());
+  EXPECT_EQ(parsed->argv, start.argv);
+  EXPECT_EQ(parsed->env, start.env);
+  AppRequest signal;
+  signal.kind = AppRequest::Kind::kSignal;
+  signal.signal = SIGHUP;
+  EXPECT_EQ(ParseRequest(RequestFields(signal))->signal, SIGHUP);
+
+  AppReport exited;
+  exited.kind = AppReport::Kind::kExited;
+  exited.term_signal = SIGKILL;
+  auto report = ParseReport(ReportFields(exited));
+  ASSERT_TRUE(report.ok());
+  EXPECT_EQ(report->kind, AppReport::Kind::kExited);
+  EXPECT_EQ(report->exit_code, -1);
+  EXPECT_EQ(report->term_signal, SIGKILL);
+
+  for (const AppFields& bad : std::vector<AppFields>{
+           {}, {"start", "0"}, {"start", "3", "a"}, {"signal", "0"}, {"signal", "x"}, {"frob"}}) {
+    EXPECT_FALSE(ParseRequest(bad).ok()) << (bad.empty() ? "" : bad[0]);
+  }
+  EXPECT_FALSE(ParseReport({"started", "0"}).ok());
+  EXPECT_FALSE(ParseReport({"exited", "1"}).ok());
+}
+
+// ---- who the app runs as -------------------------------------------------------------------
+
+RunAs User(const std::string& name, uid_t uid) { return RunAs{name, uid, uid, "/home/" + name}; }
+
+Result<RunAs> ByName(const std::string& name) {
+  if (name == "svc") return User("svc", 100);
+  if (name == "web") return User("web", 200);
+  if (name == "root") return User("root", 0);
+  return Error::NotFound("user '" + name + "' does not exist");
+}
+
+Result<RunAs> ByUid(uid_t uid) {
+  if (uid == 100) return User("svc", 100);
+  return Error::NotFound("no user");
+}
+
+Result<ClusterUser> Resolve(uid_t euid, const std::string& app_user,
+                            const std::string& run_as = "svc") {
+  Config config;
+  config.app.user = app_user;
+  config.run_as_user = run_as;
+  return ResolveAppUser(euid, config, ByUid, ByName);
+}
+
+TEST(ResolveAppUserTest, WhoTheAppRunsAs) {
+  auto service = Resolve(0, "");
+  ASSERT_TRUE(service.ok());
+  EXPECT_EQ(service->user.name, "svc");
+  EXPECT_TRUE(service->drop_privileges);
+  auto web = Resolve(0, "web");
+  ASSERT_TRUE(web.ok());
+  EXPECT_EQ(web->user.uid, 200u);
+  auto root = Resolve(0, "root");
+  ASSERT_FALSE(root.ok());
+  EXPECT_NE(root.error().message.find("never runs the app as root"), std::string::npos);
+  EXPECT_FALSE(Resolve(0, "nobody-here").ok());
+  auto self = Resolve(100, "", "");
+  ASSERT_TRUE(self.ok());
+  EXPECT_FALSE(self->drop_privileges);
+  EXPECT_TRUE(Resolve(100, "svc", "").ok());
+  auto other = Resolve(100, "web", "");
+  ASSERT_FALSE(other.ok());
+  EXPECT_NE(other.error().message.find("only root can start the app as another user"),
+            std::string::npos)
+      << other.error().message;
+}
+
+// ---- READY gate, backoff, status ---------------------------------------------------------
+
+class Recorder final : public Notifier {
+ public:
+  void Send(const std::string& message) override { sent.push_back(message); }
+  std::optional<std::chrono::microseconds> WatchdogTimeout() const override { return {}; }
+  uint64_t MonotonicUsec() const override { return 7; }
+  std::vector<std::string> sent;
+};
+
+TEST(ReadyGateTest, ReadyWaitsForTheApp) {
+  Recorder systemd;
+  ReadyGate gate(systemd);
+  gate.Send("EXTEND_TIMEOUT_USEC=90000000");
+  gate.Send("READY=1\nSTATUS=serving sessions");
+  gate.Send("RELOADING=1\nMONOTONIC_USEC=7\nSTATUS=reloading");
+  EXPECT_EQ(systemd.sent,
+            (std::vector<std::string>{"EXTEND_TIMEOUT_USEC=90000000", "STATUS=serving sessions",
+                                      "STATUS=reloading"}));
+  gate.Open();
+  gate.Open();
+  gate.Send("STOPPING=1");
+  EXPECT_EQ(systemd.sent.back(), "STOPPING=1");
+  EXPECT_EQ(systemd.sent[3], "READY=1");
+  EXPECT_EQ(systemd.sent.size(), 5u);
+}
+
+TEST(ReadyGateTest, OpenBeforeReadySendsItWhenItComes) {
+  Recorder systemd;
+  ReadyGate gate(systemd);
+  gate.Open();
+  EXPECT_TRUE(systemd.sent.empty());
+  gate.Send("READY=1\nSTATUS=x");
+  EXPECT_EQ(systemd.sent, std::vector<std::string>{"READY=1\nSTATUS=x"});
+}
+
+TEST(AppBackoffTest, DoublesToThirtySecondsAndResetsAfterAStableRun) {
+  AppBackoff backoff;
+  std::vector<int64_t> got;
+  for (int i = 0; i < 7; ++i) {
+    got.push_back(std::chrono::duration_cast<seconds>(backoff.Next(seconds(1))).count());
+  }
+  EXPECT_EQ(got, (std::vector<int64_t>{1, 2, 4, 8, 16, 30, 30}));
+  EXPECT_EQ(backoff.Next(seconds(31)), seconds(1));
+  EXPECT_EQ(backoff.Next(seconds(2)), seconds(2));
+}
+
+TEST(AppStatusTest, SignalsBecome128PlusN) {
+  EXPECT_EQ(ShellStatus(3, 0), 3);
+  EXPECT_EQ(ShellStatus(-1, SIGKILL), 137);
+  EXPECT_EQ(ShellStatus(-1, SIGTERM), 143);
+}
+
+// ---- the real launcher, as the current user ------------------------------------------------
+
+class LauncherTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    host_ = NewRealHostOps();
+    AppLauncherSetup setup;
+    auto self = LookupUserByUid(::geteuid());
+    ASSERT_TRUE(self.ok());
+    setup.user = ClusterUser{*self, false};
+    setup.stop_timeout = milliseconds(500);
+    auto launcher = AppLauncher::Fork(*host_, setup);
+    ASSERT_TRUE(launcher.ok()) << launcher.error().message;
+    launcher_ = std::move(launcher).value();
+    ASSERT_TRUE(launcher_->AwaitReady(seconds(5)).ok());
+    output_ = std::make_unique<LineReader>(launcher_->TakeOutput(), [this](std::string_view l) {
+      std::lock_guard lock(mu_);
+      lines_.emplace_back(l);
+    });
+  }
+
+  AppReport Next() {
+    auto report = launcher_->Next(seconds(10));
+    EXPECT_TRUE(report.ok() && report->has_value());
+    return report.ok() && report->has_value() ? **report : AppReport{};
+  }
+
+  AppReport Start(const std::vector<std::string>& argv) {
+    AppRequest start;
+    start.argv = argv;
+    start.env = {"PATH=/usr/bin:/bin", "GREETING=hello"};
+    EXPECT_TRUE(launcher_->Send(start).ok());
+    return Next();
+  }
+
+  std::vector<std::string> Lines() {
+    std::lock_guard lock(mu_);
+    return lines_;
+  }
+
+  std::unique_ptr<HostOps> host_;
+  std::unique_ptr<AppLauncher> launcher_;
+  std::mutex mu_;
+  std::vector<std::string> lines_;
+  std::unique_ptr<LineReader> output_;
+};
+
+TEST_F(LauncherTest, RunsTheAppWithItsEnvironmentAndReportsItsExit) {
+  AppReport started = Start({"sh", "-c", "echo $GREETING; echo err >&2; exit 3"});
+  ASSERT_EQ(started.kind, AppReport::Kind::kStarted);
+  AppReport exited = Next();
+  ASSERT_EQ(exited.kind, AppReport::Kind::kExited);
+  EXPECT_EQ(exited.exit_code, 3);
+  launcher_.reset();  // the launcher exits: the output pipe's last writer
+  EXPECT_TRUE(output_->WaitClosed(seconds(5)));
+  EXPECT_EQ(Lines(), (std::vector<std::string>{"hello", "err"}));
+}
+
+TEST_F(LauncherTest, ExecFailureIsReportedNotStarted) {
+  AppReport failed = Start({"/nonexistent/app"});
+  ASSERT_EQ(failed.kind, AppReport::Kind::kExecFailed);
+  EXPECT_EQ(failed.error_number, ENOENT);
+  EXPECT_NE(failed.text.find("No such file"), std::string::npos) << failed.text;
+  // The launcher still serves: the next start works.
+  EXPECT_EQ(Start({"true"}).kind, AppReport::Kind::kStarted);
+  EXPECT_EQ(Next().exit_code, 0);
+}
+
+TEST_F(LauncherTest, SignalsReachTheApp) {
+  ASSERT_EQ(Start({"sleep", "30"}).kind, AppReport::Kind::kStarted);
+  AppReport busy = Start({"true"});
+  EXPECT_EQ(busy.kind, AppReport::Kind::kExecFailed);
+  EXPECT_EQ(busy.error_number, EBUSY);
+  AppRequest term;
+  term.kind = AppRequest::Kind::kSignal;
+  term.signal = SIGTERM;
+  ASSERT_TRUE(launcher_->Send(term).ok());
+  AppReport exited = Next();
+  EXPECT_EQ(exited.kind, AppReport::Kind::kExited);
+  EXPECT_EQ(exited.term_signal, SIGTERM);
+}
+
+// The daemon's end closes (it died): the app gets SIGTERM, then SIGKILL after stop_timeout.
+TEST_F(LauncherTest, TheAppStopsWhenTheDaemonGoes) {
+  AppReport started = Start({"sh", "-c", "trap 'echo term' TERM; while :; do sleep 0.05; done"});
+  ASSERT_EQ(started.kind, AppReport::Kind::kStarted);
+  std::this_thread::sleep_for(milliseconds(200));  // the trap is set
+  auto begin = std::chrono::steady_clock::now();
+  launcher_.reset();
+  EXPECT_TRUE(output_->WaitClosed(seconds(5)));
+  auto took = std::chrono::steady_clock::now() - begin;
+  EXPECT_EQ(::kill(started.pid, 0), -1) << "the app outlived its launcher";
+  EXPECT_LT(took, seconds(3));
+  EXPECT_EQ(Lines(), std::vector<std::string>{"term"});
+}
+
+}  // namespace
+}  // namespace skydb::daemon
