@@ -1,0 +1,322 @@
+// The app's production modes against real daemons, real PostgreSQL 15 and real OS users
+// (docs/embedding.md): `skydb run` with the Python and Go examples (the app as its own user
+// and group, its table and its session surviving a restart, SIGTERM reaching the app before
+// PostgreSQL stops, skydb exiting with the app's status), an app that cannot be exec'd, child
+// mode with the parent killed by -9, and `skydb env` read by sh, JSON and systemd's own
+// EnvironmentFile parser. Run as root (the cluster runs as SKYDB_TEST_USER).
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "cli_support.h"
+#include "skydb/env.h"
+#include "supervisor_support.h"
+
+namespace skydb::testing {
+namespace {
+
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+using SteadyClock = std::chrono::steady_clock;
+
+constexpr char kPython[] = "/usr/bin/python3";
+const std::string kExamples = std::string(SKYDB_SOURCE_DIR) + "/examples";
+
+CommandOutput RunCommand(const std::vector<std::string>& argv, seconds timeout = seconds(60)) {
+  CommandSpec spec;
+  spec.argv = argv;
+  spec.timeout = timeout;
+  auto out = NewRealProcessRunner()->Run(spec);
+  if (!out.ok()) {
+    CommandOutput failed;
+    failed.err = out.error().message;
+    return failed;
+  }
+  return *out;
+}
+
+std::string ReadAll(const std::string& path) {
+  std::ifstream in(path);
+  return std::string((std::istreambuf_iterator<char>(in)), {});
+}
+
+bool WaitFor(const std::function<bool()>& done, milliseconds timeout) {
+  auto deadline = SteadyClock::now() + timeout;
+  while (SteadyClock::now() < deadline) {
+    if (done()) return true;
+    std::this_thread::sleep_for(milliseconds(20));
+  }
+  return done();
+}
+
+bool ProcessGone(pid_t pid) { return !NewRealHostOps()->ProcessExists(pid); }
+
+// An OS user and a group of its own for the app, removed at the end.
+class AppUser {
+ public:
+  AppUser() {
+    std::string suffix = std::to_string(::getpid() % 100000);
+    name_ = "skyapp" + suffix;
+    group_ = "skyappg" + suffix;
+    RunCommand({"/usr/sbin/groupadd", "--system", group_});
+    auto made =
+        RunCommand({"/usr/sbin/useradd", "--system", "--no-create-home", "--home-dir",
+                    "/nonexistent", "--shell", "/usr/sbin/nologin", "--gid", group_, name_});
+    ok_ = made.exit_code == 0;
+  }
+  ~AppUser() {
+    RunCommand({"/usr/sbin/userdel", name_});
+    RunCommand({"/usr/sbin/groupdel", group_});
+  }
+  bool ok() const { return ok_; }
+  const std::string& name() const { return name_; }
+  const std::string& group() const { return group_; }
+
+ private:
+  std::string name_, group_;
+  bool ok_ = false;
+};
+
+class EmbeddingTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (::geteuid() != 0) GTEST_SKIP() << "needs root (the cluster runs as " << TestUser() << ")";
+    if (!LookupUser(TestUser()).ok()) GTEST_SKIP() << "no user " << TestUser();
+    dir_ = root_.Dir("d");
+    state_ = root_.Dir("state.log");
+    std::ofstream(state_).flush();
+    ::chmod(state_.c_str(), 0666);
+  }
+
+  // `skydb [--set S]... run --embed --data-dir DIR --user TestUser() -- APP...`.
+  std::unique_ptr<DaemonProcess> StartRun(const std::vector<std::string>& sets,
+                                          const std::vector<std::string>& app,
+                                          const std::string& exit_code = "3") {
+    std::vector<std::string> args;
+    for (const auto& set : sets) {
+      args.push_back("--set");
+      args.push_back(set);
+    }
+    for (const char* a : {"run", "--embed", "--data-dir"}) args.push_back(a);
+    args.push_back(dir_);
+    args.push_back("--user");
+    args.push_back(TestUser());
+    args.push_back("--");
+    args.insert(args.end(), app.begin(), app.end());
+    return std::make_unique<DaemonProcess>(
+        args, std::map<std::string, std::optional<std::string>>{{"APP_STATE_FILE", state_},
+                                                                {"APP_EXIT_CODE", exit_code}});
+  }
+
+  int StateCount(const std::string& text) {
+    std::string state = ReadAll(state_);
+    int n = 0;
+    for (size_t at = state.find(text); at != std::string::npos; at = state.find(text, at + 1)) ++n;
+    return n;
+  }
+
+  // One run of the app up to "serving", SIGTERM, and its end; the daemon's log.
+  std::string RunUntilTerm(const std::vector<std::string>& sets,
+                           const std::vector<std::string>& app, int round) {
+    auto started = SteadyClock::now();
+    auto daemon = StartRun(sets, app);
+    bool serving = WaitFor([&] { return StateCount("serving") >= round; }, seconds(90));
+    EXPECT_TRUE(serving) << daemon->Log() << ReadAll(state_);
+    if (!serving) return daemon->Log();
+    RecordProperty(
+        "run" + std::to_string(round) + "_start_to_serving_ms",
+        std::to_string(
+            std::chrono::duration_cast<milliseconds>(SteadyClock::now() - started).count()));
+    EXPECT_TRUE(daemon->Signal(SIGTERM).ok());
+    auto status = daemon->WaitExit(seconds(60));
+    EXPECT_TRUE(status.has_value()) << daemon->Log();
+    if (status) {
+      EXPECT_EQ(status->exit_code, 3) << "skydb exits with the app's status\n" << daemon->Log();
+    }
+    EXPECT_EQ(StateCount("got SIGTERM"), round) << ReadAll(state_);
+    EXPECT_TRUE(PostgresProcessesOf(dir_ + "/pgdata").empty()) << "a postgres process is left";
+    std::string log = daemon->Log();
+    size_t app_stopped = log.find("stopped (exited with status 3)");
+    size_t drain = log.find("stopping: closing the listener");
+    EXPECT_NE(app_stopped, std::string::npos) << log;
+    EXPECT_LT(app_stopped, drain) << "the app stops before the store drains\n" << log;
+    EXPECT_NE(log.find("database system is shut down"), std::string::npos) << log;
+    return log;
+  }
+
+  // Two runs of `app`: the second finds the table (visits=2) and the session the first set.
+  void TwoRuns(const std::vector<std::string>& sets, const std::vector<std::string>& app,
+               const std::string& user) {
+    std::string first = RunUntilTerm(sets, app, 1);
+    if (HasFailure()) return;
+    EXPECT_EQ(StateCount("visits=1 previous_session=none user=" + user), 1) << ReadAll(state_);
+    std::string second = RunUntilTerm(sets, app, 2);
+    EXPECT_EQ(StateCount("visits=2 previous_session=state-1 user=" + user), 1)
+        << ReadAll(state_) << second;
+  }
+
+  TestRoot root_;
+  std::string dir_;
+  std::string state_;
+};
+
+// The app as skydb's service user, connecting as the cluster's owner role: no separate user.
+TEST_F(EmbeddingTest, RunPythonAppAsTheServiceUser) {
+  TwoRuns({"app.role=" + TestUser(), "app.database=postgres"},
+          {kPython, kExamples + "/python/app.py"}, TestUser());
+}
+
+// The production shape: the app as its own OS user and group, its own role and database,
+// peer-mapped; skydb and PostgreSQL as the service user.
+TEST_F(EmbeddingTest, RunPythonAppAsItsOwnUser) {
+  AppUser user;
+  ASSERT_TRUE(user.ok());
+  TwoRuns({"app.user=" + user.name(), "app.group=" + user.group()},
+          {kPython, kExamples + "/python/app.py"}, user.name());
+}
+
+TEST_F(EmbeddingTest, RunGoAppAsItsOwnUser) {
+  if (::access("/usr/bin/go", X_OK) != 0) GTEST_SKIP() << "go is not installed (golang-go)";
+  std::string binary = root_.Dir("go-app");
+  auto built = RunCommand({"/usr/bin/env", "GOPATH=/usr/share/gocode", "GO111MODULE=off",
+                           "GOCACHE=" + root_.Dir("gocache"), "/usr/bin/go", "build", "-o", binary,
+                           kExamples + "/go/app.go"},
+                          seconds(300));
+  ASSERT_EQ(built.exit_code, 0) << built.err;
+  AppUser user;
+  ASSERT_TRUE(user.ok());
+  TwoRuns({"app.user=" + user.name(), "app.group=" + user.group()}, {binary}, user.name());
+}
+
+TEST_F(EmbeddingTest, AnAppThatCannotStartStopsSkydbAndPostgres) {
+  auto daemon = StartRun({}, {"/nonexistent/app"});
+  auto status = daemon->WaitExit(seconds(90));
+  ASSERT_TRUE(status.has_value()) << daemon->Log();
+  EXPECT_EQ(status->exit_code, 127) << daemon->Log();
+  EXPECT_TRUE(daemon->LogContains("cannot start /nonexistent/app as user " + TestUser() +
+                                  ": No such file or directory"))
+      << daemon->Log();
+  EXPECT_TRUE(daemon->LogContains("skydb stopped cleanly")) << daemon->Log();
+  EXPECT_TRUE(PostgresProcessesOf(dir_ + "/pgdata").empty());
+  EXPECT_FALSE(daemon->LogContains("READY")) << daemon->Log();
+}
+
+TEST_F(EmbeddingTest, AppUserMustNotBeRoot) {
+  auto daemon = StartRun({"app.user=root"}, {"/bin/true"});
+  auto status = daemon->WaitExit(seconds(30));
+  ASSERT_TRUE(status.has_value());
+  EXPECT_EQ(status->exit_code, 2);
+  EXPECT_TRUE(daemon->LogContains("skydb never runs the app as root")) << daemon->Log();
+  EXPECT_FALSE(std::filesystem::exists(dir_)) << "a refused start leaves nothing behind";
+}
+
+// Child mode: the parent (examples/python/parent.py, as the service user) is killed with -9;
+// skydb stops in order and leaves no postgres behind within the bound, and DIR starts again.
+TEST_F(EmbeddingTest, ChildModeStopsWhenTheParentIsKilled) {
+  ::chown(root_.path().c_str(), LookupUser(TestUser())->uid, LookupUser(TestUser())->gid);
+  // sh sends the parent's stdout to the captured stderr, then execs it (the same pid).
+  DaemonProcess parent(
+      "/bin/sh",
+      {"-c", "exec >&2; exec \"$@\"", "sh", "/usr/bin/setpriv", "--reuid=" + TestUser(),
+       "--regid=" + TestUser(), "--init-groups", kPython, kExamples + "/python/parent.py",
+       SKYDB_BINARY, dir_, "--set", "app.role=" + TestUser(), "--set", "app.database=postgres"});
+  ASSERT_TRUE(WaitFor([&] { return parent.LogContains("ready: {"); }, seconds(90))) << parent.Log();
+  std::string log = parent.Log();
+  std::string line = log.substr(log.find("ready: {") + 7);
+  auto ready = nlohmann::json::parse(line.substr(0, line.find('\n')));
+  EXPECT_EQ(ready["store_socket"], dir_ + "/run/skydb.sock");
+  EXPECT_EQ(ready["database_url"],
+            "postgresql:///postgres?host=" + dir_ + "/run&user=" + TestUser());
+  EXPECT_TRUE(ready["http"].is_null());
+  pid_t skydb = ready["pid"].get<pid_t>();
+  ASSERT_GT(skydb, 0);
+
+  auto killed = SteadyClock::now();
+  ASSERT_TRUE(parent.Signal(SIGKILL).ok());
+  bool gone =
+      WaitFor([&] { return ProcessGone(skydb) && PostgresProcessesOf(dir_ + "/pgdata").empty(); },
+              seconds(15));
+  auto took = std::chrono::duration_cast<milliseconds>(SteadyClock::now() - killed);
+  RecordProperty("parent_kill_to_all_gone_ms", std::to_string(took.count()));
+  ASSERT_TRUE(gone) << "skydb or postgres still running 15 s after the parent died\n"
+                    << parent.Log();
+  parent.WaitExit(seconds(5));
+  EXPECT_TRUE(parent.LogContains("skydb stopped cleanly")) << parent.Log();
+
+  auto again = StartEmbedded(dir_);
+  EXPECT_TRUE(WaitDaemonReady(*again, dir_, seconds(60))) << again->Log();
+  EXPECT_EQ(again->StopCleanly(seconds(30)), "");
+}
+
+TEST_F(EmbeddingTest, ReadyFdThatIsNotOpenIsRefused) {
+  CliRun run =
+      RunSkydb({"serve", "--embed", "--data-dir", dir_, "--user", TestUser(), "--ready-fd", "97"});
+  EXPECT_EQ(run.exit_code, 2);
+  EXPECT_NE(run.err.find("--ready-fd 97 is not an open descriptor"), std::string::npos) << run.err;
+}
+
+// ---- skydb env in three formats, read back by their real readers ---------------------------
+
+std::map<std::string, std::string> ParseJsonObject(const std::string& text) {
+  std::map<std::string, std::string> out;
+  auto j = nlohmann::json::parse(text, nullptr, false);
+  if (!j.is_object()) return out;
+  for (auto& [k, v] : j.items()) out[k] = v.get<std::string>();
+  return out;
+}
+
+// The environment a shell has after sourcing `file` (with set -a), as a map.
+std::map<std::string, std::string> SourcedBySh(const std::string& file) {
+  auto out = RunCommand({"/bin/sh", "-c",
+                         "set -a; . \"$0\"; exec /usr/bin/python3 -c 'import os, json; "
+                         "print(json.dumps(dict(os.environ)))'",
+                         file});
+  return ParseJsonObject(out.out);
+}
+
+TEST(SkydbEnvTest, ShellJsonAndSystemdReadTheSameValues) {
+  TempDir tmp;
+  // Space, single and double quotes, a backslash: what each format must escape.
+  std::string dir = tmp.path() + "/it's a \"dir\" \\ here";
+  std::map<std::string, std::string> formats;
+  for (const char* format : {"shell", "json", "systemd"}) {
+    CliRun run = RunSkydb({"env", "--data-dir", dir, "--format", format});
+    ASSERT_EQ(run.exit_code, 0) << run.err;
+    formats[format] = tmp.Write(std::string("env.") + format, run.out);
+  }
+  auto json = ParseJsonObject(ReadAll(formats["json"]));
+  ASSERT_EQ(json["REDIS_URL"], "unix://" + dir + "/run/skydb.sock");
+  ASSERT_EQ(json["PGHOST"], dir + "/run");
+  EXPECT_EQ(json["DATABASE_URL"].rfind("postgresql:///app?host=", 0), 0u);
+
+  auto shell = SourcedBySh(formats["shell"]);
+  // systemd's own EnvironmentFile parser (load_env_file): the environment.d generator reads
+  // the file with it and prints the result shell-quoted, which sh then reads back.
+  const char* generator =
+      "/lib/systemd/user-environment-generators/30-systemd-environment-d-generator";
+  std::map<std::string, std::string> systemd;
+  if (::access(generator, X_OK) == 0) {
+    std::filesystem::create_directories(tmp.path() + "/xdg/environment.d");
+    std::filesystem::copy_file(formats["systemd"], tmp.path() + "/xdg/environment.d/50-skydb.conf");
+    auto parsed = RunCommand({"/usr/bin/env", "XDG_CONFIG_HOME=" + tmp.path() + "/xdg", generator});
+    ASSERT_EQ(parsed.exit_code, 0) << parsed.err;
+    systemd = SourcedBySh(tmp.Write("env.systemd.parsed", parsed.out));
+  }
+  for (const auto& [name, value] : json) {
+    EXPECT_EQ(shell[name], value) << name << " as sh reads it";
+    if (::access(generator, X_OK) == 0) {
+      EXPECT_EQ(systemd[name], value) << name << " as systemd";
+    }
+  }
+  EXPECT_EQ(json.size(), 9u);
+}
+
+}  // namespace
+}  // namespace skydb::testing
