@@ -127,7 +127,14 @@ class EmbeddingTest : public ::testing::Test {
                            const std::vector<std::string>& app, int round) {
     auto started = SteadyClock::now();
     auto daemon = StartRun(sets, app);
-    bool serving = WaitFor([&] { return StateCount("serving") >= round; }, seconds(90));
+    bool exited = false;
+    bool serving = WaitFor(
+        [&] {
+          exited = daemon->WaitExit(milliseconds(1)).has_value();
+          return exited || StateCount("serving") >= round;
+        },
+        seconds(90));
+    serving = serving && !exited;
     EXPECT_TRUE(serving) << daemon->Log() << ReadAll(state_);
     if (!serving) return daemon->Log();
     RecordProperty(
@@ -162,6 +169,19 @@ class EmbeddingTest : public ::testing::Test {
         << ReadAll(state_) << second;
   }
 
+  // examples/go/SOURCE built to `binary` (skipped without go: apt-get install golang-go).
+  void BuildGo(const std::string& source, const std::string& binary) {
+    if (::access("/usr/bin/go", X_OK) != 0) GTEST_SKIP() << "go is not installed (golang-go)";
+    auto built = RunCommand({"/usr/bin/env", "GOPATH=/usr/share/gocode", "GO111MODULE=off",
+                             "GOCACHE=" + root_.Dir("gocache"), "HOME=" + root_.path(),
+                             "/usr/bin/go", "build", "-o", binary, kExamples + "/go/" + source},
+                            seconds(300));
+    ASSERT_EQ(built.exit_code, 0) << built.err;
+    ::chmod(binary.c_str(), 0755);
+  }
+
+  void ParentKilled(const std::vector<std::string>& parent_argv);
+
   TestRoot root_;
   std::string dir_;
   std::string state_;
@@ -182,14 +202,15 @@ TEST_F(EmbeddingTest, RunPythonAppAsItsOwnUser) {
           {kPython, kExamples + "/python/app.py"}, user.name());
 }
 
-TEST_F(EmbeddingTest, RunGoAppAsItsOwnUser) {
-  if (::access("/usr/bin/go", X_OK) != 0) GTEST_SKIP() << "go is not installed (golang-go)";
+TEST_F(EmbeddingTest, RunGoAppAsTheServiceUser) {
   std::string binary = root_.Dir("go-app");
-  auto built = RunCommand({"/usr/bin/env", "GOPATH=/usr/share/gocode", "GO111MODULE=off",
-                           "GOCACHE=" + root_.Dir("gocache"), "/usr/bin/go", "build", "-o", binary,
-                           kExamples + "/go/app.go"},
-                          seconds(300));
-  ASSERT_EQ(built.exit_code, 0) << built.err;
+  ASSERT_NO_FATAL_FAILURE(BuildGo("app.go", binary));
+  TwoRuns({"app.role=" + TestUser(), "app.database=postgres"}, {binary}, TestUser());
+}
+
+TEST_F(EmbeddingTest, RunGoAppAsItsOwnUser) {
+  std::string binary = root_.Dir("go-app");
+  ASSERT_NO_FATAL_FAILURE(BuildGo("app.go", binary));
   AppUser user;
   ASSERT_TRUE(user.ok());
   TwoRuns({"app.user=" + user.name(), "app.group=" + user.group()}, {binary}, user.name());
@@ -217,16 +238,27 @@ TEST_F(EmbeddingTest, AppUserMustNotBeRoot) {
   EXPECT_FALSE(std::filesystem::exists(dir_)) << "a refused start leaves nothing behind";
 }
 
-// Child mode: the parent (examples/python/parent.py, as the service user) is killed with -9;
-// skydb stops in order and leaves no postgres behind within the bound, and DIR starts again.
-TEST_F(EmbeddingTest, ChildModeStopsWhenTheParentIsKilled) {
-  ::chown(root_.path().c_str(), LookupUser(TestUser())->uid, LookupUser(TestUser())->gid);
+// Child mode: the parent (`parent`, run as the service user) is killed with -9; skydb stops in
+// order and leaves no postgres behind within the bound, and DIR starts again.
+void EmbeddingTest::ParentKilled(const std::vector<std::string>& parent_argv) {
+  auto service = LookupUser(TestUser());
+  ASSERT_TRUE(service.ok());
+  ASSERT_EQ(::chown(root_.path().c_str(), service->uid, service->gid), 0);
   // sh sends the parent's stdout to the captured stderr, then execs it (the same pid).
-  DaemonProcess parent(
-      "/bin/sh",
-      {"-c", "exec >&2; exec \"$@\"", "sh", "/usr/bin/setpriv", "--reuid=" + TestUser(),
-       "--regid=" + TestUser(), "--init-groups", kPython, kExamples + "/python/parent.py",
-       SKYDB_BINARY, dir_, "--set", "app.role=" + TestUser(), "--set", "app.database=postgres"});
+  std::vector<std::string> args = {"-c",
+                                   "exec >&2; exec \"$@\"",
+                                   "sh",
+                                   "/usr/bin/setpriv",
+                                   "--reuid=" + TestUser(),
+                                   "--regid=" + TestUser(),
+                                   "--init-groups"};
+  args.insert(args.end(), parent_argv.begin(), parent_argv.end());
+  for (const std::string& a :
+       {std::string(SKYDB_BINARY), dir_, std::string("--set"), "app.role=" + TestUser(),
+        std::string("--set"), std::string("app.database=postgres")}) {
+    args.push_back(a);
+  }
+  DaemonProcess parent("/bin/sh", args);
   ASSERT_TRUE(WaitFor([&] { return parent.LogContains("ready: {"); }, seconds(90))) << parent.Log();
   std::string log = parent.Log();
   std::string line = log.substr(log.find("ready: {") + 7);
@@ -253,6 +285,16 @@ TEST_F(EmbeddingTest, ChildModeStopsWhenTheParentIsKilled) {
   auto again = StartEmbedded(dir_);
   EXPECT_TRUE(WaitDaemonReady(*again, dir_, seconds(60))) << again->Log();
   EXPECT_EQ(again->StopCleanly(seconds(30)), "");
+}
+
+TEST_F(EmbeddingTest, ChildModeStopsWhenThePythonParentIsKilled) {
+  ParentKilled({kPython, kExamples + "/python/parent.py"});
+}
+
+TEST_F(EmbeddingTest, ChildModeStopsWhenTheGoParentIsKilled) {
+  std::string binary = root_.Dir("go-parent");
+  ASSERT_NO_FATAL_FAILURE(BuildGo("parent.go", binary));
+  ParentKilled({binary});
 }
 
 TEST_F(EmbeddingTest, ReadyFdThatIsNotOpenIsRefused) {
