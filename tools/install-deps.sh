@@ -16,6 +16,7 @@ packages=(
   libgtest-dev libgmock-dev
   libpqxx-dev curl
   postgresql-15 postgresql-client-15 redis-server redis-tools python3 python3-redis
+  python3-psycopg2 golang-go
   clang libclang-rt-14-dev clang-format
   prometheus systemd
   patchelf

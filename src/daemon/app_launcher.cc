@@ -14,6 +14,7 @@
 #include <cerrno>
 #include <cstring>
 #include <thread>
+#include <vector>
 
 #include "os/spawn_support.h"
 
@@ -35,13 +36,15 @@ bool WriteAll(int fd, const std::string& bytes) {
   return true;
 }
 
-// Every descriptor but `keep_a` and `keep_b` closed: the launcher holds nothing of the daemon's.
-void CloseAllBut(int keep_a, int keep_b) {
-  unsigned lo = static_cast<unsigned>(std::min(keep_a, keep_b));
-  unsigned hi = static_cast<unsigned>(std::max(keep_a, keep_b));
-  if (lo > 3) ::syscall(SYS_close_range, 3U, lo - 1, 0U);
-  if (hi > lo + 1) ::syscall(SYS_close_range, lo + 1, hi - 1, 0U);
-  ::syscall(SYS_close_range, hi + 1, ~0U, 0U);
+// Every descriptor above stderr but `keep` closed: the launcher holds nothing of the daemon's.
+void CloseAllBut(std::vector<int> keep) {
+  std::sort(keep.begin(), keep.end());
+  unsigned from = 3;
+  for (int fd : keep) {
+    if (static_cast<unsigned>(fd) > from) ::syscall(SYS_close_range, from, fd - 1U, 0U);
+    from = static_cast<unsigned>(fd) + 1;
+  }
+  ::syscall(SYS_close_range, from, ~0U, 0U);
 }
 
 // Between fork and exec of the app (the launcher is single-threaded, so this is safe).
@@ -69,8 +72,12 @@ constexpr int kDaemonGone = SIGUSR1;
 // kDaemonGone).
 class Launcher {
  public:
-  Launcher(int socket, int output, int signals, std::chrono::milliseconds stop_timeout)
-      : socket_(socket), output_(output), signals_(signals), stop_timeout_(stop_timeout) {}
+  Launcher(int socket, int output, int drain, int signals, std::chrono::milliseconds stop_timeout)
+      : socket_(socket),
+        output_(output),
+        drain_(drain),
+        signals_(signals),
+        stop_timeout_(stop_timeout) {}
 
   [[noreturn]] void Loop() {
     while (true) {
@@ -173,7 +180,9 @@ class Launcher {
     Report(report);
   }
 
-  // The daemon is gone: the app is stopped, SIGKILL after stop_timeout.
+  // The daemon is gone: the app is stopped, SIGKILL after stop_timeout. Its output, which
+  // nobody reads now, is copied to the launcher's stderr (the daemon's: the journal under
+  // systemd), so an app that logs while it shuts down is neither blocked nor hit by SIGPIPE.
   [[noreturn]] void Shutdown() {
     if (app_ != 0) {
       ::kill(app_, SIGTERM);
@@ -181,10 +190,10 @@ class Launcher {
       while (app_ != 0 && std::chrono::steady_clock::now() < deadline) {
         auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
             deadline - std::chrono::steady_clock::now());
-        struct pollfd pfd = {signals_, POLLIN, 0};
-        if (::poll(&pfd, 1, static_cast<int>(std::max<int64_t>(left.count(), 1))) > 0) {
-          TakeSignal();
-        }
+        struct pollfd pfds[2] = {{signals_, POLLIN, 0}, {drain_, POLLIN, 0}};
+        if (::poll(pfds, 2, static_cast<int>(std::max<int64_t>(left.count(), 1))) <= 0) continue;
+        if ((pfds[0].revents & POLLIN) != 0) TakeSignal();
+        if ((pfds[1].revents & POLLIN) != 0) Drain();
       }
       if (app_ != 0) {
         ::kill(-app_, SIGKILL);
@@ -194,8 +203,15 @@ class Launcher {
     ::_exit(0);
   }
 
+  void Drain() {
+    char buf[4096];
+    ssize_t n = ::read(drain_, buf, sizeof buf);
+    if (n > 0) (void)!::write(STDERR_FILENO, buf, static_cast<size_t>(n));
+  }
+
   int socket_;
   int output_;
+  int drain_;  // the output pipe's read end, read only once the daemon is gone
   int signals_;
   std::chrono::milliseconds stop_timeout_;
   pid_t app_ = 0;
@@ -203,8 +219,8 @@ class Launcher {
 };
 
 [[noreturn]] void LauncherMain(HostOps& host, const AppLauncherSetup& setup, int socket, int output,
-                               pid_t daemon) {
-  CloseAllBut(socket, output);
+                               int drain, pid_t daemon) {
+  CloseAllBut({socket, output, drain});
   sigset_t set;
   sigemptyset(&set);
   for (int sig : {SIGCHLD, SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2})
@@ -215,7 +231,7 @@ class Launcher {
   sigaddset(&taken, SIGCHLD);
   sigaddset(&taken, kDaemonGone);
   int signals = ::signalfd(-1, &taken, SFD_CLOEXEC);
-  Launcher launcher(socket, output, signals, setup.stop_timeout);
+  Launcher launcher(socket, output, drain, signals, setup.stop_timeout);
   AppReport report;
   report.kind = AppReport::Kind::kLauncherFailed;
   Status dropped =
@@ -274,7 +290,7 @@ Result<std::unique_ptr<AppLauncher>> AppLauncher::Fork(HostOps& host,
   }
   pid_t daemon = ::getpid();
   pid_t pid = ::fork();
-  if (pid == 0) LauncherMain(host, setup, sockets[1], output[1], daemon);
+  if (pid == 0) LauncherMain(host, setup, sockets[1], output[1], output[0], daemon);
   int fork_errno = errno;
   ::close(sockets[1]);
   ::close(output[1]);

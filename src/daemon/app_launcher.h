@@ -10,9 +10,11 @@
 // (output_fd), and with PR_SET_PDEATHSIG(SIGTERM) towards the launcher. The launcher dies with
 // the daemon: EOF on the socketpair or its own parent-death signal (SIGUSR1, set after its
 // credential change, which would clear it) → SIGTERM to the app, SIGKILL to its group after
-// stop_timeout, exit. Other signals (SIGTERM, SIGINT, SIGHUP to the process group) it ignores:
-// they are the daemon's, which forwards them in order. Exec failure is reported through a close-on-exec pipe, so "started" means
-// the app's program is running.
+// stop_timeout, exit; meanwhile the app's output goes to the launcher's stderr (nobody reads the
+// pipe any more, and an app that logs while it stops must not block or die of SIGPIPE). Other
+// signals (SIGTERM, SIGINT, SIGHUP to the process group) it ignores:
+// they are the daemon's, which forwards them in order. Exec failure is reported through a
+// close-on-exec pipe, so "started" means the app's program is running.
 //
 // Thread-safety: Send from any thread; Next from one thread (the app runner's).
 // Ownership: the AppLauncher owns the socket and reaps the launcher in its destructor (which

@@ -229,6 +229,23 @@ TEST_F(EmbeddingTest, AnAppThatCannotStartStopsSkydbAndPostgres) {
   EXPECT_FALSE(daemon->LogContains("READY")) << daemon->Log();
 }
 
+// skydb killed with -9: the launcher sees its socket close and stops the app (SIGTERM), the
+// postmaster gets its parent-death signal; nothing is left behind.
+TEST_F(EmbeddingTest, SkydbKilledStopsTheAppAndPostgres) {
+  auto daemon = StartRun({"app.role=" + TestUser(), "app.database=postgres"},
+                         {kPython, kExamples + "/python/app.py"});
+  ASSERT_TRUE(WaitFor([&] { return StateCount("serving") == 1; }, seconds(90))) << daemon->Log();
+  auto killed = SteadyClock::now();
+  ASSERT_TRUE(daemon->Signal(SIGKILL).ok());
+  EXPECT_TRUE(WaitFor([&] { return StateCount("got SIGTERM") == 1; }, seconds(15)))
+      << ReadAll(state_);
+  EXPECT_TRUE(WaitFor([&] { return PostgresProcessesOf(dir_ + "/pgdata").empty(); }, seconds(15)));
+  RecordProperty(
+      "skydb_kill_to_all_gone_ms",
+      std::to_string(
+          std::chrono::duration_cast<milliseconds>(SteadyClock::now() - killed).count()));
+}
+
 TEST_F(EmbeddingTest, AppUserMustNotBeRoot) {
   auto daemon = StartRun({"app.user=root"}, {"/bin/true"});
   auto status = daemon->WaitExit(seconds(30));
