@@ -16,6 +16,7 @@
 #include <thread>
 
 #include "cli_support.h"
+#include "notify_socket.h"
 #include "skydb/env.h"
 #include "supervisor_support.h"
 
@@ -98,7 +99,8 @@ class EmbeddingTest : public ::testing::Test {
   // `skydb [--set S]... run --embed --data-dir DIR --user TestUser() -- APP...`.
   std::unique_ptr<DaemonProcess> StartRun(const std::vector<std::string>& sets,
                                           const std::vector<std::string>& app,
-                                          const std::string& exit_code = "3") {
+                                          const std::string& exit_code = "3",
+                                          const std::vector<std::string>& wrapper = {}) {
     std::vector<std::string> args;
     for (const auto& set : sets) {
       args.push_back("--set");
@@ -111,8 +113,10 @@ class EmbeddingTest : public ::testing::Test {
     args.push_back("--");
     args.insert(args.end(), app.begin(), app.end());
     return std::make_unique<DaemonProcess>(
-        args, std::map<std::string, std::optional<std::string>>{{"APP_STATE_FILE", state_},
-                                                                {"APP_EXIT_CODE", exit_code}});
+        args,
+        std::map<std::string, std::optional<std::string>>{{"APP_STATE_FILE", state_},
+                                                          {"APP_EXIT_CODE", exit_code}},
+        wrapper);
   }
 
   int StateCount(const std::string& text) {
@@ -226,7 +230,29 @@ TEST_F(EmbeddingTest, AnAppThatCannotStartStopsSkydbAndPostgres) {
       << daemon->Log();
   EXPECT_TRUE(daemon->LogContains("skydb stopped cleanly")) << daemon->Log();
   EXPECT_TRUE(PostgresProcessesOf(dir_ + "/pgdata").empty());
-  EXPECT_FALSE(daemon->LogContains("READY")) << daemon->Log();
+}
+
+// READY=1 only once the app runs: never for an app that cannot be exec'd, though skydb itself
+// got ready (its STATUS said so); at once for one that can.
+TEST_F(EmbeddingTest, ReadyWaitsForTheApp) {
+  NotifySocket notify(root_.Dir("notify"));
+  ASSERT_TRUE(notify.bound());
+  // Through env(1): the child launcher strips NOTIFY_SOCKET from the processes it starts.
+  std::vector<std::string> wrapper = {"/usr/bin/env", "NOTIFY_SOCKET=" + notify.path()};
+  auto failing = StartRun({}, {"/nonexistent/app"}, "0", wrapper);
+  ASSERT_TRUE(failing->WaitExit(seconds(90)).has_value());
+  EXPECT_TRUE(notify.WaitFor("STATUS=serving sessions", milliseconds(100)).has_value())
+      << failing->Log();
+  EXPECT_FALSE(notify.WaitFor("READY=1", milliseconds(100)).has_value());
+
+  size_t seen = notify.Messages().size();
+  auto daemon = StartRun({"app.role=" + TestUser(), "app.database=postgres"},
+                         {kPython, kExamples + "/python/app.py"}, "0", wrapper);
+  EXPECT_TRUE(notify.WaitFor("READY=1", seconds(90), seen).has_value()) << daemon->Log();
+  EXPECT_TRUE(daemon->LogContains("started " + std::string(kPython))) << daemon->Log();
+  // Stopped once it handles SIGTERM (before that, SIGTERM kills it: status 143).
+  EXPECT_TRUE(WaitFor([&] { return StateCount("serving") == 1; }, seconds(60)));
+  EXPECT_EQ(daemon->StopCleanly(seconds(60)), "");
 }
 
 // skydb killed with -9: the launcher sees its socket close and stops the app (SIGTERM), the
