@@ -191,10 +191,9 @@ class EmbeddingTest : public ::testing::Test {
   std::string state_;
 };
 
-// The app as skydb's service user, connecting as the cluster's owner role: no separate user.
+// The app as skydb's service user (app.user unset), which is peer-mapped to app.role.
 TEST_F(EmbeddingTest, RunPythonAppAsTheServiceUser) {
-  TwoRuns({"app.role=" + TestUser(), "app.database=postgres"},
-          {kPython, kExamples + "/python/app.py"}, TestUser());
+  TwoRuns({}, {kPython, kExamples + "/python/app.py"}, TestUser());
 }
 
 // The production shape: the app as its own OS user and group, its own role and database,
@@ -209,7 +208,7 @@ TEST_F(EmbeddingTest, RunPythonAppAsItsOwnUser) {
 TEST_F(EmbeddingTest, RunGoAppAsTheServiceUser) {
   std::string binary = root_.Dir("go-app");
   ASSERT_NO_FATAL_FAILURE(BuildGo("app.go", binary));
-  TwoRuns({"app.role=" + TestUser(), "app.database=postgres"}, {binary}, TestUser());
+  TwoRuns({}, {binary}, TestUser());
 }
 
 TEST_F(EmbeddingTest, RunGoAppAsItsOwnUser) {
@@ -246,8 +245,7 @@ TEST_F(EmbeddingTest, ReadyWaitsForTheApp) {
   EXPECT_FALSE(notify.WaitFor("READY=1", milliseconds(100)).has_value());
 
   size_t seen = notify.Messages().size();
-  auto daemon = StartRun({"app.role=" + TestUser(), "app.database=postgres"},
-                         {kPython, kExamples + "/python/app.py"}, "0", wrapper);
+  auto daemon = StartRun({}, {kPython, kExamples + "/python/app.py"}, "0", wrapper);
   EXPECT_TRUE(notify.WaitFor("READY=1", seconds(90), seen).has_value()) << daemon->Log();
   EXPECT_TRUE(daemon->LogContains("started " + std::string(kPython))) << daemon->Log();
   // Stopped once it handles SIGTERM (before that, SIGTERM kills it: status 143).
@@ -258,8 +256,7 @@ TEST_F(EmbeddingTest, ReadyWaitsForTheApp) {
 // skydb killed with -9: the launcher sees its socket close and stops the app (SIGTERM), the
 // postmaster gets its parent-death signal; nothing is left behind.
 TEST_F(EmbeddingTest, SkydbKilledStopsTheAppAndPostgres) {
-  auto daemon = StartRun({"app.role=" + TestUser(), "app.database=postgres"},
-                         {kPython, kExamples + "/python/app.py"});
+  auto daemon = StartRun({}, {kPython, kExamples + "/python/app.py"});
   ASSERT_TRUE(WaitFor([&] { return StateCount("serving") == 1; }, seconds(90))) << daemon->Log();
   auto killed = SteadyClock::now();
   ASSERT_TRUE(daemon->Signal(SIGKILL).ok());
@@ -296,19 +293,15 @@ void EmbeddingTest::ParentKilled(const std::vector<std::string>& parent_argv) {
                                    "--regid=" + TestUser(),
                                    "--init-groups"};
   args.insert(args.end(), parent_argv.begin(), parent_argv.end());
-  for (const std::string& a :
-       {std::string(SKYDB_BINARY), dir_, std::string("--set"), "app.role=" + TestUser(),
-        std::string("--set"), std::string("app.database=postgres")}) {
-    args.push_back(a);
-  }
+  args.push_back(SKYDB_BINARY);
+  args.push_back(dir_);
   DaemonProcess parent("/bin/sh", args);
   ASSERT_TRUE(WaitFor([&] { return parent.LogContains("ready: {"); }, seconds(90))) << parent.Log();
   std::string log = parent.Log();
   std::string line = log.substr(log.find("ready: {") + 7);
   auto ready = nlohmann::json::parse(line.substr(0, line.find('\n')));
   EXPECT_EQ(ready["store_socket"], dir_ + "/run/skydb.sock");
-  EXPECT_EQ(ready["database_url"],
-            "postgresql:///postgres?host=" + dir_ + "/run&user=" + TestUser());
+  EXPECT_EQ(ready["database_url"], "postgresql:///app?host=" + dir_ + "/run&user=app");
   EXPECT_TRUE(ready["http"].is_null());
   pid_t skydb = ready["pid"].get<pid_t>();
   ASSERT_GT(skydb, 0);
