@@ -59,6 +59,41 @@ bool WaitFor(const std::function<bool()>& done, milliseconds timeout) {
 
 bool ProcessGone(pid_t pid) { return !NewRealHostOps()->ProcessExists(pid); }
 
+// ---- environment files, read back by their real readers -----------------------------------
+
+// systemd's environment.d generator: it reads files with load_env_file, EnvironmentFile='s parser.
+constexpr char kEnvGenerator[] =
+    "/lib/systemd/user-environment-generators/30-systemd-environment-d-generator";
+
+std::map<std::string, std::string> ParseJsonObject(const std::string& text) {
+  std::map<std::string, std::string> out;
+  auto j = nlohmann::json::parse(text, nullptr, false);
+  if (!j.is_object()) return out;
+  for (auto& [k, v] : j.items()) out[k] = v.get<std::string>();
+  return out;
+}
+
+// The environment a shell has after sourcing `file` (with set -a), as a map.
+std::map<std::string, std::string> SourcedBySh(const std::string& file) {
+  auto out = RunCommand({"/bin/sh", "-c",
+                         "set -a; . \"$0\"; exec /usr/bin/python3 -c 'import os, json; "
+                         "print(json.dumps(dict(os.environ)))'",
+                         file});
+  return ParseJsonObject(out.out);
+}
+
+// `file` as systemd's EnvironmentFile= reads it: the generator parses it and prints the
+// result shell-quoted, which sh reads back. Empty when the generator is missing.
+std::map<std::string, std::string> ReadBySystemd(const std::string& file, const std::string& tmp) {
+  if (::access(kEnvGenerator, X_OK) != 0) return {};
+  std::filesystem::create_directories(tmp + "/xdg/environment.d");
+  std::filesystem::copy_file(file, tmp + "/xdg/environment.d/50-skydb.conf",
+                             std::filesystem::copy_options::overwrite_existing);
+  auto parsed = RunCommand({"/usr/bin/env", "XDG_CONFIG_HOME=" + tmp + "/xdg", kEnvGenerator});
+  std::ofstream(tmp + "/env.parsed") << parsed.out;
+  return SourcedBySh(tmp + "/env.parsed");
+}
+
 // An OS user and a group of its own for the app, removed at the end.
 class AppUser {
  public:
@@ -219,6 +254,36 @@ TEST_F(EmbeddingTest, RunGoAppAsItsOwnUser) {
   TwoRuns({"app.user=" + user.name(), "app.group=" + user.group()}, {binary}, user.name());
 }
 
+// The systemd pair without systemd: skydb serve as one "unit", the app as another with its own
+// user and group and, as EnvironmentFile= would give it, the variables of DIR/run/app.env read
+// by systemd's parser.
+TEST_F(EmbeddingTest, SystemdPairAppReadsAppEnv) {
+  if (::access(kEnvGenerator, X_OK) != 0) GTEST_SKIP() << "no systemd environment generator";
+  AppUser user;
+  ASSERT_TRUE(user.ok());
+  auto daemon = StartEmbedded(dir_, {"app.user=" + user.name(), "app.group=" + user.group()});
+  ASSERT_TRUE(WaitDaemonReady(*daemon, dir_, seconds(90))) << daemon->Log();
+  // Written at READY, just after the status file says ready.
+  ASSERT_TRUE(WaitFor([&] { return std::filesystem::exists(dir_ + "/run/app.env"); }, seconds(10)))
+      << daemon->Log();
+  auto env = ReadBySystemd(dir_ + "/run/app.env", root_.Dir("pair"));
+  ASSERT_EQ(env.count("DATABASE_URL"), 1u) << ReadAll(dir_ + "/run/app.env");
+  std::vector<std::string> args = {
+      "--reuid=" + user.name(),   "--regid=" + user.group(), "--init-groups", "/usr/bin/env", "-i",
+      "APP_STATE_FILE=" + state_, "USER=" + user.name()};
+  for (const char* name : {"DATABASE_URL", "SKY_DB_PATH", "PGHOST", "PGPORT", "PGDATABASE",
+                           "PGUSER", "SKY_LIVE_STORE", "SKY_LIVE_STORE_PATH", "REDIS_URL"}) {
+    args.push_back(std::string(name) + "=" + env[name]);
+  }
+  args.push_back(kPython);
+  args.push_back(kExamples + "/python/app.py");
+  DaemonProcess app("/usr/bin/setpriv", args);
+  EXPECT_TRUE(WaitFor([&] { return StateCount("serving") == 1; }, seconds(30))) << app.Log();
+  EXPECT_EQ(StateCount("visits=1 previous_session=none user=" + user.name()), 1) << app.Log();
+  EXPECT_EQ(app.StopCleanly(seconds(10)), "");
+  EXPECT_EQ(daemon->StopCleanly(seconds(60)), "");
+}
+
 TEST_F(EmbeddingTest, AnAppThatCannotStartStopsSkydbAndPostgres) {
   auto daemon = StartRun({}, {"/nonexistent/app"});
   auto status = daemon->WaitExit(seconds(90));
@@ -340,25 +405,6 @@ TEST_F(EmbeddingTest, ReadyFdThatIsNotOpenIsRefused) {
   EXPECT_NE(run.err.find("--ready-fd 97 is not an open descriptor"), std::string::npos) << run.err;
 }
 
-// ---- skydb env in three formats, read back by their real readers ---------------------------
-
-std::map<std::string, std::string> ParseJsonObject(const std::string& text) {
-  std::map<std::string, std::string> out;
-  auto j = nlohmann::json::parse(text, nullptr, false);
-  if (!j.is_object()) return out;
-  for (auto& [k, v] : j.items()) out[k] = v.get<std::string>();
-  return out;
-}
-
-// The environment a shell has after sourcing `file` (with set -a), as a map.
-std::map<std::string, std::string> SourcedBySh(const std::string& file) {
-  auto out = RunCommand({"/bin/sh", "-c",
-                         "set -a; . \"$0\"; exec /usr/bin/python3 -c 'import os, json; "
-                         "print(json.dumps(dict(os.environ)))'",
-                         file});
-  return ParseJsonObject(out.out);
-}
-
 TEST(SkydbEnvTest, ShellJsonAndSystemdReadTheSameValues) {
   TempDir tmp;
   // Space, single and double quotes, a backslash: what each format must escape.
@@ -375,21 +421,11 @@ TEST(SkydbEnvTest, ShellJsonAndSystemdReadTheSameValues) {
   EXPECT_EQ(json["DATABASE_URL"].rfind("postgresql:///app?host=", 0), 0u);
 
   auto shell = SourcedBySh(formats["shell"]);
-  // systemd's own EnvironmentFile parser (load_env_file): the environment.d generator reads
-  // the file with it and prints the result shell-quoted, which sh then reads back.
-  const char* generator =
-      "/lib/systemd/user-environment-generators/30-systemd-environment-d-generator";
-  std::map<std::string, std::string> systemd;
-  if (::access(generator, X_OK) == 0) {
-    std::filesystem::create_directories(tmp.path() + "/xdg/environment.d");
-    std::filesystem::copy_file(formats["systemd"], tmp.path() + "/xdg/environment.d/50-skydb.conf");
-    auto parsed = RunCommand({"/usr/bin/env", "XDG_CONFIG_HOME=" + tmp.path() + "/xdg", generator});
-    ASSERT_EQ(parsed.exit_code, 0) << parsed.err;
-    systemd = SourcedBySh(tmp.Write("env.systemd.parsed", parsed.out));
-  }
+  // systemd's own EnvironmentFile parser (load_env_file), through the environment.d generator.
+  auto systemd = ReadBySystemd(formats["systemd"], tmp.path());
   for (const auto& [name, value] : json) {
     EXPECT_EQ(shell[name], value) << name << " as sh reads it";
-    if (::access(generator, X_OK) == 0) {
+    if (::access(kEnvGenerator, X_OK) == 0) {
       EXPECT_EQ(systemd[name], value) << name << " as systemd";
     }
   }
