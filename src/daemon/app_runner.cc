@@ -82,7 +82,8 @@ AppRunner::AppRunner(AppLauncher& launcher, AppRunnerOptions options, Clock& clo
     : launcher_(launcher),
       options_(std::move(options)),
       clock_(clock),
-      tag_("app[" + Basename(options_.argv.front()) + "]") {
+      tag_("app[" + Basename(options_.argv.front()) + "]"),
+      stop_timeout_(options_.stop_timeout) {
   thread_ = std::thread([this] { Loop(); });
 }
 
@@ -109,6 +110,16 @@ void AppRunner::Forward(int sig) {
   request.kind = AppRequest::Kind::kSignal;
   request.signal = sig;
   (void)launcher_.Send(request);  // no app running: the launcher ignores it
+}
+
+void AppRunner::SetStopTimeout(std::chrono::milliseconds timeout) {
+  MutexLock lock(mu_);
+  stop_timeout_ = timeout;
+}
+
+std::chrono::milliseconds AppRunner::stop_timeout() const {
+  MutexLock lock(mu_);
+  return stop_timeout_;
 }
 
 std::optional<int> AppRunner::exit_status() const {
@@ -203,13 +214,13 @@ bool AppRunner::RunOnce(AppBackoff& backoff) {
   while (!report || report->kind != AppReport::Kind::kExited) {
     if (stopping() && !term_sent) {
       spdlog::info("{}: stopping it (SIGTERM; SIGKILL after app.stop_timeout = {} ms)", tag_,
-                   options_.stop_timeout.count());
+                   stop_timeout().count());
       Forward(SIGTERM);
       term_sent = clock_.Now();
     }
-    if (term_sent && !killed && clock_.Now() - *term_sent >= options_.stop_timeout) {
+    if (term_sent && !killed && clock_.Now() - *term_sent >= stop_timeout()) {
       spdlog::warn("{}: still running {} ms after SIGTERM (app.stop_timeout); sending SIGKILL",
-                   tag_, options_.stop_timeout.count());
+                   tag_, stop_timeout().count());
       Forward(SIGKILL);
       killed = true;
     }

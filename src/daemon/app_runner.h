@@ -90,6 +90,9 @@ class AppRunner {
   void Stop();
   // Forwards `sig` (SIGHUP) to the running app.
   void Forward(int sig);
+  // SIGHUP: app.stop_timeout is reloadable (the launcher's own, for a daemon that is gone, keeps
+  // the value it started with).
+  void SetStopTimeout(std::chrono::milliseconds timeout);
   // The app's status once it ended; nullopt when it never ran.
   std::optional<int> exit_status() const;
   // "app[NAME]" for the log, NAME the basename of APP.
@@ -103,6 +106,7 @@ class AppRunner {
   void Finish(std::optional<int> status, bool stop_skydb);
   bool WaitStopOr(Clock::Duration delay);
   bool stopping() const;
+  std::chrono::milliseconds stop_timeout() const;
 
   AppLauncher& launcher_;
   AppRunnerOptions options_;
@@ -115,6 +119,7 @@ class AppRunner {
   bool stop_ GUARDED_BY(mu_) = false;
   bool done_ GUARDED_BY(mu_) = false;
   std::optional<int> status_ GUARDED_BY(mu_);
+  std::chrono::milliseconds stop_timeout_ GUARDED_BY(mu_);
   std::thread thread_;
 };
 

@@ -46,7 +46,10 @@ void SignalLoop(Lifecycle& lifecycle, const std::function<Result<Config>()>& rel
     if (sig == kQuitSignal) return;
     if (sig == SIGHUP) {
       if (app != nullptr) app->Forward(SIGHUP);
-      if (reload_config) lifecycle.Reload(reload_config());
+      if (!reload_config) continue;
+      Result<Config> fresh = reload_config();
+      if (app != nullptr && fresh.ok()) app->SetStopTimeout(fresh->app.stop_timeout);
+      lifecycle.Reload(std::move(fresh));
       continue;
     }
     spdlog::info("received {}", sig == SIGTERM ? "SIGTERM" : "SIGINT");

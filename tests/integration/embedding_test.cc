@@ -135,8 +135,9 @@ class EmbeddingTest : public ::testing::Test {
   std::unique_ptr<DaemonProcess> StartRun(const std::vector<std::string>& sets,
                                           const std::vector<std::string>& app,
                                           const std::string& exit_code = "3",
-                                          const std::vector<std::string>& wrapper = {}) {
-    std::vector<std::string> args;
+                                          const std::vector<std::string>& wrapper = {},
+                                          const std::vector<std::string>& globals = {}) {
+    std::vector<std::string> args = globals;
     for (const auto& set : sets) {
       args.push_back("--set");
       args.push_back(set);
@@ -332,6 +333,30 @@ TEST_F(EmbeddingTest, SkydbKilledStopsTheAppAndPostgres) {
       "skydb_kill_to_all_gone_ms",
       std::to_string(
           std::chrono::duration_cast<milliseconds>(SteadyClock::now() - killed).count()));
+}
+
+// SIGHUP reaches the app and re-reads app.stop_timeout; an app that ignores SIGTERM is killed
+// (SIGKILL to its group) once the new timeout passes, and skydb exits with 128 + 9.
+TEST_F(EmbeddingTest, SighupReachesTheAppAndReloadsStopTimeout) {
+  std::string config = root_.Dir("skydb.toml");
+  std::ofstream(config) << "[app]\nstop_timeout = \"60s\"\n";
+  std::string script =
+      "trap 'echo hup >> \"$APP_STATE_FILE\"' HUP; trap '' TERM; "
+      "echo serving >> \"$APP_STATE_FILE\"; while :; do sleep 0.1; done";
+  auto daemon = StartRun({}, {"/bin/sh", "-c", script}, "0", {}, {"--config", config});
+  ASSERT_TRUE(WaitFor([&] { return StateCount("serving") == 1; }, seconds(90))) << daemon->Log();
+  std::ofstream(config) << "[app]\nstop_timeout = \"300ms\"\n";
+  ASSERT_TRUE(daemon->Signal(SIGHUP).ok());
+  EXPECT_TRUE(WaitFor([&] { return StateCount("hup") == 1; }, seconds(10))) << daemon->Log();
+  EXPECT_TRUE(WaitFor([&] { return daemon->LogContains("configuration re-read"); }, seconds(10)));
+  auto term = SteadyClock::now();
+  ASSERT_TRUE(daemon->Signal(SIGTERM).ok());
+  auto status = daemon->WaitExit(seconds(30));
+  ASSERT_TRUE(status.has_value()) << daemon->Log();
+  EXPECT_EQ(status->exit_code, 128 + SIGKILL) << daemon->Log();
+  EXPECT_LT(SteadyClock::now() - term, seconds(15)) << "the reloaded 300 ms applied, not 60 s";
+  EXPECT_TRUE(daemon->LogContains("still running 300 ms after SIGTERM")) << daemon->Log();
+  EXPECT_TRUE(PostgresProcessesOf(dir_ + "/pgdata").empty());
 }
 
 TEST_F(EmbeddingTest, AppUserMustNotBeRoot) {
