@@ -359,6 +359,23 @@ TEST_F(EmbeddingTest, SighupReachesTheAppAndReloadsStopTimeout) {
   EXPECT_TRUE(PostgresProcessesOf(dir_ + "/pgdata").empty());
 }
 
+// app.restart = on-failure: a failed app is started again after the backoff (1 s first); the
+// restarted one is stopped by SIGTERM as usual and its status is skydb's.
+TEST_F(EmbeddingTest, OnFailureRestartsTheApp) {
+  std::string script =
+      "echo run >> \"$APP_STATE_FILE\"; "
+      "[ \"$(grep -c run \"$APP_STATE_FILE\")\" -lt 2 ] && exit 1; "
+      "trap 'exit 5' TERM; echo serving >> \"$APP_STATE_FILE\"; while :; do sleep 0.1; done";
+  auto daemon = StartRun({"app.restart=on-failure"}, {"/bin/sh", "-c", script});
+  ASSERT_TRUE(WaitFor([&] { return StateCount("serving") == 1; }, seconds(90))) << daemon->Log();
+  EXPECT_EQ(StateCount("run"), 2);
+  EXPECT_TRUE(daemon->LogContains("exited with status 1; restarting it in 1")) << daemon->Log();
+  ASSERT_TRUE(daemon->Signal(SIGTERM).ok());
+  auto status = daemon->WaitExit(seconds(60));
+  ASSERT_TRUE(status.has_value()) << daemon->Log();
+  EXPECT_EQ(status->exit_code, 5) << daemon->Log();
+}
+
 TEST_F(EmbeddingTest, AppUserMustNotBeRoot) {
   auto daemon = StartRun({"app.user=root"}, {"/bin/true"});
   auto status = daemon->WaitExit(seconds(30));
