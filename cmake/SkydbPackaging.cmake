@@ -7,6 +7,7 @@ include(CMakePackageConfigHelpers)
 
 install(FILES ${PROJECT_SOURCE_DIR}/conf/skydb.toml DESTINATION /etc/skydb)
 install(FILES ${SKYDB_PACKAGING_DIR}/skydb.service ${SKYDB_PACKAGING_DIR}/skydb@.service
+              ${SKYDB_PACKAGING_DIR}/skydb-app@.service
         DESTINATION /lib/systemd/system)
 install(FILES ${SKYDB_PACKAGING_DIR}/sysusers.d/skydb.conf DESTINATION lib/sysusers.d)
 install(FILES ${SKYDB_PACKAGING_DIR}/tmpfiles.d/skydb.conf DESTINATION lib/tmpfiles.d)
