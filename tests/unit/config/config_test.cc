@@ -313,6 +313,7 @@ TEST(ConfigLoadTest, EnvironmentSetsEveryKind) {
   ConfigInputs inputs;
   inputs.environment = {
       {"SKY_POSTGRES_BIN", "/opt/pg/bin"},
+      {"SKY_DB_MAX_OPEN_CONNS", "48"},
       {"SKYDB_HOST_RAM", "2GiB"},
       {"SKYDB_HOST_CORES", "4"},
       {"SKYDB_POSTGRES_SOURCES", "distro, path"},
@@ -329,6 +330,7 @@ TEST(ConfigLoadTest, EnvironmentSetsEveryKind) {
   ASSERT_TRUE(loaded.ok()) << loaded.error().message;
   const Config& c = loaded->config;
   EXPECT_EQ(c.postgres.bin_dir, "/opt/pg/bin");
+  EXPECT_EQ(c.app.max_connections, 48);
   EXPECT_EQ(c.host.ram_bytes, 2ULL << 30);
   EXPECT_EQ(c.host.cores, 4);
   EXPECT_EQ(c.postgres.sources, (std::vector<std::string>{"distro", "path"}));

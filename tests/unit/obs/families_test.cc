@@ -185,10 +185,20 @@ TEST(StatusJsonTest, HoldsEveryPart) {
   EXPECT_EQ(j["settings"][1]["pinned"], true);
 }
 
+TEST(StatusJsonTest, NamesWhatTheAppConnectsTo) {
+  ObservedState s;
+  s.store_socket = "/var/lib/shop/run/skydb.sock";
+  s.app_database_url = "postgresql:///app?host=/var/lib/shop/run&user=app";
+  auto j = nlohmann::json::parse(StatusJson(s));
+  EXPECT_EQ(j["app"]["store_socket"], s.store_socket);
+  EXPECT_EQ(j["app"]["database_url"], s.app_database_url);
+}
+
 TEST(StatusJsonTest, AbsentPartsAreNull) {
   ObservedState s;
   s.mode = "memory";
   auto j = nlohmann::json::parse(StatusJson(s));
+  EXPECT_TRUE(j["app"]["database_url"].is_null());
   EXPECT_TRUE(j["cluster"].is_null());
   EXPECT_TRUE(j["store"].is_null());
   EXPECT_TRUE(j["sessions"].is_null());

@@ -110,6 +110,21 @@ TEST(TuneGoldenTest, PoolsAreSkydbsOwnNotPostgres) {
   EXPECT_TRUE(Get(s, "shared_buffers").postgres);
 }
 
+// app.max_connections (SKY_DB_MAX_OPEN_CONNS) replaces the derived app pool; max_connections,
+// the aux pools and the role's limit (demand) follow from it, and `tune` says where it came from.
+TEST(TunePoolsTest, ConfiguredAppPoolRaisesMaxConnections) {
+  Settings derived = Tune(Host(8 * kGiB, 2), Profile::kEmbedded, {});
+  Settings raised = Tune(Host(8 * kGiB, 2), Profile::kEmbedded, {}, 48);
+  EXPECT_EQ(derived.pools.app_pool, 8);
+  EXPECT_EQ(raised.pools.app_pool, 48);
+  EXPECT_EQ(raised.pools.aux_pool, 8);
+  EXPECT_EQ(raised.pools.demand, 48 + 3 * 8);
+  EXPECT_GT(std::stoi(Get(raised, "max_connections").value),
+            std::stoi(Get(derived, "max_connections").value));
+  EXPECT_TRUE(ConnectionsCoverPools(std::stoi(Get(raised, "max_connections").value), raised.pools));
+  EXPECT_NE(Get(raised, "app_pool").derivation.find("app.max_connections"), std::string::npos);
+}
+
 // One group-commit writer per two cores (larger batches beat more connections on small hosts:
 // docs/performance.md), always at least one and never more than the store pool leaves.
 TEST(TunePoolsTest, StoreWritersFollowCoresWithinTheStorePool) {
