@@ -39,6 +39,11 @@ Result<Config> CommandContext::LoadConfig() const {
   return skydb::LoadConfig(inputs);
 }
 
+int ExitUsage(const std::string& what) {
+  std::fprintf(stderr, "skydb: %s\n", what.c_str());
+  return kExitUsage;
+}
+
 std::optional<Config> CommandContext::LoadConfigOrPrint() const {
   auto config = LoadConfig();
   if (config.ok()) return std::move(config).value();

@@ -21,18 +21,13 @@ struct RunFlags {
   std::vector<std::string> app;
 };
 
-int Usage(const std::string& what) {
-  std::fprintf(stderr, "skydb: %s\n", what.c_str());
-  return kExitUsage;
-}
-
 int RunRun(CommandContext& ctx, const RunFlags& flags) {
   if (flags.app.empty()) {
-    return Usage(
+    return ExitUsage(
         "skydb run needs the app to run after --: skydb run --data-dir DIR -- APP [ARGS...]");
   }
   if (flags.embed && !flags.database_url.empty()) {
-    return Usage("skydb run takes only one of --embed and --database-url URL");
+    return ExitUsage("skydb run takes only one of --embed and --database-url URL");
   }
   std::string dir = flags.data_dir;
   if (const char* env_dir = std::getenv("SKY_DATA_DIR"); dir.empty() && env_dir != nullptr) {
@@ -46,7 +41,7 @@ int RunRun(CommandContext& ctx, const RunFlags& flags) {
   auto config = ctx.LoadConfigOrPrint();
   if (!config) return kExitUsage;
   if (flags.embed && !config->store.database_url.empty()) {
-    return Usage(
+    return ExitUsage(
         "skydb run --embed runs a private cluster, but store.database_url is set: unset "
         "it, or use --database-url");
   }

@@ -30,11 +30,6 @@ constexpr char kModes[] =
     "PostgreSQL, also store.database_url) or --store memory (no PostgreSQL; nothing survives a "
     "restart)";
 
-int Usage(const std::string& what) {
-  std::fprintf(stderr, "skydb: %s\n", what.c_str());
-  return kExitUsage;
-}
-
 int RunServe(CommandContext& ctx, const ServeFlags& flags, Profile profile) {
   if (!flags.data_dir.empty()) ctx.flag_values.emplace_back("data_dir", flags.data_dir);
   if (!flags.user.empty()) ctx.flag_values.emplace_back("run_as_user", flags.user);
@@ -47,14 +42,15 @@ int RunServe(CommandContext& ctx, const ServeFlags& flags, Profile profile) {
   bool external = !config->store.database_url.empty();
   bool memory = config->store.kind == StoreKind::kMemory;
   if (profile == Profile::kDev && external) {
-    return Usage(
+    return ExitUsage(
         "skydb dev runs a private cluster; store.database_url is set (unset it, or "
         "use skydb serve --database-url)");
   }
   if (profile != Profile::kDev && flags.embed + external + memory != 1) {
-    return Usage(std::string(flags.embed + external + memory == 0 ? "serve needs one of "
-                                                                  : "serve takes only one of ") +
-                 kModes);
+    return ExitUsage(std::string(flags.embed + external + memory == 0
+                                     ? "serve needs one of "
+                                     : "serve takes only one of ") +
+                     kModes);
   }
   daemon::DaemonOptions options;
   options.config = std::move(config).value();

@@ -55,10 +55,7 @@ std::string Render(TuneFormat format, const HostFacts& host, const Settings& set
   return "";
 }
 
-int UsageError(const Error& error) {
-  std::cerr << "skydb: " << error.message << "\n";
-  return kExitUsage;
-}
+int UsageError(const Error& error) { return ExitUsage(error.message); }
 
 int RunTune(CommandContext& ctx, const TuneFlags& flags) {
   auto profile = ParseProfile(flags.profile);

@@ -38,6 +38,9 @@ class CommandContext {
   std::optional<Config> LoadConfigOrPrint() const;
 };
 
+// Prints "skydb: <what>" to stderr; returns kExitUsage.
+int ExitUsage(const std::string& what);
+
 // Each command adds itself to `app`; its callback stores the exit status in ctx.exit_code.
 void AddVersionCommand(CLI::App& app, CommandContext& ctx);
 void AddConfigCommand(CLI::App& app, CommandContext& ctx);
