@@ -144,6 +144,15 @@ TEST_F(AppAccessTest, AppUserGetsItsOwnDatabaseAndTheStoreAndNothingElse) {
   EXPECT_EQ(FactsOf(dir_ + "/run/app.env").mode, 0640u);
   EXPECT_EQ(FactsOf(dir_ + "/run/app.env").group, group);
 
+  // skydb status names the store socket and the app's URL, in text and JSON.
+  CliRun status = RunSkydb({"status", "--data-dir", dir_});
+  EXPECT_NE(status.out.find("store socket: " + StoreSocket(dir_) + "\n"), std::string::npos)
+      << status.out;
+  EXPECT_NE(status.out.find("app database: " + AppUrl() + "\n"), std::string::npos) << status.out;
+  CliRun json = RunSkydb({"status", "--data-dir", dir_, "--json"});
+  EXPECT_NE(json.out.find("\"app_database_url\": \"" + AppUrl() + "\""), std::string::npos)
+      << json.out;
+
   // Its own database: create a table, write, read; its sky_sessions is its own.
   auto wrote = PsqlAs(app, AppUrl(),
                       "CREATE TABLE visits(n int); INSERT INTO visits VALUES (1), (2);"
