@@ -53,5 +53,8 @@ class DatabaseSource {
 std::unique_ptr<DatabaseSource> NewEmbeddedCluster(Env& env, const Config& config, Profile profile);
 std::unique_ptr<DatabaseSource> NewExternalDatabase(Env& env, const Config& config);
 std::unique_ptr<DatabaseSource> NewNoDatabase(Env& env, const Config& config);
+// The one the configuration names: none for store.kind = memory, external with
+// store.database_url, else the private cluster with `profile`.
+std::unique_ptr<DatabaseSource> NewDatabaseSource(Env& env, const Config& config, Profile profile);
 
 }  // namespace skydb::daemon

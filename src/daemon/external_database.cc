@@ -162,4 +162,10 @@ std::unique_ptr<DatabaseSource> NewNoDatabase(Env&, const Config&) {
   return std::make_unique<NoDatabase>();
 }
 
+std::unique_ptr<DatabaseSource> NewDatabaseSource(Env& env, const Config& config, Profile profile) {
+  if (config.store.kind == StoreKind::kMemory) return NewNoDatabase(env, config);
+  if (!config.store.database_url.empty()) return NewExternalDatabase(env, config);
+  return NewEmbeddedCluster(env, config, profile);
+}
+
 }  // namespace skydb::daemon

@@ -29,13 +29,6 @@ sigset_t HandledSignals() {
   return set;
 }
 
-std::unique_ptr<DatabaseSource> SourceFor(Env& env, const DaemonOptions& options) {
-  const Config& config = options.config;
-  if (config.store.kind == StoreKind::kMemory) return NewNoDatabase(env, config);
-  if (!config.store.database_url.empty()) return NewExternalDatabase(env, config);
-  return NewEmbeddedCluster(env, config, options.profile);
-}
-
 // `app` (skydb run) is stopped before the lifecycle and hears SIGHUP too.
 void SignalLoop(Lifecycle& lifecycle, const std::function<Result<Config>()>& reload_config,
                 AppRunner* app) {
@@ -125,7 +118,7 @@ int RunDaemon(Env& env, const DaemonOptions& options) {
     if (app) app->OnReady();
   };
   Lifecycle lifecycle(lifecycle_env, std::move(lifecycle_options),
-                      SourceFor(lifecycle_env, options));
+                      NewDatabaseSource(lifecycle_env, options.config, options.profile));
   if (launcher) {
     auto contract = AppEnvironmentFor(options.config);
     if (!contract.ok()) {

@@ -26,13 +26,6 @@ class SilentNotifier final : public Notifier {
   uint64_t MonotonicUsec() const override { return 0; }
 };
 
-// The database source the configuration names, as `skydb serve` chooses it.
-std::unique_ptr<daemon::DatabaseSource> SourceFor(Env& env, const Config& config) {
-  if (config.store.kind == StoreKind::kMemory) return daemon::NewNoDatabase(env, config);
-  if (!config.store.database_url.empty()) return daemon::NewExternalDatabase(env, config);
-  return daemon::NewEmbeddedCluster(env, config, Profile::kEmbedded);
-}
-
 }  // namespace
 
 class Embedded::Impl {
@@ -58,8 +51,8 @@ class Embedded::Impl {
     sigset_t all, previous;
     sigfillset(&all);
     ::pthread_sigmask(SIG_BLOCK, &all, &previous);
-    lifecycle_ =
-        std::make_unique<daemon::Lifecycle>(env_, std::move(options), SourceFor(env_, config));
+    lifecycle_ = std::make_unique<daemon::Lifecycle>(
+        env_, std::move(options), daemon::NewDatabaseSource(env_, config, Profile::kEmbedded));
     thread_ = std::thread([this] {
       int status = lifecycle_->Run();
       MutexLock lock(mu_);
