@@ -68,14 +68,19 @@ HttpReply GetUnix(const std::string& socket_path, const std::string& path) {
   return reply;
 }
 
-HttpReply WaitHealthyUnix(const std::string& socket_path, seconds timeout) {
+// Polls `path` until it answers 200 or the timeout passes; the last reply.
+HttpReply WaitOkUnix(const std::string& socket_path, const std::string& path, seconds timeout) {
   HttpReply reply;
   for (auto deadline = Clock::now() + timeout; Clock::now() < deadline;) {
-    reply = GetUnix(socket_path, "/healthz");
+    reply = GetUnix(socket_path, path);
     if (reply.status == 200) break;
     std::this_thread::sleep_for(milliseconds(50));
   }
   return reply;
+}
+
+HttpReply WaitHealthyUnix(const std::string& socket_path, seconds timeout) {
+  return WaitOkUnix(socket_path, "/healthz", timeout);
 }
 
 // The value of the sample line starting with `series` ("name{labels}"), or -1.
@@ -224,12 +229,7 @@ TEST_F(ObsIntegrationTest, HttpOnARelativeUnixSocketFromTheFirstEmbeddedStart) {
                    "--user", TestUser()});
   std::string socket = dir_ + "/run/http.sock";
   ASSERT_EQ(WaitHealthyUnix(socket, seconds(20)).status, 200) << d.Log();
-  HttpReply ready;
-  for (auto deadline = Clock::now() + seconds(60); Clock::now() < deadline;) {
-    ready = GetUnix(socket, "/readyz");
-    if (ready.status == 200) break;
-    std::this_thread::sleep_for(milliseconds(100));
-  }
+  HttpReply ready = WaitOkUnix(socket, "/readyz", seconds(60));
   ASSERT_EQ(ready.status, 200) << ready.body << d.Log();
   HttpReply metrics = GetUnix(socket, "/metrics");
   EXPECT_EQ(metrics.status, 200);
@@ -489,6 +489,8 @@ TEST(ObsHttpUnixSocketTest, ServesMetricsAndHealthzWithTheConfiguredModeAndGroup
   HttpReply health = WaitHealthyUnix(socket, seconds(20));
   ASSERT_EQ(health.status, 200) << d.Log();
   EXPECT_EQ(health.body, "ok\n");
+  // /healthz answers from the start; the store's metrics exist once it is open.
+  ASSERT_EQ(WaitOkUnix(socket, "/readyz", seconds(20)).status, 200) << d.Log();
   HttpReply metrics = GetUnix(socket, "/metrics");
   EXPECT_EQ(metrics.status, 200);
   EXPECT_EQ(Sample(metrics.body, "skydb_sessions_active{store=\"memory\"}"), 0) << metrics.body;
