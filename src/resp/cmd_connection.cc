@@ -35,13 +35,13 @@ bool ValidClientName(std::string_view name) {
 }
 
 void AppendHelloMap(std::string& out, const ClientState& client) {
-  AppendArrayHeader(out, 14);
+  AppendMapHeader(out, 7, client.proto);
   AppendBulk(out, "server");
   AppendBulk(out, "skydb");
   AppendBulk(out, "version");
   AppendBulk(out, kVersionCompat);
   AppendBulk(out, "proto");
-  AppendInteger(out, 2);
+  AppendInteger(out, static_cast<int64_t>(client.proto));
   AppendBulk(out, "id");
   AppendInteger(out, static_cast<int64_t>(client.id));
   AppendBulk(out, "mode");
@@ -122,15 +122,19 @@ void CmdAuth(CommandContext& ctx) {
   ctx.Reply(Simple("OK"));
 }
 
-// HELLO [protover [AUTH user pass] [SETNAME name]]: RESP2 only; "HELLO 3" gets NOPROTO so
-// RESP3-capable clients fall back to RESP2.
+// HELLO [protover [AUTH user pass] [SETNAME name]]: protover 2 or 3 switches the connection's
+// protocol (its reply is already in the new one); others get NOPROTO, changing nothing.
 void CmdHello(CommandContext& ctx) {
+  std::optional<Proto> proto;
   if (ctx.args.size() >= 2) {
     int64_t version = 0;
     if (!ParseInt64(ctx.args[1], &version)) {
       return ctx.ReplyError("ERR Protocol version is not an integer or out of range");
     }
-    if (version != 2) return ctx.ReplyError("NOPROTO unsupported protocol version");
+    if (version != 2 && version != 3) {
+      return ctx.ReplyError("NOPROTO unsupported protocol version");
+    }
+    proto = version == 3 ? Proto::kResp3 : Proto::kResp2;
   }
   ClientState saved = ctx.client;
   if (!ApplyHelloOptions(ctx)) {
@@ -145,6 +149,7 @@ void CmdHello(CommandContext& ctx) {
         "HELLO <proto> AUTH <user> <pass> option can be used to authenticate the client and "
         "select the RESP protocol version at the same time");
   }
+  if (proto) ctx.client.proto = *proto;
   std::string out;
   AppendHelloMap(out, ctx.client);
   ctx.Reply(std::move(out));
@@ -167,7 +172,7 @@ void CmdClient(CommandContext& ctx) {
     return ctx.Reply(Simple("OK"));
   }
   if (sub == "getname") {
-    return ctx.Reply(ctx.client.name.empty() ? NullBulk() : Bulk(ctx.client.name));
+    return ctx.Reply(ctx.client.name.empty() ? Null(ctx.client.proto) : Bulk(ctx.client.name));
   }
   if (sub == "id") return ctx.Reply(Integer(static_cast<int64_t>(ctx.client.id)));
   if (sub == "setinfo") return ClientSetInfo(ctx);

@@ -129,7 +129,9 @@ void CmdInfo(CommandContext& ctx) {
     text << "# " << section.title << "\r\n";
     section.render(ctx.executor, stats, text);
   }
-  ctx.Reply(Bulk(text.str()));
+  std::string out;
+  AppendVerbatim(out, text.str(), ctx.client.proto);
+  ctx.Reply(std::move(out));
 }
 
 }  // namespace skydb::resp

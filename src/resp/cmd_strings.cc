@@ -50,11 +50,20 @@ bool ParseSetOptions(CommandContext& ctx, SetRequest* request, ExpireOption* exp
   return true;
 }
 
+// Encodes a value or its absence in the client's protocol.
+auto OptionalBulkIn(const CommandContext& ctx) {
+  return [proto = ctx.client.proto](const std::optional<std::string>& v) {
+    return OptionalBulk(v, proto);
+  };
+}
+
 void SubmitSet(CommandContext& ctx, SetRequest request) {
   bool return_old = request.return_old;
-  ctx.store().Set(std::move(request), ReplyWith<SetReply>(ctx, [return_old](const SetReply& r) {
-                    if (return_old) return OptionalBulk(r.old_value);
-                    return r.applied ? Simple("OK") : NullBulk();
+  Proto proto = ctx.client.proto;
+  ctx.store().Set(std::move(request),
+                  ReplyWith<SetReply>(ctx, [return_old, proto](const SetReply& r) {
+                    if (return_old) return OptionalBulk(r.old_value, proto);
+                    return r.applied ? Simple("OK") : Null(proto);
                   }));
 }
 
@@ -93,8 +102,9 @@ bool ParseGetExOptions(CommandContext& ctx, bool* persist, ExpireOption* expire)
 // closes the connection. Either way later values are dropped as they come.
 class MGetGather {
  public:
-  MGetGather(size_t n, ReplyFn reply, uint64_t client_id)
+  MGetGather(size_t n, ReplyFn reply, uint64_t client_id, Proto proto)
       : header_(BulkReplySize(n) - n),  // "*<n>\r\n" and a little more
+        proto_(proto),
         values_(n),
         remaining_(n),
         claim_(reply.EmptyClaim()),
@@ -123,7 +133,7 @@ class MGetGather {
     out.reserve(header_ + claim_.bytes());
     AppendArrayHeader(out, values_.size());
     for (auto& v : values_) {
-      AppendOptionalBulk(out, v);
+      AppendOptionalBulk(out, v, proto_);
       v.reset();  // freed as it is copied, so the gather and the reply are not both whole
     }
     reply_(std::move(out), std::move(claim_));
@@ -151,6 +161,7 @@ class MGetGather {
   }
 
   const size_t header_;
+  const Proto proto_;
   Mutex mu_;
   std::vector<std::optional<std::string>> values_ GUARDED_BY(mu_);
   size_t remaining_ GUARDED_BY(mu_);
@@ -199,14 +210,13 @@ std::optional<UnixMillis> ParseSetExpire(CommandContext& ctx, std::string_view v
 }
 
 void CmdGet(CommandContext& ctx) {
-  ctx.store().Get(std::move(ctx.args[1]), ReplyWith<std::optional<std::string>>(
-                                              ctx, [](const auto& v) { return OptionalBulk(v); }));
+  ctx.store().Get(std::move(ctx.args[1]),
+                  ReplyWith<std::optional<std::string>>(ctx, OptionalBulkIn(ctx)));
 }
 
 void CmdGetDel(CommandContext& ctx) {
-  ctx.store().GetDel(
-      std::move(ctx.args[1]),
-      ReplyWith<std::optional<std::string>>(ctx, [](const auto& v) { return OptionalBulk(v); }));
+  ctx.store().GetDel(std::move(ctx.args[1]),
+                     ReplyWith<std::optional<std::string>>(ctx, OptionalBulkIn(ctx)));
 }
 
 // SET key value [NX|XX] [GET] [EX s|PX ms|EXAT ts|PXAT ms|KEEPTTL]
@@ -241,23 +251,24 @@ void CmdGetEx(CommandContext& ctx) {
     if (at) change = Expiry::At(*at);
   }
   if (!error.empty()) {
-    return ctx.store().Get(std::move(ctx.args[1]), ReplyWith<std::optional<std::string>>(
-                                                       ctx,
-                                                       [error = std::move(error)](const auto& v) {
-                                                         return v ? ErrorReply(error) : NullBulk();
-                                                       },
-                                                       /*small=*/true));
+    return ctx.store().Get(std::move(ctx.args[1]),
+                           ReplyWith<std::optional<std::string>>(
+                               ctx,
+                               [error = std::move(error), proto = ctx.client.proto](const auto& v) {
+                                 return v ? ErrorReply(error) : Null(proto);
+                               },
+                               /*small=*/true));
   }
-  ctx.store().GetEx(
-      std::move(ctx.args[1]), change,
-      ReplyWith<std::optional<std::string>>(ctx, [](const auto& v) { return OptionalBulk(v); }));
+  ctx.store().GetEx(std::move(ctx.args[1]), change,
+                    ReplyWith<std::optional<std::string>>(ctx, OptionalBulkIn(ctx)));
 }
 
 // Every GET is issued before any answer is awaited, so a durable store can load them together;
 // once the gather has refused the reply, the remaining keys are not asked for.
 void CmdMGet(CommandContext& ctx) {
   size_t n = ctx.args.size() - 1;
-  auto gather = std::make_shared<MGetGather>(n, std::move(ctx.reply), ctx.client.id);
+  auto gather =
+      std::make_shared<MGetGather>(n, std::move(ctx.reply), ctx.client.id, ctx.client.proto);
   for (size_t i = 0; i < n && !gather->finished(); ++i) {
     ctx.store().Get(std::move(ctx.args[i + 1]), [gather, i](Result<std::optional<std::string>> r) {
       gather->Done(i, std::move(r));

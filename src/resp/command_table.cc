@@ -68,19 +68,20 @@ std::string UnknownCommand(const std::vector<std::string>& args) {
   return text;
 }
 
-void AppendCommandInfo(std::string& out, const CommandSpec& spec) {
+void AppendCommandInfo(std::string& out, const CommandSpec& spec, Proto proto) {
   AppendArrayHeader(out, 10);
   AppendBulk(out, spec.name);
   AppendInteger(out, spec.arity);
   std::vector<std::string> flags;
   flags.emplace_back(spec.write ? "write" : "readonly");
   if (!spec.needs_auth) flags.emplace_back("no_auth");
-  AppendArrayHeader(out, flags.size());
+  AppendSetHeader(out, flags.size(), proto);
   for (const auto& f : flags) AppendSimple(out, f);
   AppendInteger(out, spec.first_key);
   AppendInteger(out, spec.last_key);
   AppendInteger(out, spec.key_step);
-  for (int i = 0; i < 4; ++i) AppendArrayHeader(out, 0);  // acl categories, tips, specs, subs
+  // ACL categories, tips, key specs, subcommands: sets in RESP3, as Redis 7 sends them.
+  for (int i = 0; i < 4; ++i) AppendSetHeader(out, 0, proto);
 }
 
 }  // namespace
@@ -127,12 +128,15 @@ void CmdCommand(CommandContext& ctx) {
   std::string out;
   if (ctx.args.size() == 1) {
     AppendArrayHeader(out, kCommands.size());
-    for (const auto& spec : kCommands) AppendCommandInfo(out, spec);
+    for (const auto& spec : kCommands) AppendCommandInfo(out, spec, ctx.client.proto);
     return ctx.Reply(std::move(out));
   }
   std::string sub = ToLower(ctx.args[1]);
   if (sub == "count" && ctx.args.size() == 2) return ctx.Reply(Integer(int64_t(kCommands.size())));
-  if (sub == "docs") return ctx.Reply("*0\r\n");  // clients only use it for hints
+  if (sub == "docs") {  // clients only use it for hints
+    AppendMapHeader(out, 0, ctx.client.proto);
+    return ctx.Reply(std::move(out));
+  }
   if (sub == "list" && ctx.args.size() == 2) {
     AppendArrayHeader(out, kCommands.size());
     for (const auto& spec : kCommands) AppendBulk(out, spec.name);
@@ -142,8 +146,8 @@ void CmdCommand(CommandContext& ctx) {
     AppendArrayHeader(out, ctx.args.size() - 2);
     for (size_t i = 2; i < ctx.args.size(); ++i) {
       const CommandSpec* spec = FindCommand(ToLower(ctx.args[i]));
-      if (spec == nullptr) AppendNullArray(out);
-      if (spec != nullptr) AppendCommandInfo(out, *spec);
+      if (spec == nullptr) AppendNull(out, ctx.client.proto);
+      if (spec != nullptr) AppendCommandInfo(out, *spec, ctx.client.proto);
     }
     return ctx.Reply(std::move(out));
   }
@@ -161,18 +165,19 @@ void CmdConfig(CommandContext& ctx) {
                           "'. Try CONFIG HELP.");
   }
   if (ctx.args.size() < 3) return ctx.ReplyError(WrongArity("config|get"));
-  std::vector<std::string> pairs;
+  std::vector<std::pair<const char*, const char*>> asked;
   for (const auto& [name, value] : kSettings) {
-    bool asked =
-        std::any_of(ctx.args.begin() + 2, ctx.args.end(),
-                    [name = name](const std::string& a) { return EqualsIgnoreCase(a, name); });
-    if (asked) {
-      pairs.emplace_back(name);
-      pairs.emplace_back(value);
+    if (std::any_of(ctx.args.begin() + 2, ctx.args.end(),
+                    [name = name](const std::string& a) { return EqualsIgnoreCase(a, name); })) {
+      asked.emplace_back(name, value);
     }
   }
   std::string out;
-  AppendBulkArray(out, pairs);
+  AppendMapHeader(out, asked.size(), ctx.client.proto);
+  for (const auto& [name, value] : asked) {
+    AppendBulk(out, name);
+    AppendBulk(out, value);
+  }
   ctx.Reply(std::move(out));
 }
 

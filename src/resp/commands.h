@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "resp/encoder.h"
 #include "resp/reply.h"
 #include "skydb/env.h"
 #include "skydb/store.h"
@@ -32,6 +33,7 @@ struct ClientState {
   std::string lib_ver;
   bool close_after_reply = false;  // set by QUIT
   uint32_t auth_failures = 0;      // failed AUTH / HELLO AUTH; the connection slows each one
+  Proto proto = Proto::kResp2;     // HELLO 3 switches to RESP3
 };
 
 // Server-wide figures for INFO, updated by the server's loops.

@@ -1,6 +1,8 @@
 #include "resp/encoder.h"
 
 #include <charconv>
+#include <cmath>
+#include <cstdio>
 
 namespace skydb::resp {
 namespace {
@@ -61,6 +63,56 @@ void AppendBulkArray(std::string& out, const std::vector<std::string>& values) {
   for (const auto& v : values) AppendBulk(out, v);
 }
 
+void AppendNull(std::string& out, Proto proto) {
+  out.append(proto == Proto::kResp3 ? "_\r\n" : "$-1\r\n");
+}
+
+void AppendOptionalBulk(std::string& out, const std::optional<std::string>& value, Proto proto) {
+  if (value) {
+    AppendBulk(out, *value);
+  } else {
+    AppendNull(out, proto);
+  }
+}
+
+void AppendMapHeader(std::string& out, size_t pairs, Proto proto) {
+  if (proto == Proto::kResp3) return AppendNumberLine(out, '%', static_cast<int64_t>(pairs));
+  AppendArrayHeader(out, pairs * 2);
+}
+
+void AppendSetHeader(std::string& out, size_t count, Proto proto) {
+  AppendNumberLine(out, proto == Proto::kResp3 ? '~' : '*', static_cast<int64_t>(count));
+}
+
+void AppendPushHeader(std::string& out, size_t count, Proto proto) {
+  AppendNumberLine(out, proto == Proto::kResp3 ? '>' : '*', static_cast<int64_t>(count));
+}
+
+// Redis writes doubles with "%.17g" and spells the infinities "inf" and "-inf".
+void AppendDouble(std::string& out, double value, Proto proto) {
+  char text[40];
+  int n = std::isinf(value) ? std::snprintf(text, sizeof text, "%s", value > 0 ? "inf" : "-inf")
+                            : std::snprintf(text, sizeof text, "%.17g", value);
+  std::string_view digits(text, static_cast<size_t>(n));
+  if (proto == Proto::kResp2) return AppendBulk(out, digits);
+  out.push_back(',');
+  out.append(digits);
+  out.append("\r\n");
+}
+
+void AppendBoolean(std::string& out, bool value, Proto proto) {
+  if (proto == Proto::kResp2) return AppendInteger(out, value ? 1 : 0);
+  out.append(value ? "#t\r\n" : "#f\r\n");
+}
+
+void AppendVerbatim(std::string& out, std::string_view text, Proto proto) {
+  if (proto == Proto::kResp2) return AppendBulk(out, text);
+  AppendNumberLine(out, '=', static_cast<int64_t>(text.size() + 4));
+  out.append("txt:");
+  out.append(text);
+  out.append("\r\n");
+}
+
 std::string Simple(std::string_view text) {
   std::string out;
   AppendSimple(out, text);
@@ -90,6 +142,12 @@ std::string NullBulk() { return "$-1\r\n"; }
 
 std::string OptionalBulk(const std::optional<std::string>& value) {
   return value ? Bulk(*value) : NullBulk();
+}
+
+std::string Null(Proto proto) { return proto == Proto::kResp3 ? "_\r\n" : NullBulk(); }
+
+std::string OptionalBulk(const std::optional<std::string>& value, Proto proto) {
+  return value ? Bulk(*value) : Null(proto);
 }
 
 }  // namespace skydb::resp

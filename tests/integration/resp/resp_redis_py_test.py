@@ -44,7 +44,7 @@ class CommandsTest(unittest.TestCase):
                          r.client_setname, "a b")
         hello = r.execute_command("HELLO", 2)
         self.assertIn(b"proto", hello)
-        self.assertError("NOPROTO unsupported protocol version", r.execute_command, "HELLO", 3)
+        self.assertError("NOPROTO unsupported protocol version", r.execute_command, "HELLO", 4)
         self.assertError("AUTH <password> called without any password configured for the "
                          "default user. Are you sure your configuration is correct?",
                          r.execute_command, "AUTH", "x")

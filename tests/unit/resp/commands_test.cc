@@ -79,15 +79,45 @@ TEST_F(CommandsTest, ConnectionCommands) {
   EXPECT_TRUE(client_.close_after_reply);
 }
 
-TEST_F(CommandsTest, HelloAnswersRespTwoAndRefusesThree) {
+TEST_F(CommandsTest, HelloAnswersInTheProtocolItSelects) {
   std::string hello = Run({"HELLO"});
   EXPECT_EQ(hello.substr(0, 4), "*14\r");
   EXPECT_NE(hello.find("$5\r\nproto\r\n:2\r\n"), std::string::npos);
-  EXPECT_EQ(Run({"HELLO", "3"}), "-NOPROTO unsupported protocol version\r\n");
+  EXPECT_EQ(Run({"HELLO", "4"}), "-NOPROTO unsupported protocol version\r\n");
   EXPECT_EQ(Run({"HELLO", "x"}), "-ERR Protocol version is not an integer or out of range\r\n");
   EXPECT_EQ(Run({"HELLO", "2", "SETNAME", "n"}).substr(0, 4), "*14\r");
   EXPECT_EQ(client_.name, "n");
   EXPECT_EQ(Run({"HELLO", "2", "FOO"}), "-ERR Syntax error in HELLO option 'FOO'\r\n");
+  hello = Run({"HELLO", "3"});
+  EXPECT_EQ(hello.substr(0, 4), "%7\r\n");
+  EXPECT_NE(hello.find("$5\r\nproto\r\n:3\r\n"), std::string::npos);
+  EXPECT_EQ(client_.proto, Proto::kResp3);
+  EXPECT_EQ(Run({"HELLO", "3", "FOO"}), "-ERR Syntax error in HELLO option 'FOO'\r\n");
+  EXPECT_EQ(Run({"HELLO", "4"}), "-NOPROTO unsupported protocol version\r\n");
+  EXPECT_EQ(client_.proto, Proto::kResp3) << "a refused HELLO changes nothing";
+  EXPECT_EQ(Run({"HELLO", "2"}).substr(0, 4), "*14\r");
+  EXPECT_EQ(client_.proto, Proto::kResp2);
+}
+
+// What Redis 7 sends a RESP3 client where the protocols differ.
+TEST_F(CommandsTest, RespThreeRepliesUseItsTypes) {
+  ASSERT_EQ(Run({"HELLO", "3"}).substr(0, 2), "%7");
+  const std::string null3 = "_\r\n";
+  EXPECT_EQ(Run({"GET", "missing"}), null3);
+  EXPECT_EQ(Run({"SET", "k", "v"}), kOk);
+  EXPECT_EQ(Run({"SET", "k", "w", "NX"}), null3);
+  EXPECT_EQ(Run({"SET", "other", "w", "XX", "GET"}), null3);
+  EXPECT_EQ(Run({"GETDEL", "missing"}), null3);
+  EXPECT_EQ(Run({"GETEX", "missing", "EX", "0"}), null3);
+  EXPECT_EQ(Run({"MGET", "k", "missing"}), "*2\r\n$1\r\nv\r\n_\r\n");
+  EXPECT_EQ(Run({"CLIENT", "GETNAME"}), null3);
+  EXPECT_EQ(Run({"CONFIG", "GET", "appendonly"}), "%1\r\n$10\r\nappendonly\r\n$2\r\nno\r\n");
+  EXPECT_EQ(Run({"COMMAND", "INFO", "nope"}), "*1\r\n_\r\n");
+  EXPECT_EQ(Run({"COMMAND", "DOCS"}), "%0\r\n");
+  EXPECT_NE(Run({"COMMAND", "INFO", "get"}).find("~1\r\n+readonly\r\n"), std::string::npos);
+  EXPECT_EQ(Run({"INFO", "clients"}).substr(0, 1), "=");
+  EXPECT_NE(Run({"INFO", "clients"}).find("\r\ntxt:# Clients\r\n"), std::string::npos);
+  EXPECT_EQ(Run({"TTL", "k"}), ":-1\r\n");
 }
 
 TEST_F(CommandsTest, UnknownCommandMatchesRedisSeven) {
