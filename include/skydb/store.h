@@ -19,11 +19,14 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
+#include <variant>
 #include <vector>
 
 #include "skydb/config.h"
 #include "skydb/env.h"
 #include "skydb/histogram.h"
+#include "skydb/mutex.h"
 #include "skydb/result.h"
 
 namespace skydb {
@@ -111,6 +114,93 @@ struct StoreStats {
 template <typename T>
 using StoreCallback = std::function<void(Result<T>)>;
 
+// ---- Transactions (MULTI/EXEC) and WATCH ----------------------------------------------------
+
+enum class ReadKind { kGet, kGetEx, kGetDel };
+
+// The commands a transaction may hold, each with the callback its result goes to: the same
+// operations as SessionStore's methods of the same names.
+namespace tx {
+struct Read {
+  ReadKind kind = ReadKind::kGet;
+  std::string key;
+  std::optional<Expiry> change;  // kGetEx
+  StoreCallback<std::optional<std::string>> done;
+};
+struct Set {
+  SetRequest request;
+  StoreCallback<SetReply> done;
+};
+struct Delete {
+  std::vector<std::string> keys;
+  StoreCallback<int64_t> done;
+};
+struct Exists {
+  std::vector<std::string> keys;
+  StoreCallback<int64_t> done;
+};
+struct Expire {
+  std::string key;
+  Expiry expiry;
+  StoreCallback<bool> done;
+};
+struct Ttl {
+  std::string key;
+  StoreCallback<TtlReply> done;
+};
+}  // namespace tx
+using TxOp = std::variant<tx::Read, tx::Set, tx::Delete, tx::Exists, tx::Expire, tx::Ttl>;
+
+// The keys one client WATCHes and what they were when it did. Watch fills it (possibly on a
+// store thread), Transact checks it, Unwatch forgets it. One client uses a list at a time.
+class WatchList {
+ public:
+  struct Key {
+    std::string key;
+    uint64_t version = 0;  // the key's change count while watched by this store
+    bool live = false;
+    uint64_t row = 0;  // shared coherence: a fingerprint of its row in PostgreSQL
+  };
+  // The names are known at once; what they were may be read later (shared coherence).
+  void AddNames(const std::vector<std::string>& names) {
+    MutexLock lock(mu_);
+    names_.insert(names_.end(), names.begin(), names.end());
+  }
+  std::vector<std::string> names() const {
+    MutexLock lock(mu_);
+    return names_;
+  }
+  void Add(Key key) {
+    MutexLock lock(mu_);
+    keys_.push_back(std::move(key));
+  }
+  void Fail(Error error) {
+    MutexLock lock(mu_);
+    if (!failure_) failure_ = std::move(error);
+  }
+  std::vector<Key> keys() const {
+    MutexLock lock(mu_);
+    return keys_;
+  }
+  std::optional<Error> failure() const {
+    MutexLock lock(mu_);
+    return failure_;
+  }
+  // Empties the list, returning what it held (for Unwatch).
+  std::vector<Key> Take() {
+    MutexLock lock(mu_);
+    failure_.reset();
+    names_.clear();
+    return std::exchange(keys_, {});
+  }
+
+ private:
+  mutable Mutex mu_;
+  std::vector<std::string> names_ GUARDED_BY(mu_);
+  std::vector<Key> keys_ GUARDED_BY(mu_);
+  std::optional<Error> failure_ GUARDED_BY(mu_);
+};
+
 class SessionStore {
  public:
   virtual ~SessionStore() = default;
@@ -134,6 +224,26 @@ class SessionStore {
   // once. `pattern` is a Redis glob ("" matches all).
   virtual void Scan(uint64_t cursor, std::string pattern, size_t count,
                     StoreCallback<ScanReply> done) = 0;
+
+  // WATCH: records `keys` as they are now in `into`. A Transact given the list applies nothing
+  // if one of them was written, deleted or expired since.
+  virtual void Watch(std::vector<std::string> keys, std::shared_ptr<WatchList> into,
+                     StoreCallback<bool> done) {
+    (void)keys, (void)into;
+    done(Error::Unavailable("this store has no transactions"));
+  }
+  // Forgets the list's keys (UNWATCH, EXEC, DISCARD, a closed connection).
+  virtual void Unwatch(WatchList& list) { list.Take(); }
+  // EXEC: applies `ops` in order as one unit, atomically — no other operation sees part of it
+  // — and queues their writes as one unit (one COMMIT). done(false): a watched key changed and
+  // nothing was applied. done(true): each op's callback has had its result, in order; an op
+  // the store refuses alone (a value over the size limit) gets its error and the others apply,
+  // as in Redis. done(error): nothing is acknowledged (as for a failed write).
+  virtual void Transact(std::vector<TxOp> ops, std::shared_ptr<WatchList> watched,
+                        StoreCallback<bool> done) {
+    (void)ops, (void)watched;
+    done(Error::Unavailable("this store has no transactions"));
+  }
 
   // Live sessions, exact, without scanning.
   virtual int64_t Count() const = 0;

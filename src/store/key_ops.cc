@@ -10,6 +10,7 @@ constexpr UnixMillis kMaxDeadline = std::numeric_limits<UnixMillis>::max();
 // Applies EXPIRE/GETEX's new deadline to a live entry; true if it queued a durable write.
 bool ChangeDeadline(Scope& s, Shard& shard, Entry& e, const std::string& key, const Expiry& expiry)
     REQUIRES(shard.mu) {
+  s.NoteChange(shard, key);
   UnixMillis deadline = s.ResolveDeadline(expiry, &e);
   if (expiry.kind == Expiry::Kind::kAt && deadline <= s.now()) {
     s.WriteDelete(shard, key);
@@ -39,6 +40,12 @@ UnixMillis SaturatingAdd(UnixMillis a, int64_t b) {
     return std::numeric_limits<UnixMillis>::min();
   }
   return a + b;
+}
+
+uint64_t RowFingerprint(const Row& row) {
+  if (!row) return 0;
+  return (KeyHash(row->value) ^ (static_cast<uint64_t>(row->expires_at) * 0x9E3779B97F4A7C15ULL)) |
+         1;
 }
 
 Scope::Scope(MemoryTier& tier, const ScopeConfig& config, UnixMillis now,
@@ -88,8 +95,15 @@ uint64_t Scope::Queue(const std::string& key, DurableWrite write) {
   return seq;
 }
 
+void Scope::NoteChange(Shard& shard, const std::string& key) {
+  if (shard.watched.empty()) return;
+  auto it = shard.watched.find(key);
+  if (it != shard.watched.end()) ++it->second.version;
+}
+
 void Scope::WriteValue(Shard& shard, Entry& e, const std::string& key, std::string value,
                        UnixMillis deadline) {
+  NoteChange(shard, key);
   tier_.SetDeadline(shard, e, deadline);
   // A value write persists the exact deadline; only deadline-only changes add the slack.
   e.persisted_expires_at = deadline;
@@ -99,12 +113,14 @@ void Scope::WriteValue(Shard& shard, Entry& e, const std::string& key, std::stri
 }
 
 void Scope::WriteDeadline(Shard& shard, Entry& e, const std::string& key, UnixMillis persisted) {
+  NoteChange(shard, key);
   e.persisted_expires_at = persisted;
   uint64_t seq = Queue(key, {DurableWrite::Kind::kTouch, key, {}, persisted});
   tier_.MarkDirty(shard, e, seq, config_.sync ? waiter_ : nullptr);
 }
 
 void Scope::WriteDelete(Shard& shard, const std::string& key) {
+  NoteChange(shard, key);
   uint64_t seq = Queue(key, {DurableWrite::Kind::kDelete, key, {}, 0});
   tier_.Remove(shard, key, seq, config_.sync ? waiter_ : nullptr);
 }

@@ -63,6 +63,8 @@ class Scope {
   void WriteDeadline(Shard& shard, Entry& e, const std::string& key, UnixMillis persisted)
       REQUIRES(shard.mu);
   void WriteDelete(Shard& shard, const std::string& key) REQUIRES(shard.mu);
+  // Every change a client makes to a key, durable or not: what WATCH sees.
+  void NoteChange(Shard& shard, const std::string& key) REQUIRES(shard.mu);
 
   std::vector<QueuedWrite>& writes() { return writes_; }
   size_t applied_writes() const { return applied_writes_; }  // durable or not
@@ -85,7 +87,9 @@ class Scope {
   std::vector<std::shared_ptr<Waiter>> depends_;
 };
 
-enum class ReadKind { kGet, kGetEx, kGetDel };
+// What WATCH remembers of a row read from PostgreSQL (shared coherence): equal for the same
+// value and deadline, 0 for no live row.
+uint64_t RowFingerprint(const Row& row);
 
 // The key's value must be in memory (the driver loads evicted values first).
 std::optional<std::string> ReadKey(Scope& s, Shard& shard, const std::string& key, ReadKind kind,

@@ -50,8 +50,15 @@ struct PendingDelete {
   std::shared_ptr<Waiter> inflight;
 };
 
+// A key some client WATCHes: how many do, and how often it changed since the first did.
+struct Watched {
+  uint32_t watchers = 0;
+  uint64_t version = 0;
+};
+
 struct Shard {
   Mutex mu;
+  std::unordered_map<std::string, Watched> watched GUARDED_BY(mu);
   std::unordered_map<std::string, Entry> entries GUARDED_BY(mu);
   std::list<const std::string*> lru GUARDED_BY(mu);  // clean cached values, least recent first
   std::unordered_map<std::string, PendingDelete> pending_deletes GUARDED_BY(mu);

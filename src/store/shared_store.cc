@@ -2,6 +2,10 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
+#include <type_traits>
+#include <variant>
+
 namespace skydb::store {
 
 Status SharedStore::Start() {
@@ -103,6 +107,50 @@ void SharedStore::Ttl(std::string key, StoreCallback<TtlReply> done) {
   WithRows(std::move(keys), std::move(done),
            [this, key = std::move(key)](auto reply, const RowSet* rows) mutable {
              core_->TtlWith(std::move(key), std::move(reply), rows);
+           });
+}
+
+void SharedStore::Watch(std::vector<std::string> keys, std::shared_ptr<WatchList> into,
+                        StoreCallback<bool> done) {
+  into->AddNames(keys);
+  std::vector<std::string> asked = keys;
+  WithRows(std::move(asked), std::move(done),
+           [this, keys = std::move(keys), into = std::move(into)](auto reply,
+                                                                  const RowSet* rows) mutable {
+             core_->WatchWith(std::move(keys), std::move(into), std::move(reply), rows);
+           });
+}
+
+void SharedStore::Transact(std::vector<TxOp> ops, std::shared_ptr<WatchList> watched,
+                           StoreCallback<bool> done) {
+  std::vector<std::string> keys;
+  for (const auto& op : ops) {
+    std::visit(
+        [&keys](const auto& o) {
+          using T = std::decay_t<decltype(o)>;
+          if constexpr (std::is_same_v<T, tx::Set>) {
+            keys.push_back(o.request.key);
+          } else if constexpr (std::is_same_v<T, tx::Delete> || std::is_same_v<T, tx::Exists>) {
+            keys.insert(keys.end(), o.keys.begin(), o.keys.end());
+          } else {
+            keys.push_back(o.key);
+          }
+        },
+        op);
+  }
+  if (watched) {
+    // Names, not keys(): the rows of a WATCH just before may still be being read (the one
+    // reader answers in order, so they are there by the time this transaction runs).
+    for (auto& name : watched->names()) keys.push_back(std::move(name));
+  }
+  std::sort(keys.begin(), keys.end());
+  keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
+  if (keys.empty())
+    return core_->TransactWith(std::move(ops), std::move(watched), std::move(done), nullptr);
+  WithRows(std::move(keys), std::move(done),
+           [this, ops = std::move(ops), watched = std::move(watched)](auto reply,
+                                                                      const RowSet* rows) mutable {
+             core_->TransactWith(std::move(ops), std::move(watched), std::move(reply), rows);
            });
 }
 

@@ -36,6 +36,13 @@ class SharedStore final : public SessionStore {
   void Ttl(std::string key, StoreCallback<TtlReply> done) override;
   void Scan(uint64_t cursor, std::string pattern, size_t count,
             StoreCallback<ScanReply> done) override;
+  // WATCH remembers each row as read from PostgreSQL; EXEC reads them again with its own keys
+  // and applies nothing if one differs (or this daemon changed the key meanwhile).
+  void Watch(std::vector<std::string> keys, std::shared_ptr<WatchList> into,
+             StoreCallback<bool> done) override;
+  void Unwatch(WatchList& list) override { core_->Unwatch(list); }
+  void Transact(std::vector<TxOp> ops, std::shared_ptr<WatchList> watched,
+                StoreCallback<bool> done) override;
   int64_t Count() const override { return sessions_.load(); }
   StoreStats Stats() const override;
   Status Close(std::chrono::milliseconds timeout) override { return core_->Close(timeout); }

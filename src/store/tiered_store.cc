@@ -3,6 +3,8 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <type_traits>
+#include <variant>
 
 namespace skydb::store {
 namespace {
@@ -53,6 +55,113 @@ Status CheckSizes(const SetRequest& r, const MemoryTierOptions& o) {
                                   std::to_string(o.max_value_bytes));
   }
   return Ok();
+}
+
+// A transaction's result: whether it applied, and each op's reply, delivered in order once
+// the unit is acknowledged.
+struct TxOutcome {
+  bool applied = false;
+  std::vector<std::function<void()>> deliveries;
+};
+
+// The keys a transaction locks, those whose values it reads, and at most how many writes it
+// queues.
+void PlanTransaction(const std::vector<TxOp>& ops, const std::vector<WatchList::Key>& watch,
+                     std::vector<std::string>* keys, std::vector<std::string>* reads,
+                     size_t* max_writes) {
+  for (const auto& op : ops) {
+    std::visit(
+        [&](const auto& o) {
+          using T = std::decay_t<decltype(o)>;
+          if constexpr (std::is_same_v<T, tx::Read>) {
+            keys->push_back(o.key);
+            reads->push_back(o.key);
+            if (o.kind != ReadKind::kGet) ++*max_writes;
+          } else if constexpr (std::is_same_v<T, tx::Set>) {
+            keys->push_back(o.request.key);
+            if (o.request.return_old) reads->push_back(o.request.key);
+            ++*max_writes;
+          } else if constexpr (std::is_same_v<T, tx::Delete> || std::is_same_v<T, tx::Exists>) {
+            keys->insert(keys->end(), o.keys.begin(), o.keys.end());
+            if (std::is_same_v<T, tx::Delete>) *max_writes += o.keys.size();
+          } else {
+            keys->push_back(o.key);
+            if (std::is_same_v<T, tx::Expire>) ++*max_writes;
+          }
+        },
+        op);
+  }
+  for (const auto& w : watch) keys->push_back(w.key);
+}
+
+const Row& RowOf(const RowSet& rows, const std::string& key) {
+  static const Row kNoRow;
+  for (const auto& [k, row] : rows) {
+    if (k == key) return row;
+  }
+  return kNoRow;
+}
+
+// True when a watched key was changed by any client of this store, deleted or expired since it
+// was watched, or (shared coherence) its row in PostgreSQL is no longer the one it was.
+bool WatchedKeyChanged(Scope& s, const std::vector<WatchList::Key>& watch, const RowSet* rows) {
+  for (const auto& w : watch) {
+    Shard& shard = s.ShardOf(w.key);
+    shard.mu.AssertHeld();
+    auto it = shard.watched.find(w.key);
+    if (it == shard.watched.end() || it->second.version != w.version) return true;
+    if (w.live && s.Find(shard, w.key).entry == nullptr) return true;
+    if (rows != nullptr && RowFingerprint(RowOf(*rows, w.key)) != w.row) return true;
+  }
+  return false;
+}
+
+// Applies one op (its keys' shards are locked); returns the delivery of its result.
+std::function<void()> ApplyOp(Scope& s, TxOp& op) {
+  return std::visit(
+      [&s](auto& o) -> std::function<void()> {
+        using T = std::decay_t<decltype(o)>;
+        auto deliver = [done = o.done](auto result) {
+          return [done, result = std::move(result)] { done(result); };
+        };
+        if constexpr (std::is_same_v<T, tx::Read>) {
+          Shard& shard = s.ShardOf(o.key);
+          shard.mu.AssertHeld();
+          return deliver(ReadKey(s, shard, o.key, o.kind, o.change));
+        } else if constexpr (std::is_same_v<T, tx::Set>) {
+          Shard& shard = s.ShardOf(o.request.key);
+          shard.mu.AssertHeld();
+          return deliver(SetKey(s, shard, o.request));
+        } else if constexpr (std::is_same_v<T, tx::Delete> || std::is_same_v<T, tx::Exists>) {
+          int64_t n = 0;
+          for (const auto& key : o.keys) {
+            Shard& shard = s.ShardOf(key);
+            shard.mu.AssertHeld();
+            if (std::is_same_v<T, tx::Delete> ? DeleteKey(s, shard, key)
+                                              : ExistsKey(s, shard, key)) {
+              ++n;
+            }
+          }
+          return deliver(n);
+        } else if constexpr (std::is_same_v<T, tx::Expire>) {
+          Shard& shard = s.ShardOf(o.key);
+          shard.mu.AssertHeld();
+          return deliver(ExpireKey(s, shard, o.key, o.expiry));
+        } else {
+          Shard& shard = s.ShardOf(o.key);
+          shard.mu.AssertHeld();
+          return deliver(TtlKey(s, shard, o.key));
+        }
+      },
+      op);
+}
+
+std::function<void()> Refusal(const TxOp& op, const Error& error) {
+  return std::visit(
+      [error](const auto& o) -> std::function<void()> {
+        return [done = o.done, error] { done(error); };
+      },
+      op);
 }
 
 }  // namespace
@@ -335,6 +444,85 @@ void TieredStore::TtlWith(std::string key, StoreCallback<TtlReply> done, const R
         return TtlKey(s, shard, key);
       },
       std::move(done), rows, 0);
+}
+
+void TieredStore::Watch(std::vector<std::string> keys, std::shared_ptr<WatchList> into,
+                        StoreCallback<bool> done) {
+  WatchWith(std::move(keys), std::move(into), std::move(done), nullptr);
+}
+
+void TieredStore::WatchWith(std::vector<std::string> keys, std::shared_ptr<WatchList> into,
+                            StoreCallback<bool> done, const RowSet* rows) {
+  if (rows == nullptr) into->AddNames(keys);
+  ShardLocks locks(tier_, keys);
+  Scope scope(tier_, scope_config_, tier_.WallMs(), clock_.Now(), rows, nullptr, false);
+  for (auto& key : keys) {
+    Shard& shard = scope.ShardOf(key);
+    shard.mu.AssertHeld();
+    Watched& watched = shard.watched[key];
+    ++watched.watchers;
+    bool live = scope.Find(shard, key).entry != nullptr;
+    uint64_t row = rows != nullptr ? RowFingerprint(RowOf(*rows, key)) : 0;
+    into->Add({std::move(key), watched.version, live, row});
+  }
+  locks.Unlock();
+  done(true);
+}
+
+void TieredStore::Unwatch(WatchList& list) {
+  std::vector<WatchList::Key> watched = list.Take();
+  std::vector<std::string> keys;
+  for (const auto& w : watched) keys.push_back(w.key);
+  ShardLocks locks(tier_, keys);
+  for (const auto& key : keys) {
+    Shard& shard = tier_.ShardFor(KeyHash(key));
+    shard.mu.AssertHeld();
+    auto it = shard.watched.find(key);
+    if (it != shard.watched.end() && --it->second.watchers == 0) shard.watched.erase(it);
+  }
+}
+
+void TieredStore::Transact(std::vector<TxOp> ops, std::shared_ptr<WatchList> watched,
+                           StoreCallback<bool> done) {
+  TransactWith(std::move(ops), std::move(watched), std::move(done), nullptr);
+}
+
+void TieredStore::TransactWith(std::vector<TxOp> ops, std::shared_ptr<WatchList> watched,
+                               StoreCallback<bool> done, const RowSet* rows) {
+  std::vector<WatchList::Key> watch;
+  if (watched) {
+    if (auto failure = watched->failure()) return done(*failure);
+    watch = watched->keys();
+  }
+  OpPlan plan;
+  PlanTransaction(ops, watch, &plan.keys, &plan.reads, &plan.max_writes);
+  // Ops the store refuses alone (sizes) get their error; the others still apply, as in Redis.
+  std::vector<std::optional<Error>> refused(ops.size());
+  for (size_t i = 0; i < ops.size(); ++i) {
+    if (const auto* set = std::get_if<tx::Set>(&ops[i])) {
+      Status sizes = CheckSizes(set->request, options_.memory);
+      if (!sizes.ok()) refused[i] = std::move(sizes).error();
+    }
+  }
+  Run<TxOutcome>(
+      std::move(plan),
+      [ops = std::move(ops), refused = std::move(refused), watch = std::move(watch),
+       rows](Scope& s) mutable {
+        TxOutcome out;
+        if (WatchedKeyChanged(s, watch, rows)) return out;
+        out.applied = true;
+        for (size_t i = 0; i < ops.size(); ++i) {
+          out.deliveries.push_back(refused[i] ? Refusal(ops[i], *refused[i]) : ApplyOp(s, ops[i]));
+        }
+        return out;
+      },
+      StoreCallback<TxOutcome>([done = std::move(done)](Result<TxOutcome> outcome) {
+        if (!outcome.ok()) return done(std::move(outcome).error());
+        if (!outcome->applied) return done(false);
+        for (auto& deliver : outcome->deliveries) deliver();
+        done(true);
+      }),
+      rows, 0);
 }
 
 void TieredStore::Scan(uint64_t cursor, std::string pattern, size_t count,

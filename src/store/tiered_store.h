@@ -57,6 +57,11 @@ class TieredStore final : public SessionStore, private CommitListener {
   void Ttl(std::string key, StoreCallback<TtlReply> done) override;
   void Scan(uint64_t cursor, std::string pattern, size_t count,
             StoreCallback<ScanReply> done) override;
+  void Watch(std::vector<std::string> keys, std::shared_ptr<WatchList> into,
+             StoreCallback<bool> done) override;
+  void Unwatch(WatchList& list) override;
+  void Transact(std::vector<TxOp> ops, std::shared_ptr<WatchList> watched,
+                StoreCallback<bool> done) override;
   int64_t Count() const override { return tier_.count(); }
   StoreStats Stats() const override;
   Status Close(std::chrono::milliseconds timeout) override;
@@ -70,6 +75,11 @@ class TieredStore final : public SessionStore, private CommitListener {
   void ExistsWith(std::vector<std::string> keys, StoreCallback<int64_t> done, const RowSet* rows);
   void ExpireWith(std::string key, Expiry expiry, StoreCallback<bool> done, const RowSet* rows);
   void TtlWith(std::string key, StoreCallback<TtlReply> done, const RowSet* rows);
+  // With shared coherence `rows` hold every key of the ops and of the watch list.
+  void WatchWith(std::vector<std::string> keys, std::shared_ptr<WatchList> into,
+                 StoreCallback<bool> done, const RowSet* rows);
+  void TransactWith(std::vector<TxOp> ops, std::shared_ptr<WatchList> watched,
+                    StoreCallback<bool> done, const RowSet* rows);
 
   MemoryTier& tier() { return tier_; }
   Loader* loader() { return loader_.get(); }

@@ -13,31 +13,6 @@ namespace {
 using std::chrono::milliseconds;
 constexpr UnixMillis kMax = std::numeric_limits<UnixMillis>::max();
 
-void HoldCommits(FakeDurableState& state, bool hold) {
-  {
-    std::lock_guard<std::mutex> lock(state.mu);
-    state.hold_commits = hold;
-  }
-  state.cv.notify_all();
-}
-
-// A callback's result, filled in on whatever thread answers.
-template <typename T>
-struct Pending {
-  std::shared_ptr<std::promise<Result<T>>> promise = std::make_shared<std::promise<Result<T>>>();
-  std::shared_future<Result<T>> future = promise->get_future().share();
-  StoreCallback<T> cb() {
-    return [p = promise](Result<T> r) { p->set_value(std::move(r)); };
-  }
-  bool answered(milliseconds wait = milliseconds(0)) const {
-    return future.wait_for(wait) == std::future_status::ready;
-  }
-  Result<T> get() const {
-    EXPECT_TRUE(answered(milliseconds(10000)));
-    return future.get();
-  }
-};
-
 UnixMillis PersistedDeadline(FakeTieredHarness& h, const std::string& key) {
   std::lock_guard<std::mutex> lock(h.state().mu);
   auto it = h.state().rows.find(key);

@@ -3,6 +3,9 @@
 
 #include <chrono>
 #include <functional>
+#include <future>
+#include <memory>
+#include <mutex>
 #include <thread>
 
 #include "skydb/durable.h"
@@ -19,6 +22,32 @@ inline bool WaitFor(const std::function<bool()>& condition) {
   }
   return condition();
 }
+
+// Holds (or releases) every commit of the fake durable layer.
+inline void HoldCommits(FakeDurableState& state, bool hold) {
+  {
+    std::lock_guard<std::mutex> lock(state.mu);
+    state.hold_commits = hold;
+  }
+  state.cv.notify_all();
+}
+
+// A callback's result, filled in on whatever thread answers.
+template <typename T>
+struct Pending {
+  std::shared_ptr<std::promise<Result<T>>> promise = std::make_shared<std::promise<Result<T>>>();
+  std::shared_future<Result<T>> future = promise->get_future().share();
+  StoreCallback<T> cb() {
+    return [p = promise](Result<T> r) { p->set_value(std::move(r)); };
+  }
+  bool answered(std::chrono::milliseconds wait = std::chrono::milliseconds(0)) const {
+    return future.wait_for(wait) == std::future_status::ready;
+  }
+  Result<T> get() const {
+    EXPECT_TRUE(answered(std::chrono::milliseconds(10000)));
+    return future.get();
+  }
+};
 
 class MemoryHarness final : public StoreHarness {
  public:

@@ -10,14 +10,6 @@ namespace {
 
 using std::chrono::milliseconds;
 
-void Hold(FakeDurableState& state, bool hold) {
-  {
-    std::lock_guard<std::mutex> lock(state.mu);
-    state.hold_commits = hold;
-  }
-  state.cv.notify_all();
-}
-
 class SharedStoresTest : public ::testing::Test {
  protected:
   TieredOptions Options(bool shared = true) {
@@ -58,7 +50,7 @@ TEST_F(SharedStoresTest, ConditionsAndDeadlinesSeeTheOtherStoresWrites) {
 
 TEST_F(SharedStoresTest, OwnUncommittedWriteIsServedUntilItCommits) {
   ASSERT_TRUE(a_.Set("s", "old", Expiry::None()).ok());
-  Hold(*a_.shared_state(), true);
+  HoldCommits(*a_.shared_state(), true);
   std::atomic<bool> acked{false};
   a_.store().Set({"s", "new", Expiry::None()}, [&](Result<SetReply> r) { acked = r.ok(); });
   // a's own read is answered from its write (newer than the row), once that write commits.
@@ -70,7 +62,7 @@ TEST_F(SharedStoresTest, OwnUncommittedWriteIsServedUntilItCommits) {
   });
   EXPECT_EQ(**b_.Get("s"), "old");  // not acknowledged: the other store still sees the row
   EXPECT_FALSE(read.load());
-  Hold(*a_.shared_state(), false);
+  HoldCommits(*a_.shared_state(), false);
   ASSERT_TRUE(WaitFor([&] { return acked.load() && read.load(); }));
   EXPECT_EQ(seen, "new");
   EXPECT_EQ(**b_.Get("s"), "new");
@@ -78,7 +70,7 @@ TEST_F(SharedStoresTest, OwnUncommittedWriteIsServedUntilItCommits) {
 
 TEST_F(SharedStoresTest, QueuedDeleteHidesTheRowStillInPostgres) {
   ASSERT_TRUE(a_.Set("s", "v", Expiry::None()).ok());
-  Hold(*a_.shared_state(), true);
+  HoldCommits(*a_.shared_state(), true);
   std::atomic<bool> deleted{false};
   a_.store().Delete({"s"}, [&](Result<int64_t> r) { deleted = r.ok() && *r == 1; });
   // Shared coherence reads the row on a loader thread before it applies the delete; once it
@@ -98,7 +90,7 @@ TEST_F(SharedStoresTest, QueuedDeleteHidesTheRowStillInPostgres) {
   });
   std::this_thread::sleep_for(milliseconds(30));
   EXPECT_EQ(answered.load(), 0);
-  Hold(*a_.shared_state(), false);
+  HoldCommits(*a_.shared_state(), false);
   ASSERT_TRUE(WaitFor([&] { return deleted.load() && answered.load() == 2; }));
   EXPECT_TRUE(gone);
   EXPECT_EQ(exists, 0);

@@ -1,0 +1,240 @@
+// Transactions (SessionStore::Transact) and WATCH: a transaction is applied whole and committed
+// as one unit before any of its results is delivered; no other operation sees part of it; a
+// failure acknowledges nothing; a WATCHed key changed, deleted or expired since applies nothing,
+// also when another store on the same table changed it (shared coherence).
+#include <thread>
+
+#include "harnesses.h"
+
+namespace skydb::testing {
+namespace {
+
+using std::chrono::milliseconds;
+
+// What a transaction's ops delivered, in the order they were delivered.
+struct Delivered {
+  std::mutex mu;
+  std::vector<std::string> log;
+  void Add(std::string what) {
+    std::lock_guard<std::mutex> lock(mu);
+    log.push_back(std::move(what));
+  }
+  std::vector<std::string> Log() {
+    std::lock_guard<std::mutex> lock(mu);
+    return log;
+  }
+};
+
+tx::Set SetOp(std::string key, std::string value, std::shared_ptr<Delivered> d) {
+  return {
+      SetRequest{key, std::move(value), Expiry::None()}, [d, key](Result<SetReply> r) {
+        d->Add("set " + key +
+               (r.ok() ? (r->applied ? " ok" : " not applied") : " error: " + r.error().message));
+      }};
+}
+
+tx::Read GetOp(std::string key, std::shared_ptr<Delivered> d) {
+  return {ReadKind::kGet, key, std::nullopt, [d, key](Result<std::optional<std::string>> r) {
+            d->Add("get " + key + " " + (r.ok() && *r ? **r : "nil"));
+          }};
+}
+
+tx::Delete DelOp(std::vector<std::string> keys, std::shared_ptr<Delivered> d) {
+  return {std::move(keys),
+          [d](Result<int64_t> r) { d->Add("del " + std::to_string(r.ok() ? *r : -1)); }};
+}
+
+Result<bool> Transact(StoreHarness& h, std::vector<TxOp> ops,
+                      std::shared_ptr<WatchList> watch = nullptr) {
+  return Await<bool>([&](StoreCallback<bool> cb) {
+    h.store().Transact(std::move(ops), std::move(watch), std::move(cb));
+  });
+}
+
+std::shared_ptr<WatchList> Watch(StoreHarness& h, std::vector<std::string> keys) {
+  auto list = std::make_shared<WatchList>();
+  auto watched = Await<bool>(
+      [&](StoreCallback<bool> cb) { h.store().Watch(std::move(keys), list, std::move(cb)); });
+  EXPECT_TRUE(watched.ok());
+  return list;
+}
+
+TEST(TransactionTest, AppliesInOrderAsOneCommitAndDeliversOnlyAfterIt) {
+  FakeTieredHarness h(FakeOptions(Durability::kSync));  // two partitions
+  ASSERT_TRUE(h.Set("gone", "v", Expiry::None()).ok());
+  size_t batches_before = 0;
+  {
+    std::lock_guard<std::mutex> lock(h.state().mu);
+    batches_before = h.state().batch_sizes.size();
+  }
+  HoldCommits(h.state(), true);
+  auto d = std::make_shared<Delivered>();
+  std::vector<TxOp> ops;
+  for (int i = 0; i < 8; ++i) ops.emplace_back(SetOp("k" + std::to_string(i), "v1", d));
+  ops.emplace_back(GetOp("k0", d));
+  ops.emplace_back(SetOp("k0", "v2", d));
+  ops.emplace_back(DelOp({"gone", "never"}, d));
+  Pending<bool> done;
+  h.store().Transact(std::move(ops), nullptr, done.cb());
+  Pending<std::optional<std::string>> reader;
+  h.store().Get("k3", reader.cb());
+  std::this_thread::sleep_for(milliseconds(50));
+  EXPECT_FALSE(done.answered()) << "a transaction was acknowledged before its commit";
+  EXPECT_TRUE(d->Log().empty()) << "a result was delivered before the commit";
+  EXPECT_FALSE(reader.answered()) << "another client saw the uncommitted transaction";
+  HoldCommits(h.state(), false);
+  ASSERT_TRUE(*done.get());
+  EXPECT_EQ(**reader.get(), "v1");
+  std::vector<std::string> expected;
+  for (int i = 0; i < 8; ++i) expected.push_back("set k" + std::to_string(i) + " ok");
+  expected.insert(expected.end(), {"get k0 v1", "set k0 ok", "del 1"});
+  EXPECT_EQ(d->Log(), expected);
+  std::lock_guard<std::mutex> lock(h.state().mu);
+  ASSERT_EQ(h.state().batch_sizes.size(), batches_before + 1) << "not one commit";
+  EXPECT_EQ(h.state().batch_sizes.back(), 9u);  // k0..k7 (k0 folded) and the delete
+  EXPECT_EQ(h.state().rows.at("k0").value, "v2");
+  EXPECT_EQ(h.state().rows.count("gone"), 0u);
+}
+
+TEST(TransactionTest, AFailedCommitAcknowledgesNothing) {
+  TieredOptions options = FakeOptions(Durability::kSync);
+  options.write_timeout = milliseconds(100);
+  FakeTieredHarness h(options);
+  {
+    std::lock_guard<std::mutex> lock(h.state().mu);
+    h.state().fail_commits = true;
+  }
+  auto d = std::make_shared<Delivered>();
+  std::vector<TxOp> ops;
+  ops.emplace_back(SetOp("a", "1", d));
+  ops.emplace_back(SetOp("b", "2", d));
+  Pending<bool> done;
+  h.store().Transact(std::move(ops), nullptr, done.cb());
+  while (!done.answered(milliseconds(10))) h.clock().Advance(milliseconds(50));
+  EXPECT_FALSE(done.get().ok());
+  EXPECT_TRUE(d->Log().empty()) << "a result of an unacknowledged transaction was delivered";
+  std::lock_guard<std::mutex> lock(h.state().mu);
+  h.state().fail_commits = false;
+}
+
+TEST(TransactionTest, AFullQueueRefusesTheWholeTransaction) {
+  TieredOptions options = FakeOptions(Durability::kAsync);
+  options.queue_max_writes = 10;
+  FakeTieredHarness h(options);
+  HoldCommits(h.state(), true);
+  for (int i = 0; i < 8; ++i) ASSERT_TRUE(h.Set("filler" + std::to_string(i), "v").ok());
+  auto d = std::make_shared<Delivered>();
+  std::vector<TxOp> ops;
+  for (int i = 0; i < 3; ++i) ops.emplace_back(SetOp("t" + std::to_string(i), "v", d));
+  EXPECT_FALSE(Transact(h, std::move(ops)).ok());
+  EXPECT_TRUE(d->Log().empty());
+  EXPECT_EQ(*h.Exists({"t0", "t1", "t2"}), 0) << "part of a refused transaction was applied";
+  HoldCommits(h.state(), false);
+}
+
+TEST(TransactionTest, AnOversizedValueIsRefusedAloneAsInRedis) {
+  MemoryHarness h;
+  auto d = std::make_shared<Delivered>();
+  std::vector<TxOp> ops;
+  ops.emplace_back(SetOp("big", std::string(2 << 20, 'x'), d));
+  ops.emplace_back(SetOp("small", "v", d));
+  ASSERT_TRUE(*Transact(h, std::move(ops)));
+  auto log = d->Log();
+  ASSERT_EQ(log.size(), 2u);
+  EXPECT_EQ(log[0].rfind("set big error: value is", 0), 0u) << log[0];
+  EXPECT_EQ(log[1], "set small ok");
+}
+
+TEST(WatchTest, AKeyChangedSinceItWasWatchedAppliesNothing) {
+  FakeTieredHarness h(FakeOptions(Durability::kSync));
+  ASSERT_TRUE(h.Set("k", "before", Expiry::None()).ok());
+  auto watch = Watch(h, {"k", "missing"});
+  ASSERT_TRUE(h.Set("k", "other client", Expiry::None()).ok());
+  auto d = std::make_shared<Delivered>();
+  std::vector<TxOp> ops;
+  ops.emplace_back(SetOp("k", "mine", d));
+  ops.emplace_back(SetOp("side", "effect", d));
+  EXPECT_FALSE(*Transact(h, std::move(ops), watch));
+  EXPECT_TRUE(d->Log().empty());
+  EXPECT_EQ(**h.Get("k"), "other client");
+  EXPECT_FALSE(h.Get("side")->has_value());
+}
+
+TEST(WatchTest, EachKindOfChangeAborts) {
+  MemoryHarness h;
+  const std::pair<const char*, std::function<void()>> changes[] = {
+      {"set", [&] { ASSERT_TRUE(h.Set("k", "x", Expiry::None()).ok()); }},
+      {"del", [&] { ASSERT_EQ(*h.Del({"k"}), 1); }},
+      {"expire", [&] { ASSERT_TRUE(*h.Expire("k", Expiry::At(h.NowMs() + 500000))); }},
+      {"getdel", [&] { ASSERT_TRUE(h.GetDel("k")->has_value()); }},
+      {"expired", [&] { h.clock().Advance(milliseconds(61000)); }},
+      {"created", [&] { ASSERT_TRUE(h.Set("missing", "x").ok()); }},
+  };
+  for (const auto& [what, change] : changes) {
+    SCOPED_TRACE(what);
+    ASSERT_TRUE(h.Set("k", "v", Expiry::At(h.NowMs() + 60000)).ok());
+    ASSERT_EQ(*h.Del({"missing"}) >= 0, true);
+    auto watch = Watch(h, {"k", "missing"});
+    change();
+    auto d = std::make_shared<Delivered>();
+    std::vector<TxOp> ops;
+    ops.emplace_back(SetOp("w", "v", d));
+    EXPECT_FALSE(*Transact(h, std::move(ops), watch));
+    h.store().Unwatch(*watch);
+    EXPECT_FALSE(h.Get("w")->has_value());
+  }
+}
+
+TEST(WatchTest, UnchangedKeysAndReadsLetItApply) {
+  FakeTieredHarness h(FakeOptions(Durability::kSync));
+  ASSERT_TRUE(h.Set("k", "v", Expiry::None()).ok());
+  auto watch = Watch(h, {"k", "missing"});
+  ASSERT_EQ(**h.Get("k"), "v");  // reads are not changes
+  ASSERT_EQ(*h.Exists({"missing"}), 0);
+  auto d = std::make_shared<Delivered>();
+  std::vector<TxOp> ops;
+  ops.emplace_back(SetOp("k", "mine", d));
+  EXPECT_TRUE(*Transact(h, std::move(ops), watch));
+  h.store().Unwatch(*watch);
+  EXPECT_EQ(**h.Get("k"), "mine");
+  // A list unwatched and watched again starts from the keys' state then.
+  auto again = Watch(h, {"k"});
+  ASSERT_TRUE(h.Set("k", "x", Expiry::None()).ok());
+  h.store().Unwatch(*again);
+  std::vector<TxOp> more;
+  more.emplace_back(SetOp("k", "after unwatch", d));
+  EXPECT_TRUE(*Transact(h, std::move(more), again)) << "an unwatched list still aborted";
+}
+
+TEST(WatchTest, SharedCoherenceSeesAnotherStoresCommittedWrite) {
+  TieredOptions options = FakeOptions(Durability::kSync, /*shared=*/true);
+  FakeTieredHarness a(options);
+  FakeTieredHarness b(options, a.shared_state());
+  ASSERT_TRUE(a.Set("k", "v", Expiry::None()).ok());
+  auto watch = Watch(a, {"k", "missing"});
+  ASSERT_TRUE(b.Set("k", "from b", Expiry::None()).ok());
+  auto d = std::make_shared<Delivered>();
+  std::vector<TxOp> ops;
+  ops.emplace_back(SetOp("k", "from a", d));
+  EXPECT_FALSE(*Transact(a, std::move(ops), watch)) << "another daemon's write went unseen";
+  a.store().Unwatch(*watch);
+  EXPECT_EQ(**b.Get("k"), "from b");
+
+  auto created = Watch(a, {"missing"});
+  ASSERT_TRUE(b.Set("missing", "now here", Expiry::None()).ok());
+  std::vector<TxOp> create;
+  create.emplace_back(SetOp("missing", "from a", d));
+  EXPECT_FALSE(*Transact(a, std::move(create), created));
+  a.store().Unwatch(*created);
+
+  auto untouched = Watch(a, {"k"});
+  std::vector<TxOp> apply;
+  apply.emplace_back(SetOp("k", "from a", d));
+  apply.emplace_back(GetOp("k", d));
+  EXPECT_TRUE(*Transact(a, std::move(apply), untouched));
+  a.store().Unwatch(*untouched);
+  EXPECT_EQ(**b.Get("k"), "from a");
+}
+
+}  // namespace
+}  // namespace skydb::testing
