@@ -19,7 +19,9 @@ const std::vector<CommandSpec> kCommands = {
     {"config", -2, CmdConfig, true, false, 0, 0, 0},
     {"dbsize", 1, CmdDbSize, true, false, 0, 0, 0},
     {"del", -2, CmdDel, true, true, 1, -1, 1},
+    {"discard", 1, CmdDiscard, true, false, 0, 0, 0},
     {"echo", 2, CmdEcho, true, false, 0, 0, 0},
+    {"exec", 1, CmdExec, true, false, 0, 0, 0},
     {"exists", -2, CmdExists, true, false, 1, -1, 1},
     {"expire", -3, CmdExpire, true, true, 1, 1, 1},
     {"expireat", -3, CmdExpireAt, true, true, 1, 1, 1},
@@ -29,6 +31,7 @@ const std::vector<CommandSpec> kCommands = {
     {"hello", -1, CmdHello, false, false, 0, 0, 0},
     {"info", -1, CmdInfo, true, false, 0, 0, 0},
     {"mget", -2, CmdMGet, true, false, 1, -1, 1},
+    {"multi", 1, CmdMulti, true, false, 0, 0, 0},
     {"persist", 2, CmdPersist, true, true, 1, 1, 1},
     {"pexpire", -3, CmdPExpire, true, true, 1, 1, 1},
     {"pexpireat", -3, CmdPExpireAt, true, true, 1, 1, 1},
@@ -42,6 +45,8 @@ const std::vector<CommandSpec> kCommands = {
     {"setex", 4, CmdSetEx, true, true, 1, 1, 1},
     {"ttl", 2, CmdTtl, true, false, 1, 1, 1},
     {"unlink", -2, CmdDel, true, true, 1, -1, 1},
+    {"unwatch", 1, CmdUnwatch, true, false, 0, 0, 0},
+    {"watch", -2, CmdWatch, true, false, 1, -1, 1},
 };
 
 const std::unordered_map<std::string_view, const CommandSpec*>& Index() {
@@ -51,6 +56,12 @@ const std::unordered_map<std::string_view, const CommandSpec*>& Index() {
     return map;
   }();
   return *index;
+}
+
+// What Redis runs at once inside MULTI instead of queuing.
+bool RunsInsideMulti(const CommandSpec& spec) {
+  return spec.handler == CmdExec || spec.handler == CmdDiscard || spec.handler == CmdMulti ||
+         spec.handler == CmdWatch || spec.handler == CmdQuit;
 }
 
 bool ArityOk(const CommandSpec& spec, size_t argc) {
@@ -112,13 +123,38 @@ void CommandExecutor::Execute(ClientState& client, std::vector<std::string> args
   size_t slot = spec == nullptr ? ServerCounters::kUnknownCommandSlot
                                 : static_cast<size_t>(spec - kCommands.data());
   counters_.by_command[slot].fetch_add(1, std::memory_order_relaxed);
-  if (spec == nullptr) return reply(ErrorReply(UnknownCommand(args)));
-  if (!ArityOk(*spec, args.size())) return reply(ErrorReply(WrongArity(spec->name)));
+  // A command refused inside MULTI dooms the transaction, as in Redis.
+  auto refuse = [&](std::string text) {
+    if (client.in_multi) client.multi_refused = true;
+    reply(ErrorReply(text));
+  };
+  if (spec == nullptr) return refuse(UnknownCommand(args));
+  if (!ArityOk(*spec, args.size())) return refuse(WrongArity(spec->name));
   if (spec->needs_auth && !client.authenticated && !config_.requirepass.empty()) {
-    return reply(ErrorReply("NOAUTH Authentication required."));
+    return refuse("NOAUTH Authentication required.");
+  }
+  if (client.in_multi && !RunsInsideMulti(*spec)) {
+    return QueueInMulti(client, std::move(args), reply);
   }
   CommandContext ctx{*this, client, args, reply};
   spec->handler(ctx);
+}
+
+void CommandExecutor::RunQueued(ClientState& client, std::vector<std::vector<std::string>> commands,
+                                SessionStore& store, std::vector<ReplyFn> replies) {
+  for (size_t i = 0; i < commands.size(); ++i) {
+    const CommandSpec* spec = FindCommand(ToLower(commands[i][0]));
+    if (spec == nullptr) {  // checked when queued; kept for safety
+      replies[i](ErrorReply(UnknownCommand(commands[i])));
+      continue;
+    }
+    CommandContext ctx{*this, client, commands[i], replies[i], &store};
+    spec->handler(ctx);
+  }
+}
+
+void CommandExecutor::ClientClosed(ClientState& client) {
+  if (client.watch) store_.Unwatch(*client.watch);
 }
 
 void CommandContext::ReplyError(std::string_view text) { reply(ErrorReply(text)); }

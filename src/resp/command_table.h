@@ -21,8 +21,9 @@ struct CommandContext {
   ClientState& client;
   std::vector<std::string>& args;
   ReplyFn& reply;
+  SessionStore* recording = nullptr;  // EXEC: where the queued commands' store operations go
 
-  SessionStore& store() { return executor.store(); }
+  SessionStore& store() { return recording != nullptr ? *recording : executor.store(); }
   void Reply(std::string bytes) { reply(std::move(bytes)); }
   void ReplyError(std::string_view text);
 };
@@ -73,6 +74,14 @@ void CmdDbSize(CommandContext& ctx);
 void CmdScan(CommandContext& ctx);
 void CmdInfo(CommandContext& ctx);
 void CmdConfig(CommandContext& ctx);
+void CmdMulti(CommandContext& ctx);
+void CmdExec(CommandContext& ctx);
+void CmdDiscard(CommandContext& ctx);
+void CmdWatch(CommandContext& ctx);
+void CmdUnwatch(CommandContext& ctx);
+// Inside MULTI: queues `args` (already checked) and answers QUEUED, or refuses a transaction
+// grown past its bounds.
+void QueueInMulti(ClientState& client, std::vector<std::string> args, const ReplyFn& reply);
 
 // Shared argument helpers.
 bool EqualsIgnoreCase(std::string_view a, std::string_view b);

@@ -14,6 +14,7 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -34,6 +35,13 @@ struct ClientState {
   bool close_after_reply = false;  // set by QUIT
   uint32_t auth_failures = 0;      // failed AUTH / HELLO AUTH; the connection slows each one
   Proto proto = Proto::kResp2;     // HELLO 3 switches to RESP3
+  // MULTI ... EXEC: the commands queued, and whether one was refused while queuing (EXEC then
+  // answers EXECABORT and runs nothing).
+  bool in_multi = false;
+  bool multi_refused = false;
+  std::vector<std::vector<std::string>> queued;
+  size_t queued_bytes = 0;
+  std::shared_ptr<WatchList> watch;  // WATCHed keys; null until the first WATCH
 };
 
 // Server-wide figures for INFO, updated by the server's loops.
@@ -68,8 +76,14 @@ class CommandExecutor {
   CommandExecutor(ExecutorConfig config, SessionStore& store, Clock& clock,
                   const ServerCounters& counters);
 
-  // Runs `args` (args[0] is the command name, any case; never empty).
+  // Runs `args` (args[0] is the command name, any case; never empty). Inside MULTI, queues it.
   void Execute(ClientState& client, std::vector<std::string> args, ReplyFn reply);
+  // EXEC: runs each queued command's handler against `store` (which records its store
+  // operations), replying to `replies[i]`.
+  void RunQueued(ClientState& client, std::vector<std::vector<std::string>> commands,
+                 SessionStore& store, std::vector<ReplyFn> replies);
+  // The connection is gone: forgets its WATCHed keys.
+  void ClientClosed(ClientState& client);
 
   const ExecutorConfig& config() const { return config_; }
   SessionStore& store() { return store_; }

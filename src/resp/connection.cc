@@ -70,6 +70,7 @@ void Connection::Close(const char* why) {
   slots_.clear();
   out_.clear();
   budget_->Release(std::exchange(held_, 0));
+  shared_.executor->ClientClosed(client_);
   shared_.counters.connected_clients.fetch_sub(1);
   loop_.Forget(id_);  // may drop the last owner: touch nothing after this
 }

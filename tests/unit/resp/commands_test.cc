@@ -28,10 +28,12 @@ class CommandsTest : public ::testing::Test {
     client_.id = 7;
   }
 
-  std::string Run(std::initializer_list<std::string> args) {
+  std::string Run(std::initializer_list<std::string> args) { return RunAs(client_, args); }
+
+  std::string RunAs(ClientState& client, std::initializer_list<std::string> args) {
     auto promise = std::make_shared<std::promise<std::string>>();
     auto future = promise->get_future();
-    executor_->Execute(client_, std::vector<std::string>(args),
+    executor_->Execute(client, std::vector<std::string>(args),
                        [promise](std::string reply) { promise->set_value(std::move(reply)); });
     if (future.wait_for(std::chrono::seconds(5)) != std::future_status::ready) return "timeout";
     return future.get();
@@ -118,6 +120,78 @@ TEST_F(CommandsTest, RespThreeRepliesUseItsTypes) {
   EXPECT_EQ(Run({"INFO", "clients"}).substr(0, 1), "=");
   EXPECT_NE(Run({"INFO", "clients"}).find("\r\ntxt:# Clients\r\n"), std::string::npos);
   EXPECT_EQ(Run({"TTL", "k"}), ":-1\r\n");
+}
+
+TEST_F(CommandsTest, MultiQueuesAndExecRepliesWithEveryResult) {
+  EXPECT_EQ(Run({"EXEC"}), "-ERR EXEC without MULTI\r\n");
+  EXPECT_EQ(Run({"DISCARD"}), "-ERR DISCARD without MULTI\r\n");
+  EXPECT_EQ(Run({"SET", "gone", "x"}), kOk);
+  EXPECT_EQ(Run({"MULTI"}), kOk);
+  EXPECT_EQ(Run({"MULTI"}), "-ERR MULTI calls can not be nested\r\n");
+  EXPECT_EQ(Run({"WATCH", "k"}), "-ERR WATCH inside MULTI is not allowed\r\n");
+  EXPECT_EQ(Run({"SET", "k", "v"}), "+QUEUED\r\n");
+  EXPECT_EQ(Run({"GET", "k"}), "+QUEUED\r\n");
+  EXPECT_EQ(Run({"SET", "k", "w", "BOGUS"}), "+QUEUED\r\n");  // a run-time error, as in Redis
+  EXPECT_EQ(Run({"MGET", "k", "none"}), "+QUEUED\r\n");
+  EXPECT_EQ(Run({"DEL", "gone"}), "+QUEUED\r\n");
+  EXPECT_EQ(Run({"PING"}), "+QUEUED\r\n");
+  EXPECT_EQ(Run({"TTL", "k"}), "+QUEUED\r\n");
+  ClientState other;
+  EXPECT_EQ(RunAs(other, {"GET", "k"}), kNull) << "another client saw a queued write";
+  EXPECT_EQ(Run({"EXEC"}),
+            "*7\r\n+OK\r\n$1\r\nv\r\n-ERR syntax error\r\n*2\r\n$1\r\nv\r\n$-1\r\n:1\r\n"
+            "+PONG\r\n:-1\r\n");
+  EXPECT_EQ(RunAs(other, {"GET", "k"}), "$1\r\nv\r\n");
+  EXPECT_EQ(Run({"MULTI"}), kOk);
+  EXPECT_EQ(Run({"EXEC"}), "*0\r\n");
+  EXPECT_EQ(Run({"MULTI"}), kOk);
+  EXPECT_EQ(Run({"SET", "d", "v"}), "+QUEUED\r\n");
+  EXPECT_EQ(Run({"DISCARD"}), kOk);
+  EXPECT_EQ(Run({"EXEC"}), "-ERR EXEC without MULTI\r\n");
+  EXPECT_EQ(Run({"GET", "d"}), kNull);
+}
+
+TEST_F(CommandsTest, AnErrorWhileQueuingDiscardsTheTransaction) {
+  for (auto bad : std::vector<std::vector<std::string>>{{"NOSUCH", "x"}, {"GET"}}) {
+    EXPECT_EQ(Run({"MULTI"}), kOk);
+    EXPECT_EQ(Run({"SET", "k", "v"}), "+QUEUED\r\n");
+    auto promise = std::make_shared<std::promise<std::string>>();
+    executor_->Execute(client_, bad, [promise](std::string r) { promise->set_value(r); });
+    EXPECT_EQ(promise->get_future().get()[0], '-');
+    EXPECT_EQ(Run({"SET", "k2", "v"}), "+QUEUED\r\n");
+    EXPECT_EQ(Run({"EXEC"}), "-EXECABORT Transaction discarded because of previous errors.\r\n");
+    EXPECT_EQ(Run({"GET", "k"}), kNull) << "a discarded transaction applied a write";
+    EXPECT_EQ(Run({"EXEC"}), "-ERR EXEC without MULTI\r\n");
+  }
+}
+
+TEST_F(CommandsTest, WatchedKeyChangedMakesExecNil) {
+  ClientState other;
+  EXPECT_EQ(Run({"SET", "k", "1"}), kOk);
+  EXPECT_EQ(Run({"WATCH", "k", "absent"}), kOk);
+  EXPECT_EQ(RunAs(other, {"SET", "k", "2"}), kOk);
+  EXPECT_EQ(Run({"MULTI"}), kOk);
+  EXPECT_EQ(Run({"SET", "k", "3"}), "+QUEUED\r\n");
+  EXPECT_EQ(Run({"EXEC"}), "*-1\r\n");
+  EXPECT_EQ(Run({"GET", "k"}), "$1\r\n2\r\n");
+  // EXEC unwatched everything: the same transaction now applies.
+  EXPECT_EQ(RunAs(other, {"SET", "k", "4"}), kOk);
+  EXPECT_EQ(Run({"MULTI"}), kOk);
+  EXPECT_EQ(Run({"SET", "k", "3"}), "+QUEUED\r\n");
+  EXPECT_EQ(Run({"EXEC"}), "*1\r\n+OK\r\n");
+  // UNWATCH and DISCARD forget the keys too; a client's own write inside EXEC is no change.
+  EXPECT_EQ(Run({"WATCH", "k"}), kOk);
+  EXPECT_EQ(Run({"UNWATCH"}), kOk);
+  EXPECT_EQ(RunAs(other, {"SET", "k", "5"}), kOk);
+  EXPECT_EQ(Run({"MULTI"}), kOk);
+  EXPECT_EQ(Run({"GET", "k"}), "+QUEUED\r\n");
+  EXPECT_EQ(Run({"EXEC"}), "*1\r\n$1\r\n5\r\n");
+  EXPECT_EQ(Run({"WATCH", "absent"}), kOk);
+  EXPECT_EQ(RunAs(other, {"SET", "absent", "now"}), kOk);
+  EXPECT_EQ(Run({"HELLO", "3"}).substr(0, 2), "%7");
+  EXPECT_EQ(Run({"MULTI"}), kOk);
+  EXPECT_EQ(Run({"GET", "absent"}), "+QUEUED\r\n");
+  EXPECT_EQ(Run({"EXEC"}), "_\r\n") << "RESP3's nil";
 }
 
 TEST_F(CommandsTest, UnknownCommandMatchesRedisSeven) {

@@ -1,0 +1,214 @@
+// Transactions: MULTI, EXEC, DISCARD, WATCH, UNWATCH, with Redis 7's replies.
+//
+// EXEC runs each queued command's own handler against a recorder, a SessionStore that only
+// collects the store operations the handlers ask for; the recorded operations then go to the
+// real store as one SessionStore::Transact, which applies them together under their keys'
+// locks and commits them as one unit. So every command means inside a transaction exactly what
+// it means outside, and EXEC's replies are the handlers' replies, sent only once the unit is
+// as durable as a single write would be.
+#include <memory>
+#include <utility>
+
+#include "resp/command_table.h"
+#include "resp/encoder.h"
+#include "skydb/mutex.h"
+
+namespace skydb::resp {
+namespace {
+
+// Bounds of one transaction, so a client cannot grow the daemon's memory without end by
+// queuing: beyond them the transaction is refused (EXEC answers EXECABORT).
+constexpr size_t kMaxQueuedCommands = 100000;
+constexpr size_t kMaxQueuedBytes = size_t{64} << 20;
+
+constexpr std::string_view kExecAbort =
+    "EXECABORT Transaction discarded because of previous errors.";
+
+// Collects the store operations of EXEC's queued commands; what is not a key operation (SCAN,
+// the session count, statistics) goes to the real store at once.
+class TxRecorder final : public SessionStore {
+ public:
+  explicit TxRecorder(SessionStore& real) : real_(real) {}
+
+  std::vector<TxOp> TakeOps() { return std::move(ops_); }
+
+  void Get(std::string key, StoreCallback<std::optional<std::string>> done) override {
+    ops_.emplace_back(tx::Read{ReadKind::kGet, std::move(key), std::nullopt, std::move(done)});
+  }
+  void GetEx(std::string key, std::optional<Expiry> change,
+             StoreCallback<std::optional<std::string>> done) override {
+    ReadKind kind = change ? ReadKind::kGetEx : ReadKind::kGet;
+    ops_.emplace_back(tx::Read{kind, std::move(key), change, std::move(done)});
+  }
+  void GetDel(std::string key, StoreCallback<std::optional<std::string>> done) override {
+    ops_.emplace_back(tx::Read{ReadKind::kGetDel, std::move(key), std::nullopt, std::move(done)});
+  }
+  void Set(SetRequest request, StoreCallback<SetReply> done) override {
+    ops_.emplace_back(tx::Set{std::move(request), std::move(done)});
+  }
+  void Delete(std::vector<std::string> keys, StoreCallback<int64_t> done) override {
+    ops_.emplace_back(tx::Delete{std::move(keys), std::move(done)});
+  }
+  void Exists(std::vector<std::string> keys, StoreCallback<int64_t> done) override {
+    ops_.emplace_back(tx::Exists{std::move(keys), std::move(done)});
+  }
+  void Expire(std::string key, Expiry expiry, StoreCallback<bool> done) override {
+    ops_.emplace_back(tx::Expire{std::move(key), expiry, std::move(done)});
+  }
+  void Ttl(std::string key, StoreCallback<TtlReply> done) override {
+    ops_.emplace_back(tx::Ttl{std::move(key), std::move(done)});
+  }
+  void Scan(uint64_t cursor, std::string pattern, size_t count,
+            StoreCallback<ScanReply> done) override {
+    real_.Scan(cursor, std::move(pattern), count, std::move(done));
+  }
+  int64_t Count() const override { return real_.Count(); }
+  StoreStats Stats() const override { return real_.Stats(); }
+  Status Close(std::chrono::milliseconds) override {
+    return Error::Internal("a transaction cannot close the store");
+  }
+
+ private:
+  SessionStore& real_;
+  std::vector<TxOp> ops_;
+};
+
+// EXEC's reply: one slot per queued command, sent as one array once every slot is filled and
+// the transaction applied — or nil when a WATCHed key changed, or the store's error.
+class ExecGather : public std::enable_shared_from_this<ExecGather> {
+ public:
+  ExecGather(size_t n, ReplyFn reply, Proto proto)
+      : slots_(n), remaining_(n), reply_(std::move(reply)), proto_(proto) {}
+
+  ReplyFn SlotReply(size_t index) {
+    return ReplyFn([self = shared_from_this(), index](std::string reply) {
+      self->Fill(index, std::move(reply));
+    });
+  }
+
+  void Applied(Result<bool> applied) {
+    MutexLock lock(mu_);
+    if (!applied.ok()) return Finish(ErrorReply(StoreErrorText(applied.error())));
+    if (!*applied) return Finish(proto_ == Proto::kResp3 ? "_\r\n" : "*-1\r\n");
+    applied_ = true;
+    if (remaining_ == 0) FinishArray();
+  }
+
+ private:
+  void Fill(size_t index, std::string reply) {
+    MutexLock lock(mu_);
+    slots_[index] = std::move(reply);
+    if (--remaining_ == 0 && applied_) FinishArray();
+  }
+
+  void FinishArray() REQUIRES(mu_) {
+    std::string out;
+    AppendArrayHeader(out, slots_.size());
+    for (auto& slot : slots_) out += slot;
+    Finish(std::move(out));
+  }
+
+  void Finish(std::string reply) REQUIRES(mu_) {
+    if (finished_) return;
+    finished_ = true;
+    slots_.clear();
+    reply_(std::move(reply));
+  }
+
+  Mutex mu_;
+  std::vector<std::string> slots_ GUARDED_BY(mu_);
+  size_t remaining_ GUARDED_BY(mu_);
+  bool applied_ GUARDED_BY(mu_) = false;
+  bool finished_ GUARDED_BY(mu_) = false;
+  ReplyFn reply_;
+  Proto proto_;
+};
+
+void EndMulti(ClientState& client) {
+  client.in_multi = false;
+  client.multi_refused = false;
+  client.queued.clear();
+  client.queued_bytes = 0;
+}
+
+// Forgets the client's WATCHed keys; the list goes with them, so a WATCH that follows starts
+// a new one while a transaction may still be checking the old.
+void ReleaseWatch(CommandContext& ctx) {
+  if (!ctx.client.watch) return;
+  ctx.executor.store().Unwatch(*ctx.client.watch);
+  ctx.client.watch.reset();
+}
+
+}  // namespace
+
+void QueueInMulti(ClientState& client, std::vector<std::string> args, const ReplyFn& reply) {
+  size_t bytes = 0;
+  for (const auto& a : args) bytes += a.size() + 16;
+  if (client.queued.size() >= kMaxQueuedCommands || client.queued_bytes + bytes > kMaxQueuedBytes) {
+    client.multi_refused = true;
+    return reply(ErrorReply("ERR the transaction would hold more than " +
+                            std::to_string(kMaxQueuedCommands) + " commands or " +
+                            std::to_string(kMaxQueuedBytes >> 20) +
+                            " MiB; it is discarded at EXEC: split it into smaller ones"));
+  }
+  client.queued_bytes += bytes;
+  client.queued.push_back(std::move(args));
+  reply(Simple("QUEUED"));
+}
+
+void CmdMulti(CommandContext& ctx) {
+  if (ctx.client.in_multi) return ctx.ReplyError("ERR MULTI calls can not be nested");
+  ctx.client.in_multi = true;
+  ctx.Reply(Simple("OK"));
+}
+
+void CmdDiscard(CommandContext& ctx) {
+  if (!ctx.client.in_multi) return ctx.ReplyError("ERR DISCARD without MULTI");
+  EndMulti(ctx.client);
+  ReleaseWatch(ctx);
+  ctx.Reply(Simple("OK"));
+}
+
+void CmdExec(CommandContext& ctx) {
+  if (!ctx.client.in_multi) return ctx.ReplyError("ERR EXEC without MULTI");
+  bool refused = ctx.client.multi_refused;
+  std::vector<std::vector<std::string>> commands = std::move(ctx.client.queued);
+  EndMulti(ctx.client);
+  std::shared_ptr<WatchList> watch = std::move(ctx.client.watch);
+  ctx.client.watch.reset();
+  SessionStore& store = ctx.executor.store();
+  if (refused) {
+    if (watch) store.Unwatch(*watch);
+    return ctx.ReplyError(kExecAbort);
+  }
+  auto gather =
+      std::make_shared<ExecGather>(commands.size(), std::move(ctx.reply), ctx.client.proto);
+  std::vector<ReplyFn> replies;
+  replies.reserve(commands.size());
+  for (size_t i = 0; i < commands.size(); ++i) replies.push_back(gather->SlotReply(i));
+  TxRecorder recorder(store);
+  ctx.executor.RunQueued(ctx.client, std::move(commands), recorder, std::move(replies));
+  store.Transact(recorder.TakeOps(), watch, [gather, watch, &store](Result<bool> applied) {
+    if (watch) store.Unwatch(*watch);
+    gather->Applied(std::move(applied));
+  });
+}
+
+// WATCH key...: inside MULTI it is an error and does not doom the transaction, as in Redis.
+void CmdWatch(CommandContext& ctx) {
+  if (ctx.client.in_multi) return ctx.ReplyError("ERR WATCH inside MULTI is not allowed");
+  if (!ctx.client.watch) ctx.client.watch = std::make_shared<WatchList>();
+  std::vector<std::string> keys(std::make_move_iterator(ctx.args.begin() + 1),
+                                std::make_move_iterator(ctx.args.end()));
+  ctx.store().Watch(
+      std::move(keys), ctx.client.watch, [reply = std::move(ctx.reply)](Result<bool> watched) {
+        reply(watched.ok() ? Simple("OK") : ErrorReply(StoreErrorText(watched.error())));
+      });
+}
+
+void CmdUnwatch(CommandContext& ctx) {
+  ReleaseWatch(ctx);
+  ctx.Reply(Simple("OK"));
+}
+
+}  // namespace skydb::resp
