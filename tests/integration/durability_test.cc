@@ -7,11 +7,15 @@
 #include <sys/statvfs.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <atomic>
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
 #include <map>
+#include <mutex>
 #include <random>
+#include <set>
 #include <thread>
 
 #include "ledger.h"
@@ -564,6 +568,136 @@ TEST_F(DurabilityTest, PostmasterKilledOnAFullDiskComesBackOnceSpaceIsFreed) {
                            : "recovery needed no new space")
             << "): writes served again " << serving_after.count() << " ms after space was freed\n";
   StopCleanly(*d);
+}
+
+// Transactions through kill -9 of the postmaster (during a COMMIT or before it) and of skydb
+// (between a COMMIT and its replies, or before): afterwards every transaction is all there or
+// not there at all, and every acknowledged one is all there.
+class TransactionWriter {
+ public:
+  static constexpr int kKeys = 10;
+  TransactionWriter(std::string socket, int first) : socket_(std::move(socket)), next_(first) {}
+  void Start() {
+    thread_ = std::thread([this] { Run(); });
+  }
+  void Stop() {
+    stop_ = true;
+    if (thread_.joinable()) thread_.join();
+  }
+  int acked() const { return acked_count_.load(); }
+  std::vector<int> Acked() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return acked_;
+  }
+  int last_sent() const { return next_.load() - 1; }
+
+ private:
+  void Run() {
+    while (!stop_) {
+      auto client = RespClient::Connect(socket_, milliseconds(2000));
+      if (!client.ok()) {
+        std::this_thread::sleep_for(milliseconds(50));
+        continue;
+      }
+      while (!stop_) {
+        int id = next_++;
+        std::vector<std::vector<std::string>> commands{{"MULTI"}};
+        for (int k = 0; k < kKeys; ++k) {
+          commands.push_back({"SET", Key(id, k), std::to_string(id), "EX", "3600"});
+        }
+        commands.push_back({"EXEC"});
+        auto replies = client->Pipeline(commands);
+        if (!replies.ok()) break;
+        const RespReply& exec = replies->back();
+        if (exec.type == RespReply::Type::kArray && exec.elements.size() == kKeys &&
+            std::all_of(exec.elements.begin(), exec.elements.end(),
+                        [](const RespReply& r) { return r.IsOk(); })) {
+          std::lock_guard<std::mutex> lock(mu_);
+          acked_.push_back(id);
+          ++acked_count_;
+        }
+      }
+    }
+  }
+
+ public:
+  static std::string Key(int id, int k) {
+    return "tx:" + std::to_string(id) + ":" + std::to_string(k);
+  }
+
+ private:
+  std::string socket_;
+  std::atomic<int> next_;
+  std::atomic<bool> stop_{false};
+  std::atomic<int> acked_count_{0};
+  std::mutex mu_;
+  std::vector<int> acked_;
+  std::thread thread_;
+};
+
+TEST_F(DurabilityTest, TransactionsAreWholeOrAbsentAfterKillNineOfPostgresAndOfSkydb) {
+  auto d = ServeReady();
+  TransactionWriter a(socket_, 0), b(socket_, 1000000);
+  a.Start();
+  b.Start();
+  auto wait_acks = [&](int more, seconds within) {
+    int target = a.acked() + b.acked() + more;
+    auto deadline = SteadyClock::now() + within;
+    while (a.acked() + b.acked() < target && SteadyClock::now() < deadline) {
+      std::this_thread::sleep_for(milliseconds(20));
+    }
+    return a.acked() + b.acked() >= target;
+  };
+  ASSERT_TRUE(wait_acks(100, seconds(30))) << d->Log();
+  pid_t postmaster = PostmasterPid();
+  ASSERT_GT(postmaster, 0);
+  ASSERT_EQ(::kill(postmaster, SIGKILL), 0);
+  ASSERT_TRUE(WaitReady(dir_, seconds(60), 1, d->pid())) << d->Log();
+  ASSERT_TRUE(wait_acks(100, seconds(60))) << d->Log();
+  ASSERT_TRUE(d->Signal(SIGKILL).ok());
+  ASSERT_TRUE(d->WaitExit(seconds(10)).has_value());
+  auto again = StartEmbedded(dir_);
+  ASSERT_TRUE(WaitDaemonReady(*again, dir_, seconds(60))) << again->Log();
+  ASSERT_TRUE(wait_acks(50, seconds(60))) << again->Log();
+  a.Stop();
+  b.Stop();
+
+  auto client = RespClient::Connect(socket_, milliseconds(5000));
+  ASSERT_TRUE(client.ok());
+  std::set<int> acked;
+  for (auto* w : {&a, &b}) {
+    for (int id : w->Acked()) acked.insert(id);
+  }
+  int whole = 0, absent = 0;
+  std::vector<std::string> problems;
+  for (auto [first, last] : {std::pair{0, a.last_sent()}, std::pair{1000000, b.last_sent()}}) {
+    for (int id = first; id <= last; ++id) {
+      std::vector<std::string> mget{"MGET"};
+      for (int k = 0; k < TransactionWriter::kKeys; ++k)
+        mget.push_back(TransactionWriter::Key(id, k));
+      auto values = client->Command(mget);
+      ASSERT_TRUE(values.ok());
+      int present = 0;
+      for (const auto& v : values->elements) {
+        if (v.type == RespReply::Type::kBulk && v.text == std::to_string(id)) ++present;
+      }
+      if (present == TransactionWriter::kKeys) {
+        ++whole;
+      } else if (present == 0) {
+        ++absent;
+        if (acked.count(id) > 0)
+          problems.push_back("acknowledged transaction " + std::to_string(id) + " is gone");
+      } else {
+        problems.push_back("transaction " + std::to_string(id) +
+                           " is partly there: " + std::to_string(present) + " of " +
+                           std::to_string(TransactionWriter::kKeys));
+      }
+    }
+  }
+  EXPECT_TRUE(problems.empty()) << Lines(problems);
+  std::cout << "[measured] transactions acknowledged " << acked.size() << ", found whole " << whole
+            << ", absent " << absent << " after kill -9 of the postmaster and of skydb\n";
+  StopCleanly(*again);
 }
 
 }  // namespace
