@@ -20,7 +20,15 @@ packages=(
   clang libclang-rt-14-dev clang-format
   prometheus systemd
   patchelf
+  php-cli php-redis ruby-redis python3-django python3-django-redis-sessions
+  prometheus-redis-exporter
 )
+# Node.js and npm for the client compatibility matrix (tests/compat/node): the machine's own
+# Node.js when it has one (the image's NodeSource build bundles npm and conflicts with Debian's
+# npm package), else Debian's.
+if ! command -v npm >/dev/null 2>&1; then
+  packages+=(nodejs npm)
+fi
 export DEBIAN_FRONTEND=noninteractive
 apt-get update -qq
 apt-get install -y -qq --no-install-recommends "${packages[@]}" >/dev/null
