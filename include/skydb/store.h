@@ -236,9 +236,9 @@ class SessionStore {
   virtual void Unwatch(WatchList& list) { list.Take(); }
   // EXEC: applies `ops` in order as one unit, atomically — no other operation sees part of it
   // — and queues their writes as one unit (one COMMIT). done(false): a watched key changed and
-  // nothing was applied. done(true): each op's callback has had its result, in order; an op
-  // the store refuses alone (a value over the size limit) gets its error and the others apply,
-  // as in Redis. done(error): nothing is acknowledged (as for a failed write).
+  // nothing was applied. done(true): each op's callback has had its result, in order.
+  // done(error): nothing is acknowledged (as for a failed write); a write the store would refuse
+  // alone (a value over the size limit) refuses the whole transaction, applying nothing.
   virtual void Transact(std::vector<TxOp> ops, std::shared_ptr<WatchList> watched,
                         StoreCallback<bool> done) {
     (void)ops, (void)watched;

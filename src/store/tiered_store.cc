@@ -156,14 +156,6 @@ std::function<void()> ApplyOp(Scope& s, TxOp& op) {
       op);
 }
 
-std::function<void()> Refusal(const TxOp& op, const Error& error) {
-  return std::visit(
-      [error](const auto& o) -> std::function<void()> {
-        return [done = o.done, error] { done(error); };
-      },
-      op);
-}
-
 }  // namespace
 
 TieredStore::TieredStore(const TieredOptions& options, Clock& clock,
@@ -496,24 +488,23 @@ void TieredStore::TransactWith(std::vector<TxOp> ops, std::shared_ptr<WatchList>
   }
   OpPlan plan;
   PlanTransaction(ops, watch, &plan.keys, &plan.reads, &plan.max_writes);
-  // Ops the store refuses alone (sizes) get their error; the others still apply, as in Redis.
-  std::vector<std::optional<Error>> refused(ops.size());
-  for (size_t i = 0; i < ops.size(); ++i) {
-    if (const auto* set = std::get_if<tx::Set>(&ops[i])) {
+  // A write the store would refuse alone (sizes) refuses the whole transaction: no failure
+  // applies part of one.
+  for (const auto& op : ops) {
+    if (const auto* set = std::get_if<tx::Set>(&op)) {
       Status sizes = CheckSizes(set->request, options_.memory);
-      if (!sizes.ok()) refused[i] = std::move(sizes).error();
+      if (!sizes.ok()) {
+        return done(std::move(sizes).error().Within("the transaction applied nothing"));
+      }
     }
   }
   Run<TxOutcome>(
       std::move(plan),
-      [ops = std::move(ops), refused = std::move(refused), watch = std::move(watch),
-       rows](Scope& s) mutable {
+      [ops = std::move(ops), watch = std::move(watch), rows](Scope& s) mutable {
         TxOutcome out;
         if (WatchedKeyChanged(s, watch, rows)) return out;
         out.applied = true;
-        for (size_t i = 0; i < ops.size(); ++i) {
-          out.deliveries.push_back(refused[i] ? Refusal(ops[i], *refused[i]) : ApplyOp(s, ops[i]));
-        }
+        for (auto& op : ops) out.deliveries.push_back(ApplyOp(s, op));
         return out;
       },
       StoreCallback<TxOutcome>([done = std::move(done)](Result<TxOutcome> outcome) {
