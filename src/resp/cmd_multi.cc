@@ -1,4 +1,5 @@
-// Transactions: MULTI, EXEC, DISCARD, WATCH, UNWATCH, with Redis 7's replies.
+// Transactions: MULTI, EXEC, DISCARD, WATCH, UNWATCH, with Redis 7's replies; and MSET, which
+// is one transaction of SETs.
 //
 // EXEC runs each queued command's own handler against a recorder, a SessionStore that only
 // collects the store operations the handlers ask for; the recorded operations then go to the
@@ -61,6 +62,12 @@ class TxRecorder final : public SessionStore {
   void Scan(uint64_t cursor, std::string pattern, size_t count,
             StoreCallback<ScanReply> done) override {
     real_.Scan(cursor, std::move(pattern), count, std::move(done));
+  }
+  // A command that is a transaction of its own (MSET) joins EXEC's.
+  void Transact(std::vector<TxOp> ops, std::shared_ptr<WatchList>,
+                StoreCallback<bool> done) override {
+    for (auto& op : ops) ops_.push_back(std::move(op));
+    done(true);
   }
   int64_t Count() const override { return real_.Count(); }
   StoreStats Stats() const override { return real_.Stats(); }
@@ -204,6 +211,19 @@ void CmdWatch(CommandContext& ctx) {
       std::move(keys), ctx.client.watch, [reply = std::move(ctx.reply)](Result<bool> watched) {
         reply(watched.ok() ? Simple("OK") : ErrorReply(StoreErrorText(watched.error())));
       });
+}
+
+// MSET key value [key value ...]: every pair applied together, in one commit.
+void CmdMSet(CommandContext& ctx) {
+  if (ctx.args.size() % 2 == 0) return ctx.ReplyError(WrongArity("mset"));
+  std::vector<TxOp> ops;
+  for (size_t i = 1; i + 1 < ctx.args.size(); i += 2) {
+    SetRequest set{std::move(ctx.args[i]), std::move(ctx.args[i + 1]), Expiry::Default()};
+    ops.emplace_back(tx::Set{std::move(set), [](Result<SetReply>) {}});
+  }
+  ctx.store().Transact(std::move(ops), nullptr, [reply = std::move(ctx.reply)](Result<bool> done) {
+    reply(done.ok() ? Simple("OK") : ErrorReply(StoreErrorText(done.error())));
+  });
 }
 
 void CmdUnwatch(CommandContext& ctx) {

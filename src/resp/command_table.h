@@ -79,6 +79,9 @@ void CmdExec(CommandContext& ctx);
 void CmdDiscard(CommandContext& ctx);
 void CmdWatch(CommandContext& ctx);
 void CmdUnwatch(CommandContext& ctx);
+void CmdMSet(CommandContext& ctx);
+void CmdEval(CommandContext& ctx);
+void CmdEvalSha(CommandContext& ctx);
 // Inside MULTI: queues `args` (already checked) and answers QUEUED, or refuses a transaction
 // grown past its bounds.
 void QueueInMulti(ClientState& client, std::vector<std::string> args, const ReplyFn& reply);

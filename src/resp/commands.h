@@ -57,7 +57,7 @@ struct ServerCounters {
   std::atomic<uint64_t> reply_limit_disconnects{0};
   // Commands run, by index in AllCommands(); slot kUnknownCommandSlot counts unsupported names.
   // Mutable: the executor, which holds the counters const, counts what it runs.
-  static constexpr size_t kCommandSlots = 64;
+  static constexpr size_t kCommandSlots = 128;
   static constexpr size_t kUnknownCommandSlot = kCommandSlots - 1;
   mutable std::array<std::atomic<uint64_t>, kCommandSlots> by_command{};
 };

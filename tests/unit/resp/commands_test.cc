@@ -194,6 +194,46 @@ TEST_F(CommandsTest, WatchedKeyChangedMakesExecNil) {
   EXPECT_EQ(Run({"EXEC"}), "_\r\n") << "RESP3's nil";
 }
 
+TEST_F(CommandsTest, MsetSetsEveryPairOrNone) {
+  EXPECT_EQ(Run({"MSET", "a", "1", "b", "2"}), kOk);
+  EXPECT_EQ(Run({"MGET", "a", "b"}), "*2\r\n$1\r\n1\r\n$1\r\n2\r\n");
+  EXPECT_EQ(Run({"MSET", "a", "1", "b"}), "-ERR wrong number of arguments for 'mset' command\r\n");
+  std::string big(100, 'x');  // the fixture's store.max_value_bytes is 64
+  EXPECT_EQ(Run({"MSET", "a", "new", "c", big}).substr(0, 39),
+            "-ERR the transaction applied nothing: v");
+  EXPECT_EQ(Run({"GET", "a"}), "$1\r\n1\r\n") << "a refused MSET applied a pair";
+  EXPECT_EQ(Run({"MULTI"}), kOk);
+  EXPECT_EQ(Run({"MSET", "a", "x", "b", "y"}), "+QUEUED\r\n");
+  EXPECT_EQ(Run({"GET", "b"}), "+QUEUED\r\n");
+  EXPECT_EQ(Run({"EXEC"}), "*2\r\n+OK\r\n$1\r\ny\r\n");
+}
+
+// phpredis's session handler releases its lock with this script; skydb runs it natively.
+TEST_F(CommandsTest, TheLockReleaseScriptDeletesOnlyTheOwnersLock) {
+  const std::string script =
+      "if redis.call(\"get\",KEYS[1]) == ARGV[1] then return redis.call(\"del\",KEYS[1]) "
+      "else return 0 end";
+  const std::string sha = "b70c2384248f88e6b75b9f89241a180f856ad852";
+  EXPECT_EQ(Run({"SET", "lock", "mine"}), kOk);
+  EXPECT_EQ(Run({"EVALSHA", sha, "1", "lock", "theirs"}), ":0\r\n");
+  EXPECT_EQ(Run({"GET", "lock"}), "$4\r\nmine\r\n");
+  EXPECT_EQ(Run({"EVALSHA", sha, "1", "lock", "mine"}), ":1\r\n");
+  EXPECT_EQ(Run({"GET", "lock"}), kNull);
+  EXPECT_EQ(Run({"SET", "lock", "mine"}), kOk);
+  EXPECT_EQ(Run({"EVAL", script, "1", "lock", "mine"}), ":1\r\n");
+  EXPECT_EQ(Run({"EVAL", script, "1", "lock", "mine"}), ":0\r\n");
+  EXPECT_EQ(Run({"EVALSHA", "0000000000000000000000000000000000000000", "0"}),
+            "-NOSCRIPT No matching script. Please use EVAL.\r\n");
+  EXPECT_EQ(Run({"EVAL", "return 1", "0"}).substr(0, 34), "-ERR skydb runs no Lua scripts; it");
+  EXPECT_EQ(Run({"EVAL", script, "2", "k"}),
+            "-ERR Number of keys can't be greater than number of args\r\n");
+  EXPECT_EQ(Run({"EVAL", script, "-1"}), "-ERR Number of keys can't be negative\r\n");
+}
+
+TEST_F(CommandsTest, EveryCommandHasACounterSlot) {
+  EXPECT_LT(AllCommands().size(), ServerCounters::kUnknownCommandSlot);
+}
+
 TEST_F(CommandsTest, UnknownCommandMatchesRedisSeven) {
   EXPECT_EQ(Run({"foo", "a", "b"}),
             "-ERR unknown command 'foo', with args beginning with: 'a' 'b' \r\n");
