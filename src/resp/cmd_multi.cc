@@ -63,6 +63,10 @@ class TxRecorder final : public SessionStore {
             StoreCallback<ScanReply> done) override {
     real_.Scan(cursor, std::move(pattern), count, std::move(done));
   }
+  void Watch(std::vector<std::string>, std::shared_ptr<WatchList>,
+             StoreCallback<bool> done) override {
+    done(Error::InvalidArgument("the lock-release script cannot run inside MULTI"));
+  }
   // A command that is a transaction of its own (MSET) joins EXEC's.
   void Transact(std::vector<TxOp> ops, std::shared_ptr<WatchList>,
                 StoreCallback<bool> done) override {
