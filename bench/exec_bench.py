@@ -1,0 +1,224 @@
+#!/usr/bin/env python3
+"""What a transaction costs: MULTI + 10 SETs + EXEC against the same 10 SETs pipelined, on one
+`skydb serve --embed` daemon (sync durability), side by side in one run (arms alternate A B B A),
+at native fsync and under the 1 ms fsync model (bench/slowfsync.c preloaded into skydb, hence
+its PostgreSQL). Prints batches/s of each arm, their ratio and the conditions; refuses a loaded
+machine unless --force, and flags a run whose load generator used most of a core. Not a test.
+
+Run as root from the repo: bench/exec_bench.py [--seconds 5] [--clients 8] [--force]
+"""
+import argparse
+import json
+import os
+import shutil
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def fsync_latency_us(directory, n=200):
+    path = os.path.join(directory, "fsync-probe")
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT, 0o600)
+    times = []
+    for _ in range(n):
+        os.write(fd, b"x" * 4096)
+        t = time.perf_counter()
+        os.fdatasync(fd)
+        times.append((time.perf_counter() - t) * 1e6)
+    os.close(fd)
+    os.unlink(path)
+    return statistics.median(times)
+
+
+def command(*args):
+    out = b"*%d\r\n" % len(args)
+    for a in args:
+        a = a if isinstance(a, bytes) else str(a).encode()
+        out += b"$%d\r\n%s\r\n" % (len(a), a)
+    return out
+
+
+class Reader:
+    def __init__(self, sock):
+        self.sock, self.buf = sock, b""
+
+    def line(self):
+        while b"\r\n" not in self.buf:
+            chunk = self.sock.recv(65536)
+            if not chunk:
+                raise ConnectionError("closed")
+            self.buf += chunk
+        line, self.buf = self.buf.split(b"\r\n", 1)
+        return line
+
+    def reply(self):
+        line = self.line()
+        if line[:1] == b"*":
+            return [self.reply() for _ in range(int(line[1:]))]
+        if line[:1] == b"$" and int(line[1:]) >= 0:
+            n = int(line[1:])
+            while len(self.buf) < n + 2:
+                self.buf += self.sock.recv(65536)
+            data, self.buf = self.buf[:n], self.buf[n + 2:]
+            return data
+        if line[:1] == b"-":
+            raise RuntimeError(line.decode())
+        return line
+
+
+def batch(kind, client_id, i, value):
+    sets = [command("SET", "b:%d:%d" % (client_id, k), value) for k in range(10)]
+    if kind == "exec10":
+        return command("MULTI") + b"".join(sets) + command("EXEC"), 12
+    return b"".join(sets), 10
+
+
+def run_arm(sock_path, kind, clients, seconds):
+    done = [0] * clients
+    latencies = [[] for _ in range(clients)]
+    stop = time.monotonic() + seconds
+    value = b"v" * 2080
+
+    def client(cid):
+        s = socket.socket(socket.AF_UNIX)
+        s.connect(sock_path)
+        r = Reader(s)
+        i = 0
+        while time.monotonic() < stop:
+            payload, replies = batch(kind, cid, i, value)
+            t = time.perf_counter()
+            s.sendall(payload)
+            last = None
+            for _ in range(replies):
+                last = r.reply()
+            if kind == "exec10" and (not isinstance(last, list) or len(last) != 10):
+                raise RuntimeError("EXEC answered %r" % (last,))
+            latencies[cid].append(time.perf_counter() - t)
+            done[cid] += 1
+            i += 1
+        s.close()
+
+    threads = [threading.Thread(target=client, args=(c,)) for c in range(clients)]
+    cpu0 = os.times()
+    t0 = time.monotonic()
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    elapsed = time.monotonic() - t0
+    cpu1 = os.times()
+    lat = sorted(x for per in latencies for x in per)
+    return {
+        "batches_per_s": sum(done) / elapsed,
+        "p50_ms": lat[len(lat) // 2] * 1e3 if lat else None,
+        "p99_ms": lat[int(len(lat) * 0.99)] * 1e3 if lat else None,
+        "generator_core_share": ((cpu1.user - cpu0.user) + (cpu1.system - cpu0.system)) / elapsed,
+    }
+
+
+def wait_ping(sock_path, proc, timeout=90):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            return False
+        try:
+            s = socket.socket(socket.AF_UNIX)
+            s.settimeout(1)
+            s.connect(sock_path)
+            s.sendall(command("PING"))
+            if s.recv(64).startswith(b"+PONG"):
+                return True
+        except OSError:
+            pass
+        time.sleep(0.2)
+    return False
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--skydb", default=os.path.join(ROOT, "build/src/skydb"))
+    p.add_argument("--slowfsync", default=os.path.join(ROOT, "build/bench/libslowfsync.so"))
+    p.add_argument("--seconds", type=float, default=5)
+    p.add_argument("--clients", type=int, default=8)
+    p.add_argument("--force", action="store_true")
+    a = p.parse_args()
+    cores = os.cpu_count()
+    load = os.getloadavg()[0]
+    if load > cores * 0.5 and not a.force:
+        sys.exit("refusing: load average %.2f on %d cores (--force to run anyway)" % (load, cores))
+    user = os.environ.get("SKYDB_TEST_USER", "skydbtest")
+    work = tempfile.mkdtemp(prefix="skydb-execbench-")
+    os.chmod(work, 0o755)
+    commit = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"],
+                            capture_output=True, text=True).stdout.strip()
+    conditions = {
+        "commit": commit, "host": os.uname().nodename, "cores": cores,
+        "load_start": load, "fsync_us_median": round(fsync_latency_us(work), 1),
+        "skydb": subprocess.run([a.skydb, "--version"], capture_output=True,
+                                text=True).stdout.strip(),
+        "clients": a.clients, "seconds_per_arm": a.seconds, "value_bytes": 2080,
+    }
+    results = []
+    try:
+        for disk in ("native", "slow-1ms"):
+            if disk == "slow-1ms" and not os.path.exists(a.slowfsync):
+                print("no %s: build the slowfsync target; skipping the 1 ms model" % a.slowfsync)
+                continue
+            env = dict(os.environ, SKYDB_CONFIG="")
+            if disk != "native":
+                env.update(LD_PRELOAD=a.slowfsync, SLOWFSYNC_US="1000")
+            d = os.path.join(work, disk)
+            log = open(d + ".log", "wb")
+            proc = subprocess.Popen([a.skydb, "--set", "store.durability=sync", "serve", "--embed",
+                                     "--data-dir", d, "--user", user], env=env, stdout=log,
+                                    stderr=log)
+            try:
+                sock_path = os.path.join(d, "run/skydb.sock")
+                if not wait_ping(sock_path, proc):
+                    sys.exit("skydb did not start; see %s.log" % d)
+                run_arm(sock_path, "pipe10", a.clients, 1)  # warm-up
+                arms = {"exec10": [], "pipe10": []}
+                for kind in ("exec10", "pipe10", "pipe10", "exec10"):
+                    arms[kind].append(run_arm(sock_path, kind, a.clients, a.seconds))
+                row = {"disk": disk}
+                for kind, runs in arms.items():
+                    row[kind] = {
+                        "batches_per_s": round(statistics.mean(r["batches_per_s"] for r in runs), 1),
+                        "p50_ms": round(statistics.mean(r["p50_ms"] for r in runs), 2),
+                        "p99_ms": round(statistics.mean(r["p99_ms"] for r in runs), 2),
+                        "generator_core_share": round(
+                            max(r["generator_core_share"] for r in runs), 2),
+                    }
+                row["exec_over_pipeline"] = round(
+                    row["exec10"]["batches_per_s"] / row["pipe10"]["batches_per_s"], 3)
+                flagged = max(row[k]["generator_core_share"] for k in arms) > 0.8
+                row["flag"] = "load generator above 80% of a core" if flagged else ""
+                results.append(row)
+            finally:
+                proc.send_signal(signal.SIGTERM)
+                try:
+                    proc.wait(timeout=30)
+                except subprocess.TimeoutExpired:
+                    proc.kill()
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    conditions["load_end"] = os.getloadavg()[0]
+    report = {"conditions": conditions, "results": results}
+    os.makedirs(os.path.join(ROOT, "bench/results"), exist_ok=True)
+    out = os.path.join(ROOT, "bench/results",
+                       "exec-%s.json" % time.strftime("%Y%m%dT%H%M%SZ", time.gmtime()))
+    with open(out, "w") as f:
+        json.dump(report, f, indent=1)
+    print(json.dumps(report, indent=1))
+    print("written to", out)
+
+
+if __name__ == "__main__":
+    main()
