@@ -85,11 +85,17 @@ class TxRecorder final : public SessionStore {
 };
 
 // EXEC's reply: one slot per queued command, sent as one array once every slot is filled and
-// the transaction applied — or nil when a WATCHed key changed, or the store's error.
+// the transaction applied — or nil when a WATCHed key changed, or the store's error. Each slot
+// is claimed against the connection's reply budget as it arrives (as MGET's values are): a
+// reply that would pass resp.max_output_buffer is refused with an error naming the limit.
 class ExecGather : public std::enable_shared_from_this<ExecGather> {
  public:
   ExecGather(size_t n, ReplyFn reply, Proto proto)
-      : slots_(n), remaining_(n), reply_(std::move(reply)), proto_(proto) {}
+      : slots_(n),
+        remaining_(n),
+        claim_(reply.EmptyClaim()),
+        reply_(std::move(reply)),
+        proto_(proto) {}
 
   ReplyFn SlotReply(size_t index) {
     return ReplyFn([self = shared_from_this(), index](std::string reply) {
@@ -108,21 +114,31 @@ class ExecGather : public std::enable_shared_from_this<ExecGather> {
  private:
   void Fill(size_t index, std::string reply) {
     MutexLock lock(mu_);
+    if (finished_) return;
+    if (claim_.bytes() + reply.size() + 32 > reply_.limit()) {
+      return Finish(ErrorReply(ReplyTooLarge(reply_.limit(), "split the transaction")));
+    }
+    if (!claim_.Extend(reply.size())) return Finish(ErrorReply(kReplyDropped));
     slots_[index] = std::move(reply);
     if (--remaining_ == 0 && applied_) FinishArray();
   }
 
   void FinishArray() REQUIRES(mu_) {
     std::string out;
+    out.reserve(claim_.bytes() + 32);
     AppendArrayHeader(out, slots_.size());
     for (auto& slot : slots_) out += slot;
-    Finish(std::move(out));
+    slots_.clear();
+    finished_ = true;
+    claim_.Resize(out.size());
+    reply_(std::move(out), std::move(claim_));
   }
 
   void Finish(std::string reply) REQUIRES(mu_) {
     if (finished_) return;
     finished_ = true;
     slots_.clear();
+    claim_ = ReplyClaim();
     reply_(std::move(reply));
   }
 
@@ -131,6 +147,7 @@ class ExecGather : public std::enable_shared_from_this<ExecGather> {
   size_t remaining_ GUARDED_BY(mu_);
   bool applied_ GUARDED_BY(mu_) = false;
   bool finished_ GUARDED_BY(mu_) = false;
+  ReplyClaim claim_ GUARDED_BY(mu_);
   ReplyFn reply_;
   Proto proto_;
 };

@@ -341,6 +341,26 @@ TEST_F(ServerTest, AnMgetLargerThanTheOutputLimitIsRefusedWithAnError) {
   ::close(fd);
 }
 
+// So is an EXEC whose replies together exceed it: nothing of it is sent but the error.
+TEST_F(ServerTest, AnExecLargerThanTheOutputLimitIsRefusedWithAnError) {
+  options_.max_output_buffer = 4 << 20;
+  auto store = NewMemoryStore(MemoryTierOptions{}, clock_);
+  Start(*store);
+  const std::string value(256 << 10, 'v');
+  int fd = Connect();
+  Send(fd, "*3\r\n$3\r\nSET\r\n$1\r\nk\r\n" + BulkOf(value));
+  ASSERT_EQ(Read(fd, 5), "+OK\r\n");
+  std::string queued;
+  for (int i = 0; i < 32; ++i) queued += "+QUEUED\r\n";
+  Send(fd, "MULTI" + std::string("\r\n") + Repeat("GET k\r\n", 32) + "EXEC\r\nPING\r\n");
+  const std::string error =
+      "-ERR the reply would exceed the output buffer limit (resp.max_output_buffer = 4194304 "
+      "bytes); split the transaction\r\n";
+  EXPECT_EQ(Read(fd, 5 + queued.size() + error.size() + 7),
+            "+OK\r\n" + queued + error + "+PONG\r\n");
+  ::close(fd);
+}
+
 // Collects the process's log lines while it lives. Create it before the server starts and
 // destroy it after the server stopped: the logger's sink list is not thread-safe to change.
 class LogCapture {
