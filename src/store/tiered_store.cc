@@ -61,6 +61,7 @@ Status CheckSizes(const SetRequest& r, const MemoryTierOptions& o) {
 // the unit is acknowledged.
 struct TxOutcome {
   bool applied = false;
+  std::optional<Error> refused;  // nothing applied, and why
   std::vector<std::function<void()>> deliveries;
 };
 
@@ -92,6 +93,29 @@ void PlanTransaction(const std::vector<TxOp>& ops, const std::vector<WatchList::
         op);
   }
   for (const auto& w : watch) keys->push_back(w.key);
+}
+
+// Values one transaction may read: its results are held until they are delivered together.
+constexpr size_t kMaxTransactionReadBytes = size_t{64} << 20;
+
+// At most the bytes the transaction's reads return: what its keys hold now plus what it
+// writes (a GET after a SET in the same transaction returns the new value).
+size_t ReadBytesBound(Scope& s, const std::vector<TxOp>& ops) {
+  size_t bytes = 0;
+  for (const auto& op : ops) {
+    if (const auto* set = std::get_if<tx::Set>(&op)) bytes += set->request.value.size();
+    const std::string* key = nullptr;
+    if (const auto* read = std::get_if<tx::Read>(&op)) key = &read->key;
+    if (const auto* set = std::get_if<tx::Set>(&op); set && set->request.return_old) {
+      key = &set->request.key;
+    }
+    if (key == nullptr) continue;
+    Shard& shard = s.ShardOf(*key);
+    shard.mu.AssertHeld();
+    Found found = s.Find(shard, *key);
+    if (found.entry != nullptr && found.entry->value) bytes += found.entry->value->size();
+  }
+  return bytes;
 }
 
 const Row& RowOf(const RowSet& rows, const std::string& key) {
@@ -503,12 +527,19 @@ void TieredStore::TransactWith(std::vector<TxOp> ops, std::shared_ptr<WatchList>
       [ops = std::move(ops), watch = std::move(watch), rows](Scope& s) mutable {
         TxOutcome out;
         if (WatchedKeyChanged(s, watch, rows)) return out;
+        if (ReadBytesBound(s, ops) > kMaxTransactionReadBytes) {
+          out.refused = Error::InvalidArgument("the transaction would read more than " +
+                                               std::to_string(kMaxTransactionReadBytes >> 20) +
+                                               " MiB of values; it applied nothing: split it");
+          return out;
+        }
         out.applied = true;
         for (auto& op : ops) out.deliveries.push_back(ApplyOp(s, op));
         return out;
       },
       StoreCallback<TxOutcome>([done = std::move(done)](Result<TxOutcome> outcome) {
         if (!outcome.ok()) return done(std::move(outcome).error());
+        if (outcome->refused) return done(*outcome->refused);
         if (!outcome->applied) return done(false);
         for (auto& deliver : outcome->deliveries) deliver();
         done(true);

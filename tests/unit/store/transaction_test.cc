@@ -146,6 +146,20 @@ TEST(TransactionTest, AnOversizedValueRefusesTheWholeTransaction) {
   EXPECT_FALSE(h.Get("small")->has_value());
 }
 
+TEST(TransactionTest, ReadsAreBoundedAndABiggerOneAppliesNothing) {
+  MemoryHarness h;
+  ASSERT_TRUE(h.Set("v", std::string(1 << 20, 'x')).ok());
+  auto d = std::make_shared<Delivered>();
+  std::vector<TxOp> ops;
+  ops.emplace_back(SetOp("w", "v", d));
+  for (int i = 0; i < 65; ++i) ops.emplace_back(GetOp("v", d));  // 65 MiB
+  auto refused = Transact(h, std::move(ops));
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.error().message.find("more than 64 MiB"), std::string::npos);
+  EXPECT_TRUE(d->Log().empty());
+  EXPECT_FALSE(h.Get("w")->has_value());
+}
+
 TEST(WatchTest, AKeyChangedSinceItWasWatchedAppliesNothing) {
   FakeTieredHarness h(FakeOptions(Durability::kSync));
   ASSERT_TRUE(h.Set("k", "before", Expiry::None()).ok());
