@@ -73,6 +73,20 @@ void CmdDbSize(CommandContext& ctx);
 void CmdScan(CommandContext& ctx);
 void CmdInfo(CommandContext& ctx);
 void CmdConfig(CommandContext& ctx);
+void CmdSubscribe(CommandContext& ctx);
+void CmdUnsubscribe(CommandContext& ctx);
+void CmdPSubscribe(CommandContext& ctx);
+void CmdPUnsubscribe(CommandContext& ctx);
+void CmdPublish(CommandContext& ctx);
+void CmdPubSub(CommandContext& ctx);
+void ClientList(CommandContext& ctx);  // CLIENT subcommands of resp/cmd_client.cc
+void ClientInfoCommand(CommandContext& ctx);
+void ClientKill(CommandContext& ctx);
+
+// A RESP2 client with subscriptions may run only these (Redis 7's rule), else it gets
+// SubscribedModeError: Redis's text, naming the command as Redis does ('client|list').
+bool AllowedWhileSubscribed(std::string_view lower_name);
+std::string SubscribedModeError(const std::vector<std::string>& args);
 
 // Shared argument helpers.
 bool EqualsIgnoreCase(std::string_view a, std::string_view b);
