@@ -8,7 +8,8 @@
 // docs/protocol.md lists the commands, reply shapes, limits and differences from Redis.
 //
 // Thread-safety: every method may be called from any thread.
-// Ownership: the server borrows the store and the clock; both must outlive it. Shut the server
+// Ownership: the server borrows the store, the clock and the pub/sub carrier; they must outlive
+// it. Shut the server
 // down (or destroy it) before closing the store so no new request reaches a closing store.
 // Failure: NewRespServer returns an error naming the option or the socket that failed; nothing
 // is left listening then. Per-connection failures close that connection and are logged.
@@ -24,6 +25,7 @@
 #include <vector>
 
 #include "skydb/env.h"
+#include "skydb/pubsub.h"
 #include "skydb/result.h"
 #include "skydb/store.h"
 
@@ -61,6 +63,10 @@ struct RespServerOptions {
 
   // Shown in INFO's persistence section next to the store's own kind ("memory", "tiered").
   std::string store_description;
+
+  // Carries PUBLISH to the other daemons on the same database and back (skydb/pubsub.h);
+  // borrowed, it must outlive the server. nullptr: pub/sub is local to this server.
+  PubSubCarrier* pubsub_carrier = nullptr;
 };
 
 // Checks the options without touching the OS; the message names the offending option.

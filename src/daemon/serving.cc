@@ -2,6 +2,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include "pgconn/notify_carrier.h"
+
 namespace skydb::daemon {
 
 RespServerOptions RespOptionsFrom(const Config& config, const std::string& app_group) {
@@ -57,6 +59,11 @@ Status Serving::Open(const std::string& conninfo, const std::string& description
   if (!store.ok()) return std::move(store).error();
   store_ = std::move(store).value();
   RespServerOptions options = RespOptionsFrom(config_, app_group_);
+  // Daemons on one database carry PUBLISH to each other; a memory store has no database.
+  if (!conninfo.empty() && request.config.kind != StoreKind::kMemory) {
+    carrier_ = pg::NewNotifyCarrier({conninfo});
+    options.pubsub_carrier = carrier_.get();
+  }
   StoreStats stats = store_->Stats();
   options.store_description =
       stats.kind + " " + stats.durability + " " + description + description_suffix_;
@@ -64,6 +71,7 @@ Status Serving::Open(const std::string& conninfo, const std::string& description
   if (!server.ok()) {
     (void)store_->Close(std::chrono::seconds(5));
     store_.reset();
+    carrier_.reset();
     return std::move(server).error().Within("cannot listen for clients");
   }
   server_ = std::move(server).value();
@@ -97,6 +105,7 @@ void Serving::Stop(std::chrono::milliseconds drain, std::chrono::milliseconds fl
     server_->Shutdown(drain);
     server_.reset();
   }
+  carrier_.reset();  // after the server: it borrowed the carrier
   if (store_) {
     Status closed = store_->Close(flush);
     if (!closed.ok()) spdlog::error("store: {}", closed.error().message);

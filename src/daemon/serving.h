@@ -18,6 +18,7 @@
 #include "skydb/config.h"
 #include "skydb/env.h"
 #include "skydb/mutex.h"
+#include "skydb/pubsub.h"
 #include "skydb/resp.h"
 #include "skydb/result.h"
 #include "skydb/store.h"
@@ -71,6 +72,7 @@ class Serving final : public ClientService {
   std::string app_group_;
   mutable Mutex mu_;
   std::unique_ptr<SessionStore> store_ GUARDED_BY(mu_);
+  std::unique_ptr<PubSubCarrier> carrier_ GUARDED_BY(mu_);  // with a database only
   std::unique_ptr<RespServer> server_ GUARDED_BY(mu_);
   std::string store_text_ GUARDED_BY(mu_);
   std::string description_suffix_ GUARDED_BY(mu_);

@@ -160,6 +160,9 @@ class Connection {
   bool ReadOnly() const;
   // The SQLSTATE of the last failed statement ("" when it had none, or none failed yet).
   const std::string& LastSqlState() const { return last_sqlstate_; }
+  // The libpq handle, for what this wrapper does not cover: LISTEN's socket and notifications
+  // (pgconn/notify_carrier.cc). Owned by this Connection.
+  pg_conn* native() const { return conn_.get(); }
 
  private:
   struct Free {

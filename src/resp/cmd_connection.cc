@@ -100,6 +100,14 @@ void ClientSetInfo(CommandContext& ctx) {
 
 void CmdPing(CommandContext& ctx) {
   if (ctx.args.size() > 2) return ctx.ReplyError(WrongArity("ping"));
+  // A subscribed RESP2 client gets a two-element array, which its reader expects (Redis 7).
+  if (ctx.client.proto == Proto::kResp2 && ctx.client.pubsub.count() > 0) {
+    std::string out;
+    AppendArrayHeader(out, 2);
+    AppendBulk(out, "pong");
+    AppendBulk(out, ctx.args.size() == 2 ? std::string_view(ctx.args[1]) : "");
+    return ctx.Reply(std::move(out));
+  }
   ctx.Reply(ctx.args.size() == 2 ? Bulk(ctx.args[1]) : Simple("PONG"));
 }
 
@@ -155,7 +163,7 @@ void CmdHello(CommandContext& ctx) {
   ctx.Reply(std::move(out));
 }
 
-// CLIENT SETNAME name | GETNAME | ID | SETINFO LIB-NAME|LIB-VER value.
+// CLIENT SETNAME name | GETNAME | ID | SETINFO LIB-NAME|LIB-VER value | LIST | INFO | KILL.
 void CmdClient(CommandContext& ctx) {
   std::string sub = ToLower(ctx.args[1]);
   size_t argc = ctx.args.size();
@@ -176,6 +184,15 @@ void CmdClient(CommandContext& ctx) {
   }
   if (sub == "id") return ctx.Reply(Integer(static_cast<int64_t>(ctx.client.id)));
   if (sub == "setinfo") return ClientSetInfo(ctx);
+  if (sub == "list") return ClientList(ctx);
+  if (sub == "info") {
+    if (argc != 2) return ctx.ReplyError(WrongArity("client|info"));
+    return ClientInfoCommand(ctx);
+  }
+  if (sub == "kill") {
+    if (argc < 3) return ctx.ReplyError(WrongArity("client|kill"));
+    return ClientKill(ctx);
+  }
   ctx.ReplyError("ERR unknown subcommand '" + ctx.args[1].substr(0, 128) + "'. Try CLIENT HELP.");
 }
 

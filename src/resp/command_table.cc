@@ -39,15 +39,21 @@ const std::vector<CommandSpec> kCommands = {
     {"pexpire", -3, CmdPExpire, true, true, 1, 1, 1},
     {"pexpireat", -3, CmdPExpireAt, true, true, 1, 1, 1},
     {"ping", -1, CmdPing, true, false, 0, 0, 0},
+    {"psubscribe", -2, CmdPSubscribe, true, false, 0, 0, 0},
     {"psetex", 4, CmdPSetEx, true, true, 1, 1, 1},
     {"pttl", 2, CmdPTtl, true, false, 1, 1, 1},
+    {"publish", 3, CmdPublish, true, false, 0, 0, 0},
+    {"pubsub", -2, CmdPubSub, true, false, 0, 0, 0},
+    {"punsubscribe", -1, CmdPUnsubscribe, true, false, 0, 0, 0},
     {"quit", -1, CmdQuit, false, false, 0, 0, 0},
     {"scan", -2, CmdScan, true, false, 0, 0, 0},
     {"select", 2, CmdSelect, true, false, 0, 0, 0},
     {"set", -3, CmdSet, true, true, 1, 1, 1},
     {"setex", 4, CmdSetEx, true, true, 1, 1, 1},
+    {"subscribe", -2, CmdSubscribe, true, false, 0, 0, 0},
     {"ttl", 2, CmdTtl, true, false, 1, 1, 1},
     {"unlink", -2, CmdDel, true, true, 1, -1, 1},
+    {"unsubscribe", -1, CmdUnsubscribe, true, false, 0, 0, 0},
     {"unwatch", 1, CmdUnwatch, true, false, 0, 0, 0},
     {"watch", -2, CmdWatch, true, false, 1, -1, 1},
 };
@@ -135,6 +141,10 @@ void CommandExecutor::Execute(ClientState& client, std::vector<std::string> args
   if (!ArityOk(*spec, args.size())) return refuse(WrongArity(spec->name));
   if (spec->needs_auth && !client.authenticated && !config_.requirepass.empty()) {
     return refuse("NOAUTH Authentication required.");
+  }
+  if (client.proto == Proto::kResp2 && client.pubsub.count() > 0 &&
+      !AllowedWhileSubscribed(spec->name)) {
+    return refuse(SubscribedModeError(args));
   }
   if (client.in_multi && !RunsInsideMulti(*spec)) {
     return QueueInMulti(client, std::move(args), reply);

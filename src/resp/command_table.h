@@ -85,6 +85,20 @@ void CmdEvalSha(CommandContext& ctx);
 // Inside MULTI: queues `args` (already checked) and answers QUEUED, or refuses a transaction
 // grown past its bounds.
 void QueueInMulti(ClientState& client, std::vector<std::string> args, const ReplyFn& reply);
+void CmdSubscribe(CommandContext& ctx);
+void CmdUnsubscribe(CommandContext& ctx);
+void CmdPSubscribe(CommandContext& ctx);
+void CmdPUnsubscribe(CommandContext& ctx);
+void CmdPublish(CommandContext& ctx);
+void CmdPubSub(CommandContext& ctx);
+void ClientList(CommandContext& ctx);  // CLIENT subcommands of resp/cmd_client.cc
+void ClientInfoCommand(CommandContext& ctx);
+void ClientKill(CommandContext& ctx);
+
+// A RESP2 client with subscriptions may run only these (Redis 7's rule), else it gets
+// SubscribedModeError: Redis's text, naming the command as Redis does ('client|list').
+bool AllowedWhileSubscribed(std::string_view lower_name);
+std::string SubscribedModeError(const std::vector<std::string>& args);
 
 // Shared argument helpers.
 bool EqualsIgnoreCase(std::string_view a, std::string_view b);

@@ -18,7 +18,9 @@
 #include <string>
 #include <vector>
 
+#include "resp/clients.h"
 #include "resp/encoder.h"
+#include "resp/pubsub.h"
 #include "resp/reply.h"
 #include "skydb/env.h"
 #include "skydb/store.h"
@@ -35,6 +37,7 @@ struct ClientState {
   bool close_after_reply = false;  // set by QUIT
   uint32_t auth_failures = 0;      // failed AUTH / HELLO AUTH; the connection slows each one
   Proto proto = Proto::kResp2;     // HELLO 3 switches to RESP3
+  PubSubState pubsub;              // channels and patterns subscribed (SUBSCRIBE...)
   // MULTI ... EXEC: the commands queued, and whether one was refused while queuing (EXEC then
   // answers EXECABORT and runs nothing).
   bool in_multi = false;
@@ -91,6 +94,10 @@ class CommandExecutor {
   const ServerCounters& counters() const { return counters_; }
   Clock::TimePoint started() const { return started_; }
   UnixMillis NowMs() const;
+  PubSubHub& pubsub() { return pubsub_; }  // shared by every connection of the server
+  // Every connection of the server, for CLIENT LIST / KILL; null: this client alone.
+  ClientControl* client_control() const { return client_control_; }
+  void set_client_control(ClientControl* control) { client_control_ = control; }  // before use
 
  private:
   ExecutorConfig config_;
@@ -98,6 +105,8 @@ class CommandExecutor {
   Clock& clock_;
   const ServerCounters& counters_;
   Clock::TimePoint started_;
+  PubSubHub pubsub_;
+  ClientControl* client_control_ = nullptr;
 };
 
 }  // namespace skydb::resp

@@ -1,4 +1,6 @@
 // Connection: the per-client state machine of the RESP server.
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -6,12 +8,29 @@
 #include <cstring>
 #include <utility>
 
+#include "base/strings.h"
 #include "resp/encoder.h"
+#include "resp/pubsub.h"
 #include "resp/server_internal.h"
 #include "skydb/log.h"
 
 namespace skydb::resp {
 namespace {
+
+std::string SocketAddressText(const sockaddr_storage& address) {
+  char host[INET6_ADDRSTRLEN] = "?";
+  int port = 0;
+  if (address.ss_family == AF_INET) {
+    const auto& v4 = reinterpret_cast<const sockaddr_in&>(address);
+    ::inet_ntop(AF_INET, &v4.sin_addr, host, sizeof host);
+    port = ntohs(v4.sin_port);
+  } else if (address.ss_family == AF_INET6) {
+    const auto& v6 = reinterpret_cast<const sockaddr_in6&>(address);
+    ::inet_ntop(AF_INET6, &v6.sin6_addr, host, sizeof host);
+    port = ntohs(v6.sin6_port);
+  }
+  return std::string(host) + ":" + std::to_string(port);
+}
 
 constexpr size_t kReadChunk = 64 << 10;
 constexpr size_t kReadBudget = 1 << 20;  // per readiness event, so one client cannot hog
@@ -26,6 +45,40 @@ ParserLimits LimitsFrom(const RespServerOptions& o) {
   limits.max_query_buffer = o.max_query_buffer;
   return limits;
 }
+
+// A connection as the hub sees it. Deliver runs on the publisher's thread: it claims the
+// frame's bytes in the connection's budget there (so messages in transit are counted and a
+// subscriber that does not read is bounded by resp.max_output_buffer) and posts the frame to
+// the connection's loop; a refused claim posts the connection's close instead. Never blocks.
+class ConnectionSubscriber final : public Subscriber {
+ public:
+  ConnectionSubscriber(std::weak_ptr<Connection> conn, std::shared_ptr<Loop> loop,
+                       std::shared_ptr<ReplyBudget> budget)
+      : conn_(std::move(conn)), loop_(std::move(loop)), budget_(std::move(budget)) {}
+
+  void Deliver(std::string_view pattern, std::string_view channel,
+               std::string_view message) override {
+    if (closing_.load(std::memory_order_relaxed)) return;
+    std::string frame = MessageFrame(Proto::kResp2, pattern, channel, message);
+    if (!budget_->TryClaim(frame.size())) {
+      if (closing_.exchange(true)) return;
+      loop_->Post([conn = conn_] {
+        if (auto c = conn.lock()) c->CloseOverBudget();
+      });
+      return;
+    }
+    auto claim = std::make_shared<ReplyClaim>(budget_, frame.size());
+    loop_->Post([conn = conn_, frame = std::move(frame), claim]() mutable {
+      if (auto c = conn.lock()) c->Push(std::move(frame), std::move(*claim));
+    });
+  }
+
+ private:
+  std::weak_ptr<Connection> conn_;
+  std::shared_ptr<Loop> loop_;
+  std::shared_ptr<ReplyBudget> budget_;
+  std::atomic<bool> closing_{false};
+};
 
 }  // namespace
 
@@ -52,7 +105,8 @@ Connection::Connection(int fd, uint64_t id, Loop& loop, ServerShared& shared)
       parser_(LimitsFrom(shared.options)),
       budget_(std::make_shared<ReplyBudget>(shared.options.max_output_buffer,
                                             shared.reply_memory.get())),
-      last_active_(shared.clock->Now()) {
+      last_active_(shared.clock->Now()),
+      created_(last_active_) {
   client_.id = id;
 }
 
@@ -60,9 +114,66 @@ Connection::~Connection() {
   if (fd_ >= 0) ::close(fd_);  // only if the loop died without closing it
 }
 
+void Connection::Start() {
+  DescribeSockets();
+  client_.pubsub.subscriber =
+      std::make_shared<ConnectionSubscriber>(weak_from_this(), loop_.shared_from_this(), budget_);
+}
+
+// Redis's forms: "ip:port" for TCP, "<socket path>:0" for both ends of a unix socket.
+void Connection::DescribeSockets() {
+  sockaddr_storage peer{}, local{};
+  socklen_t peer_len = sizeof peer, local_len = sizeof local;
+  if (::getsockname(fd_, reinterpret_cast<sockaddr*>(&local), &local_len) != 0) return;
+  if (local.ss_family == AF_UNIX) {
+    unix_socket_ = true;
+    addr_ = laddr_ = shared_.options.unix_path + ":0";
+    return;
+  }
+  laddr_ = SocketAddressText(local);
+  if (::getpeername(fd_, reinterpret_cast<sockaddr*>(&peer), &peer_len) == 0) {
+    addr_ = SocketAddressText(peer);
+  }
+}
+
+ClientInfo Connection::Info(Clock::TimePoint now) const {
+  ClientInfo info = InfoFromState(client_);
+  info.addr = addr_;
+  info.laddr = laddr_;
+  info.fd = fd_;
+  info.unix_socket = unix_socket_;
+  auto seconds = [](Clock::Duration d) {
+    return std::chrono::duration_cast<std::chrono::seconds>(d).count();
+  };
+  info.age_seconds = seconds(now - created_);
+  info.idle_seconds = seconds(now - last_active_);
+  info.qbuf = in_.size();
+  info.obl = out_.size() - out_sent_;
+  info.oll = slots_.size();
+  info.omem = budget_->held();
+  info.writing = out_sent_ < out_.size();
+  if (!last_cmd_.empty()) {
+    info.cmd = ToLower(last_cmd_);
+    if (!last_sub_.empty() && (info.cmd == "client" || info.cmd == "pubsub" ||
+                               info.cmd == "config" || info.cmd == "command")) {
+      info.cmd += "|" + ToLower(last_sub_);
+    }
+  }
+  return info;
+}
+
+void Connection::Push(std::string frame, ReplyClaim claim) {
+  if (fd_ < 0) return;
+  if (client_.proto == Proto::kResp3) frame[0] = '>';  // the same size: the claim holds
+  held_ += claim.Take();
+  slots_.emplace_back(std::move(frame));
+  if (slots_.size() == 1) loop_.MarkDirty(shared_from_this());
+}
+
 void Connection::Close(const char* why) {
   if (fd_ < 0) return;
   spdlog::debug("resp: closing client id={}: {}", id_, why);
+  shared_.executor->pubsub().RemoveAll(client_.pubsub);
   DiscardUnreadInput(fd_);
   loop_.Remove(fd_);
   ::close(fd_);
@@ -141,6 +252,9 @@ void Connection::Dispatch(std::vector<std::string> args) {
   uint64_t seq = first_seq_ + slots_.size();
   slots_.emplace_back();
   shared_.counters.total_commands.fetch_add(1, std::memory_order_relaxed);
+  last_cmd_.assign(args[0], 0, 32);
+  last_sub_.clear();
+  if (args.size() > 1 && args[0].size() <= 7) last_sub_.assign(args[1], 0, 32);
   uint32_t auth_failures = client_.auth_failures;
   shared_.executor->Execute(client_, std::move(args), MakeReply(seq));
   if (client_.auth_failures != auth_failures) OnAuthFailure();
@@ -215,6 +329,7 @@ void Connection::Complete(uint64_t seq, std::string reply, ReplyClaim claim) {
 // The server-wide limit is logged once per episode (every client that does not read would be
 // named otherwise), the client's own each time.
 void Connection::CloseOverBudget() {
+  if (fd_ < 0) return;
   shared_.counters.reply_limit_disconnects.fetch_add(1, std::memory_order_relaxed);
   ReplyMemory& memory = *shared_.reply_memory;
   if (budget_->refused() == ReplyLimit::kServer) {

@@ -197,6 +197,7 @@ void Loop::Adopt(int fd) {
   uint64_t id = shared_.next_client_id.fetch_add(1);
   auto conn = std::make_shared<Connection>(fd, id, *this, shared_);
   connections_[id] = conn;
+  conn->Start();
   SetInterest(fd, id, EPOLLIN, true);
 }
 
@@ -212,6 +213,13 @@ void Loop::Remove(int fd) { (void)::epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, fd, null
 void Loop::MarkDirty(std::shared_ptr<Connection> conn) { dirty_.push_back(std::move(conn)); }
 
 void Loop::Forget(uint64_t id) { connections_.erase(id); }
+
+void Loop::ForEachConnection(const std::function<void(Connection&)>& visit) {
+  std::vector<std::shared_ptr<Connection>> all;
+  all.reserve(connections_.size());
+  for (auto& [id, conn] : connections_) all.push_back(conn);
+  for (auto& conn : all) visit(*conn);
+}
 
 // Flushing may resume a paused pipeline whose commands complete inline and mark the connection
 // dirty again; a bounded number of rounds keeps one client from starving the loop.

@@ -96,6 +96,14 @@ Status RespServerImpl::Open() {
   executor_config_.tcp_port = tcp_port_;
   shared_.executor = std::make_unique<CommandExecutor>(executor_config_, *store_, *shared_.clock,
                                                        shared_.counters);
+  shared_.client_control = std::make_unique<LoopClientControl>(shared_);
+  shared_.executor->set_client_control(shared_.client_control.get());
+  if (PubSubCarrier* carrier = shared_.options.pubsub_carrier) {
+    PubSubHub& hub = shared_.executor->pubsub();
+    hub.SetCarrier(carrier);
+    carrier->SetReceiver(
+        [&hub](std::string channel, std::string message) { hub.Deliver(channel, message); });
+  }
   for (auto& loop : shared_.loops) loop->Start();
   started_ = true;
   spdlog::info("resp: listening on {}{}{} ({} loop thread{})", shared_.options.unix_path,
@@ -109,6 +117,7 @@ void RespServerImpl::Shutdown(std::chrono::milliseconds drain) {
   MutexLock lock(shutdown_mu_);
   if (shut_down_ || !started_) return;
   shut_down_ = true;
+  if (shared_.options.pubsub_carrier != nullptr) shared_.options.pubsub_carrier->SetReceiver({});
   auto deadline = std::chrono::steady_clock::now() + drain;
   for (auto& loop : shared_.loops) {
     loop->Post([raw = loop.get(), deadline] { raw->BeginDrain(deadline); });

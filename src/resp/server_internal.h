@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "os/listen_socket.h"
+#include "resp/clients.h"
 #include "resp/commands.h"
 #include "resp/parser.h"
 #include "skydb/mutex.h"
@@ -32,6 +33,18 @@
 namespace skydb::resp {
 
 class Loop;
+struct ServerShared;
+
+// CLIENT LIST / KILL over every loop of the server (resp/client_control.cc).
+class LoopClientControl final : public ClientControl {
+ public:
+  explicit LoopClientControl(ServerShared& shared) : shared_(shared) {}
+  void List(ClientFilter filter, std::function<void(std::vector<ClientInfo>)> done) override;
+  void Kill(ClientFilter filter, uint64_t requester, std::function<void(size_t)> done) override;
+
+ private:
+  ServerShared& shared_;
+};
 
 struct ServerShared {
   RespServerOptions options;
@@ -42,6 +55,7 @@ struct ServerShared {
   Clock* clock = nullptr;
   std::atomic<uint64_t> next_client_id{1};
   std::atomic<size_t> next_loop{0};
+  std::unique_ptr<LoopClientControl> client_control;  // the executor's, for CLIENT LIST / KILL
 };
 
 // One client connection: reads, parses, dispatches, and writes replies in request order.
@@ -59,7 +73,15 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void CheckIdle(Clock::TimePoint now);
   void Close(const char* why);
   void EndAuthHold();  // the AUTH failure delay is over: send the reply, read again
+  // Loop thread, right after the connection is adopted: makes it a possible subscriber.
+  void Start();
+  // Queues a pub/sub message (encoded for RESP2; pushed as RESP3 if the client speaks it)
+  // after every reply owed so far; `claim` holds its bytes in this connection's budget.
+  void Push(std::string frame, ReplyClaim claim);
+  // Closes the connection because a reply limit was reached, naming the limit in the log.
+  void CloseOverBudget();
   bool closed() const { return fd_ < 0; }
+  ClientInfo Info(Clock::TimePoint now) const;  // for CLIENT LIST / INFO / KILL
   uint64_t id() const { return id_; }
 
  private:
@@ -74,7 +96,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
   bool WriteOut();
   ReplyFn MakeReply(uint64_t seq);
   void CompleteHere(uint64_t seq, std::string reply);  // a reply made on the loop thread
-  void CloseOverBudget();
+
+  void DescribeSockets();  // addr_, laddr_ as CLIENT LIST shows them
 
   int fd_;
   uint64_t id_;
@@ -96,6 +119,12 @@ class Connection : public std::enable_shared_from_this<Connection> {
   bool auth_hold_ = false;       // after a failed AUTH: no reading, no writing, until a timer
   uint32_t interest_ = EPOLLIN;  // epoll events registered
   Clock::TimePoint last_active_;
+  Clock::TimePoint created_;
+  std::string addr_;
+  std::string laddr_;
+  bool unix_socket_ = false;
+  std::string last_cmd_;  // the last command's name and first argument, as sent
+  std::string last_sub_;
 };
 
 // An epoll loop on its own thread, with a task queue other threads post to.
@@ -118,6 +147,8 @@ class Loop : public std::enable_shared_from_this<Loop> {
   void Remove(int fd);
   void MarkDirty(std::shared_ptr<Connection> conn);
   void Forget(uint64_t id);
+  // Calls `visit` for every connection of this loop; it may close the one it is given.
+  void ForEachConnection(const std::function<void(Connection&)>& visit);
   void BeginDrain(std::chrono::steady_clock::time_point deadline);  // real time, not Clock
   // Calls conn->EndAuthHold() once the server's Clock reaches `when` (if conn still exists).
   void AddTimer(Clock::TimePoint when, std::weak_ptr<Connection> conn);

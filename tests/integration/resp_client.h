@@ -33,6 +33,8 @@ class RespClient {
   // Sends `args` as one command and reads its reply. An Error means the connection failed
   // (closed, timed out, malformed reply); the client is unusable afterwards.
   Result<RespReply> Command(const std::vector<std::string>& args);
+  // Reads the next reply without sending anything (a pub/sub message), bounded by the timeout.
+  Result<RespReply> Next() { return ReadReply(0); }
   // Sends every command at once (pipelined), then reads their replies in order.
   Result<std::vector<RespReply>> Pipeline(const std::vector<std::vector<std::string>>& commands);
 

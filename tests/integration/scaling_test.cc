@@ -182,6 +182,73 @@ TEST_F(ExternalTest, DaemonsStartingTogetherMigrateOnceAndReadEachOthersWrites) 
   for (auto& daemon : d) EXPECT_EQ(daemon->StopCleanly(seconds(20)), "");
 }
 
+// PUBLISH on daemon b reaches a subscriber of daemon a through PostgreSQL NOTIFY, every byte
+// intact, once (a's own NOTIFY is not delivered twice); a message NOTIFY cannot carry is
+// refused on b and delivered nowhere, while one at the limit crosses.
+TEST_F(ExternalTest, PublishReachesTheSubscribersOfAnotherDaemon) {
+  std::string url = Database("t_pubsub");
+  auto a = StartExternal(url, root_.Dir("a"));
+  auto b = StartExternal(url, root_.Dir("b"));
+  std::string sa = StoreSocket(root_.Dir("a")), sb = StoreSocket(root_.Dir("b"));
+  ASSERT_TRUE(WaitForPong(sa, seconds(60))) << a->Log();
+  ASSERT_TRUE(WaitForPong(sb, seconds(60))) << b->Log();
+  auto both_listening = [&] {  // both carriers have run LISTEN
+    std::string listening;
+    for (int i = 0; i < 300 && listening != "2"; ++i) {
+      listening =
+          Q("SELECT count(*) FROM pg_stat_activity WHERE application_name = "
+            "'skydb pubsub' AND query LIKE 'LISTEN%'",
+            "t_pubsub");
+      if (listening != "2") std::this_thread::sleep_for(milliseconds(100));
+    }
+    return listening == "2";
+  };
+  ASSERT_TRUE(both_listening()) << a->Log() << b->Log();
+
+  RespClient sub = Client(sa), local = Client(sa), pub = Client(sb);
+  auto confirmed = sub.Command({"SUBSCRIBE", "news"});
+  ASSERT_TRUE(confirmed.ok() && confirmed->elements.size() == 3) << confirmed.error().message;
+  auto next_payload = [&sub] {
+    auto m = sub.Next();
+    if (!m.ok()) return "ERROR: " + m.error().message;
+    if (m->elements.size() != 3 || m->elements[0].text != "message") return std::string("?");
+    return m->elements[1].text + "=" + m->elements[2].text;
+  };
+  const std::string binary("x\0\xff\r\n", 5);
+  EXPECT_EQ(pub.Command({"PUBLISH", "news", binary})->integer, 0);  // b's own receivers only
+  EXPECT_EQ(next_payload(), "news=" + binary);
+  EXPECT_EQ(local.Command({"PUBLISH", "news", "from-a"})->integer, 1);
+  EXPECT_EQ(next_payload(), "news=from-a");
+  const std::string at_limit(5900 - 4, 'L');  // channel + message = 5900 bytes
+  EXPECT_EQ(pub.Command({"PUBLISH", "news", at_limit})->integer, 0);
+  EXPECT_EQ(next_payload(), "news=" + at_limit);  // and not from-a a second time
+  auto refused = pub.Command({"PUBLISH", "news", at_limit + "!"});
+  ASSERT_TRUE(refused.ok());
+  EXPECT_EQ(refused->type, RespReply::Type::kError);
+  EXPECT_EQ(refused->text,
+            "ERR message too large to reach the other daemons: channel and message are 5901 "
+            "bytes, at most 5900 can cross PostgreSQL NOTIFY; nothing was delivered");
+  EXPECT_EQ(pub.Command({"PUBLISH", "news", "after"})->integer, 0);
+  EXPECT_EQ(next_payload(), "news=after");  // the refused one never arrived
+
+  // The carriers' connections are cut: each reconnects (logged once) and carries again.
+  EXPECT_EQ(Q("SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE "
+              "application_name = 'skydb pubsub'",
+              "t_pubsub"),
+            "2");
+  const std::string again = "pubsub: carrying messages between daemons again";
+  for (int i = 0; i < 300 && !(a->LogContains(again) && b->LogContains(again)); ++i) {
+    std::this_thread::sleep_for(milliseconds(100));
+  }
+  ASSERT_TRUE(both_listening()) << a->Log() << b->Log();
+  EXPECT_EQ(pub.Command({"PUBLISH", "news", "again"})->integer, 0);
+  EXPECT_EQ(next_payload(), "news=again");
+  EXPECT_TRUE(a->LogContains("pubsub: lost the PostgreSQL connection")) << a->Log();
+  EXPECT_TRUE(a->LogContains(again)) << a->Log();
+  EXPECT_EQ(a->StopCleanly(seconds(20)), "");
+  EXPECT_EQ(b->StopCleanly(seconds(20)), "");
+}
+
 TEST_F(ExternalTest, SchemaNewerThanTheBinaryIsRefusedOlderIsMigrated) {
   std::string url = Database("t_schema");
   std::string dir = root_.Dir("d");

@@ -76,9 +76,44 @@ TEST_F(CommandsTest, ConnectionCommands) {
   EXPECT_EQ(Run({"CLIENT", "SETINFO", "color", "x"}), "-ERR Unrecognized option 'color'\r\n");
   EXPECT_EQ(Run({"CLIENT", "GETNAME", "x"}),
             "-ERR wrong number of arguments for 'client|getname' command\r\n");
-  EXPECT_EQ(Run({"CLIENT", "KILL"}), "-ERR unknown subcommand 'KILL'. Try CLIENT HELP.\r\n");
+  EXPECT_EQ(Run({"CLIENT", "NOSUCH"}), "-ERR unknown subcommand 'NOSUCH'. Try CLIENT HELP.\r\n");
   EXPECT_EQ(Run({"QUIT"}), kOk);
   EXPECT_TRUE(client_.close_after_reply);
+}
+
+// CLIENT LIST / INFO / KILL with Redis 7's errors. Without a server the executor knows this
+// client alone (tests/unit/resp/server_test.cc and the integration tests cover a server's).
+TEST_F(CommandsTest, ClientListInfoKill) {
+  Run({"CLIENT", "SETNAME", "web-1"});
+  const std::string line =
+      "id=7 addr= laddr= fd=-1 name=web-1 age=0 idle=0 flags=N db=0 sub=0 psub=0 ssub=0 "
+      "multi=-1 qbuf=0 qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 omem=0 "
+      "tot-mem=0 events=r cmd=NULL user=default redir=-1 resp=2 lib-name= lib-ver=\n";
+  EXPECT_EQ(Run({"CLIENT", "INFO"}), Bulk(line));
+  EXPECT_EQ(Run({"CLIENT", "LIST"}), Bulk(line));
+  EXPECT_EQ(Run({"CLIENT", "LIST", "ID", "7", "8"}), Bulk(line));
+  EXPECT_EQ(Run({"CLIENT", "LIST", "ID", "8"}), "$0\r\n\r\n");
+  EXPECT_EQ(Run({"CLIENT", "LIST", "TYPE", "pubsub"}), "$0\r\n\r\n");
+  EXPECT_EQ(Run({"CLIENT", "LIST", "TYPE", "normal"}), Bulk(line));
+  EXPECT_EQ(Run({"CLIENT", "LIST", "TYPE", "master"}), "$0\r\n\r\n");
+  EXPECT_EQ(Run({"CLIENT", "LIST", "TYPE", "foo"}), "-ERR Unknown client type 'foo'\r\n");
+  EXPECT_EQ(Run({"CLIENT", "LIST", "ID", "abc"}), "-ERR Invalid client ID\r\n");
+  EXPECT_EQ(Run({"CLIENT", "LIST", "foo"}), kSyntax);
+  EXPECT_EQ(Run({"CLIENT", "INFO", "x"}),
+            "-ERR wrong number of arguments for 'client|info' command\r\n");
+  EXPECT_EQ(Run({"CLIENT", "KILL"}),
+            "-ERR wrong number of arguments for 'client|kill' command\r\n");
+  EXPECT_EQ(Run({"CLIENT", "KILL", "1.2.3.4:5"}), "-ERR No such client\r\n");
+  EXPECT_EQ(Run({"CLIENT", "KILL", "ID", "99"}), ":0\r\n");
+  EXPECT_EQ(Run({"CLIENT", "KILL", "ADDR", "1.2.3.4:5", "SKIPME", "no"}), ":0\r\n");
+  EXPECT_EQ(Run({"CLIENT", "KILL", "ID", "x"}), "-ERR client-id should be greater than 0\r\n");
+  EXPECT_EQ(Run({"CLIENT", "KILL", "ID", "1", "2"}), kSyntax);
+  EXPECT_EQ(Run({"CLIENT", "KILL", "TYPE", "foo"}), "-ERR Unknown client type 'foo'\r\n");
+  EXPECT_EQ(Run({"CLIENT", "KILL", "SKIPME", "maybe"}), kSyntax);
+  client_.proto = Proto::kResp3;  // a verbatim string, as Redis 7 answers a RESP3 client
+  std::string verbatim = "=" + std::to_string(line.size() + 4) + "\r\ntxt:" + line;
+  verbatim.replace(verbatim.find("resp=2"), 6, "resp=3");
+  EXPECT_EQ(Run({"CLIENT", "INFO"}), verbatim + "\r\n");
 }
 
 TEST_F(CommandsTest, HelloAnswersInTheProtocolItSelects) {

@@ -163,6 +163,16 @@ class ServerTest : public ::testing::Test {
     return out;
   }
 
+  // One bulk string reply's contents ("<error>" if the reply is not one).
+  static std::string ReadBulk(int fd) {
+    std::string header;
+    char c = 0;
+    while (header.size() < 32 && ::recv(fd, &c, 1, 0) == 1 && c != '\n') header.push_back(c);
+    if (header.empty() || header[0] != '$') return "<error>" + header;
+    std::string body = Read(fd, std::strtoul(header.c_str() + 1, nullptr, 10) + 2);
+    return body.substr(0, body.size() - 2);
+  }
+
   // INFO's acl_access_denied_auth, read over a fresh authenticated connection; -1 on failure.
   int AuthFailures() {
     int fd = Connect();
@@ -178,6 +188,8 @@ class ServerTest : public ::testing::Test {
   RespServerOptions options_;
   testing::FakeClock clock_;
   std::unique_ptr<RespServer> server_;
+  std::unique_ptr<SessionStore> store_for_client_tests_ =
+      NewMemoryStore(MemoryTierOptions{}, clock_);
 };
 
 TEST_F(ServerTest, RepliesInRequestOrderWhenTheStoreAnswersOutOfOrder) {
@@ -564,6 +576,102 @@ TEST_F(ServerTest, TcpOnLoopback) {
   Send(fd, "SET a b\r\nGET a\r\n");
   EXPECT_EQ(Read(fd, 12), "+OK\r\n$1\r\nb\r\n");
   ::close(fd);
+}
+
+// A message is never written inside or ahead of an earlier reply: it waits behind a GET still
+// at the store, and the subscribe confirmation (in its request's slot) comes first.
+TEST_F(ServerTest, PubSubMessagesFollowEarlierRepliesAndTheConfirmation) {
+  HeldStore store;
+  Start(store);
+  int subscriber = Connect();
+  Send(subscriber, "HELLO 3\r\n");
+  ASSERT_EQ(Read(subscriber, 1).substr(0, 2), "%7");
+  int publisher = Connect();
+  Send(subscriber, "GET k\r\nSUBSCRIBE ch\r\n");
+  ASSERT_TRUE(WaitFor([&] { return store.held_gets() == 1; }));
+  const std::string numsub = "*2\r\n$2\r\nch\r\n:1\r\n";
+  ASSERT_TRUE(WaitFor([&] {
+    Send(publisher, "PUBSUB NUMSUB ch\r\n");
+    return Read(publisher, numsub.size()) == numsub;
+  }));
+  Send(publisher, "PUBLISH ch hello\r\n");
+  EXPECT_EQ(Read(publisher, 4), ":1\r\n");
+  store.ReleaseGetsWith("v");
+  std::string expected = "$1\r\nv\r\n>3\r\n$9\r\nsubscribe\r\n$2\r\nch\r\n:1\r\n" +
+                         std::string(">3\r\n$7\r\nmessage\r\n$2\r\nch\r\n$5\r\nhello\r\n");
+  EXPECT_EQ(Read(subscriber, expected.size()), expected);
+  ::close(subscriber);
+  ASSERT_TRUE(WaitFor([&] {  // a closed subscriber leaves the hub
+    Send(publisher, "PUBLISH ch x\r\n");
+    return Read(publisher, 4) == ":0\r\n";
+  }));
+  ::close(publisher);
+}
+
+// A subscriber that does not read is closed at its output limit, the reason logged with its id;
+// the publisher's replies keep coming meanwhile (PUBLISH never waits for a subscriber).
+TEST_F(ServerTest, ASlowSubscriberIsClosedWithoutSlowingThePublisher) {
+  LogCapture log;
+  options_.max_output_buffer = 1 << 20;
+  options_.threads = 2;  // subscriber and publisher on different loops
+  HeldStore store;
+  Start(store);
+  int slow = Connect();
+  int small = 4096;
+  ::setsockopt(slow, SOL_SOCKET, SO_RCVBUF, &small, sizeof small);
+  Send(slow, "SUBSCRIBE ch\r\n");
+  std::string confirmation = "*3\r\n$9\r\nsubscribe\r\n$2\r\nch\r\n:1\r\n";
+  ASSERT_EQ(Read(slow, confirmation.size()), confirmation);
+  int publisher = Connect();
+  const std::string publish = "PUBLISH ch " + std::string(16 << 10, 'm') + "\r\n";
+  auto started = std::chrono::steady_clock::now();
+  std::string replies;
+  for (int i = 0; i < 256; ++i) {  // 4 MiB of messages for a client that reads nothing
+    Send(publisher, publish);
+    replies += Read(publisher, 4);
+  }
+  auto took = std::chrono::steady_clock::now() - started;
+  EXPECT_LT(took, std::chrono::seconds(5));
+  EXPECT_EQ(replies.substr(0, 4), ":1\r\n");
+  EXPECT_EQ(replies.substr(replies.size() - 4), ":0\r\n");  // closed: no longer a receiver
+  EXPECT_EQ(server_->Stats().reply_limit_disconnects, 1U);
+  std::string got = Read(slow, 64 << 20);
+  EXPECT_EQ(got.substr(got.size() - 5), "<eof>");
+  ::close(slow);
+  ::close(publisher);
+  server_.reset();
+  EXPECT_EQ(log.Count("output buffer limit (resp.max_output_buffer = 1048576 bytes) reached"), 1);
+}
+
+// CLIENT LIST sees the connections of every loop; KILL closes another loop's client; the old
+// form may kill the caller, which gets its +OK first.
+TEST_F(ServerTest, ClientListAndKillReachEveryLoop) {
+  options_.threads = 2;
+  Start(*store_for_client_tests_);
+  int a = Connect(), b = Connect(), c = Connect();
+  Send(b, "CLIENT ID\r\nSUBSCRIBE news\r\n");
+  std::string b_id = Read(b, 4 + 33).substr(1, 1);  // ":N\r\n" and the confirmation
+  Send(a, "CLIENT LIST\r\n");
+  std::string list = ReadBulk(a);
+  EXPECT_EQ(std::count(list.begin(), list.end(), '\n'), 3) << list;
+  EXPECT_NE(list.find("addr=" + options_.unix_path + ":0 laddr=" + options_.unix_path + ":0"),
+            std::string::npos);
+  EXPECT_NE(list.find("id=" + b_id + " "), std::string::npos);
+  EXPECT_NE(list.find("cmd=client|list"), std::string::npos);
+  Send(a, "CLIENT LIST TYPE pubsub\r\n");
+  std::string pubsub = ReadBulk(a);
+  EXPECT_EQ(std::count(pubsub.begin(), pubsub.end(), '\n'), 1) << pubsub;
+  EXPECT_NE(pubsub.find("id=" + b_id + " "), std::string::npos);
+  EXPECT_NE(pubsub.find("flags=PU db=0 sub=1 psub=0"), std::string::npos);
+  Send(a, "CLIENT KILL ID " + b_id + "\r\n");
+  EXPECT_EQ(Read(a, 4), ":1\r\n");
+  EXPECT_EQ(Read(b, 1), "<eof>");
+  Send(a, "CLIENT KILL " + options_.unix_path + ":0\r\n");  // a and c
+  EXPECT_EQ(Read(a, 100), "+OK\r\n<eof>");
+  EXPECT_EQ(Read(c, 1), "<eof>");
+  ::close(a);
+  ::close(b);
+  ::close(c);
 }
 
 TEST(RespOptions, Validation) {
