@@ -61,6 +61,7 @@ struct RespServerOptions {
 
   // Shown in INFO's persistence section next to the store's own kind ("memory", "tiered").
   std::string store_description;
+  bool allow_flush = false;  // resp.allow_flush: FLUSHALL/FLUSHDB delete every key
 };
 
 // Checks the options without touching the OS; the message names the offending option.

@@ -14,12 +14,15 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "resp/encoder.h"
 #include "resp/reply.h"
 #include "skydb/env.h"
+#include "skydb/mutex.h"
 #include "skydb/store.h"
 
 namespace skydb::resp {
@@ -34,6 +37,19 @@ struct ClientState {
   bool close_after_reply = false;  // set by QUIT
   uint32_t auth_failures = 0;      // failed AUTH / HELLO AUTH; the connection slows each one
   Proto proto = Proto::kResp2;     // HELLO 3 switches to RESP3
+};
+
+// Error replies by their first word ("ERR", "WRONGPASS"), for INFO errorstats. As in Redis, at
+// most 128 distinct words are kept; later new ones are counted only in the total.
+class ErrorCounts {
+ public:
+  void Count(std::string_view code);
+  std::map<std::string, uint64_t> Snapshot() const;
+
+ private:
+  static constexpr size_t kMaxCodes = 128;
+  mutable Mutex mu_;
+  std::map<std::string, uint64_t, std::less<>> counts_ GUARDED_BY(mu_);
 };
 
 // Server-wide figures for INFO, updated by the server's loops.
@@ -52,7 +68,20 @@ struct ServerCounters {
   static constexpr size_t kCommandSlots = 64;
   static constexpr size_t kUnknownCommandSlot = kCommandSlots - 1;
   mutable std::array<std::atomic<uint64_t>, kCommandSlots> by_command{};
+  // Per command: microseconds from dispatch to reply (wall time: in sync durability it
+  // includes the wait for COMMIT), error replies before the command ran (unknown, arity,
+  // NOAUTH: Redis's rejected_calls) and after (failed_calls).
+  mutable std::array<std::atomic<uint64_t>, kCommandSlots> usec_by_command{};
+  mutable std::array<std::atomic<uint64_t>, kCommandSlots> rejected_by_command{};
+  mutable std::array<std::atomic<uint64_t>, kCommandSlots> failed_by_command{};
+  mutable std::atomic<uint64_t> error_replies{0};
+  mutable ErrorCounts errors;
 };
+
+// `reply`, counting what it answers into `counters` (slot `slot`, dispatched at `start`): an
+// error before `*ran` is set is a rejection, after it a failure.
+ReplyFn CountingReply(ReplyFn reply, const ServerCounters& counters, size_t slot, Clock& clock,
+                      std::shared_ptr<std::atomic<bool>> ran);
 
 struct ExecutorConfig {
   std::string requirepass;
@@ -61,6 +90,7 @@ struct ExecutorConfig {
   int tcp_port = 0;       // shown in INFO; 0 when TCP is off
   size_t max_clients = 0;
   int threads = 1;
+  bool allow_flush = false;  // resp.allow_flush
 };
 
 class CommandExecutor {
