@@ -40,6 +40,8 @@ bool ParseArgs(int argc, char** argv, skydb::RespServerOptions* resp,
     } else if (flag == "--max-value-bytes") {
       memory->max_value_bytes = static_cast<size_t>(n);
       resp->max_bulk_bytes = static_cast<size_t>(n);
+    } else if (flag == "--allow-flush") {
+      resp->allow_flush = n != 0;
     } else if (flag == "--threads") {
       resp->threads = static_cast<int>(n);
     } else {
