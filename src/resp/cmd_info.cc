@@ -95,7 +95,7 @@ void ClientsSection(CommandExecutor& executor, const StoreStats&, std::ostream& 
 void MemorySection(CommandExecutor&, const StoreStats& stats, std::ostream& out) {
   uint64_t rss = ResidentBytes();
   // used_memory is the store's accounted bytes (keys, cached values, entries), not the
-  // allocator's total as in Redis; the ratio below is Redis's formula over those numbers.
+  // allocator's total as in Redis.
   out << "used_memory:" << stats.memory_bytes << "\r\n"
       << "used_memory_human:" << HumanBytes(stats.memory_bytes) << "\r\n"
       << "used_memory_rss:" << rss << "\r\n"
@@ -110,12 +110,7 @@ void MemorySection(CommandExecutor&, const StoreStats& stats, std::ostream& out)
       // tiered one drops cached values, which stay in PostgreSQL.
       << "maxmemory_policy:noeviction\r\n"
       << "cached_values:" << stats.cached_values << "\r\n";
-  if (stats.memory_bytes > 0) {
-    char ratio[32];
-    std::snprintf(ratio, sizeof ratio, "%.2f",
-                  static_cast<double>(rss) / static_cast<double>(stats.memory_bytes));
-    out << "mem_fragmentation_ratio:" << ratio << "\r\n";
-  }
+  // No mem_fragmentation_ratio: rss over accounted store bytes is not fragmentation.
 }
 
 void PersistenceSection(CommandExecutor& executor, const StoreStats& stats, std::ostream& out) {
@@ -150,7 +145,7 @@ void StatsSection(CommandExecutor& executor, const StoreStats& stats, std::ostre
   out << "total_connections_received:" << c.total_connections.load() << "\r\n"
       << "total_commands_processed:" << c.total_commands.load() << "\r\n"
       << "rejected_connections:" << c.rejected_connections.load() << "\r\n"
-      << "total_error_replies:" << c.error_replies.load() << "\r\n"
+      << "total_error_replies:" << c.replies->errors_total.load() << "\r\n"
       << "total_error_replies_protocol:" << c.protocol_errors.load() << "\r\n"
       << "acl_access_denied_auth:" << c.auth_failures.load() << "\r\n"
       << "expired_keys:" << stats.expirations << "\r\n"
@@ -197,23 +192,24 @@ void ClusterSection(CommandExecutor&, const StoreStats&, std::ostream& out) {
 
 void CommandStatsSection(CommandExecutor& executor, const StoreStats&, std::ostream& out) {
   const auto& c = executor.counters();
+  const ReplyCounters& r = *c.replies;
   const auto& commands = AllCommands();
   for (size_t i = 0; i < commands.size(); ++i) {
     uint64_t calls = c.by_command[i].load(std::memory_order_relaxed);
     if (calls == 0) continue;
-    uint64_t usec = c.usec_by_command[i].load(std::memory_order_relaxed);
+    uint64_t usec = r.usec[i].load(std::memory_order_relaxed);
     char per_call[32];
     std::snprintf(per_call, sizeof per_call, "%.2f",
                   static_cast<double>(usec) / static_cast<double>(calls));
     out << "cmdstat_" << commands[i].name << ":calls=" << calls << ",usec=" << usec
         << ",usec_per_call=" << per_call
-        << ",rejected_calls=" << c.rejected_by_command[i].load(std::memory_order_relaxed)
-        << ",failed_calls=" << c.failed_by_command[i].load(std::memory_order_relaxed) << "\r\n";
+        << ",rejected_calls=" << r.rejected[i].load(std::memory_order_relaxed)
+        << ",failed_calls=" << r.failed[i].load(std::memory_order_relaxed) << "\r\n";
   }
 }
 
 void ErrorStatsSection(CommandExecutor& executor, const StoreStats&, std::ostream& out) {
-  for (const auto& [code, count] : executor.counters().errors.Snapshot()) {
+  for (const auto& [code, count] : executor.counters().replies->errors.Snapshot()) {
     out << "errorstat_" << code << ":count=" << count << "\r\n";
   }
 }
@@ -273,18 +269,46 @@ std::map<std::string, uint64_t> ErrorCounts::Snapshot() const {
 ReplyFn CountingReply(ReplyFn reply, const ServerCounters& counters, size_t slot, Clock& clock,
                       std::shared_ptr<std::atomic<bool>> ran) {
   auto start = clock.Now();
-  return std::move(reply).Observed([&counters, &clock, slot, start,
+  // The clock outlives the store (the daemon owns both); the counters may not: shared.
+  return std::move(reply).Observed([stats = counters.replies, &clock, slot, start,
                                     ran = std::move(ran)](std::string_view r) {
     auto usec = std::chrono::duration_cast<std::chrono::microseconds>(clock.Now() - start).count();
-    counters.usec_by_command[slot].fetch_add(static_cast<uint64_t>(std::max<int64_t>(usec, 0)),
-                                             std::memory_order_relaxed);
+    stats->usec[slot].fetch_add(static_cast<uint64_t>(std::max<int64_t>(usec, 0)),
+                                std::memory_order_relaxed);
     if (r.empty() || r.front() != '-') return;
-    counters.error_replies.fetch_add(1, std::memory_order_relaxed);
-    counters.errors.Count(ErrorCode(r));
-    auto& by = ran->load(std::memory_order_relaxed) ? counters.failed_by_command
-                                                    : counters.rejected_by_command;
+    stats->errors_total.fetch_add(1, std::memory_order_relaxed);
+    stats->errors.Count(ErrorCode(r));
+    auto& by = ran->load(std::memory_order_relaxed) ? stats->failed : stats->rejected;
     by[slot].fetch_add(1, std::memory_order_relaxed);
   });
+}
+
+// LATENCY LATEST / SLOWLOG GET|LEN|RESET: skydb keeps neither a latency monitor nor a slow log,
+// so they answer what Redis answers with both off (nothing recorded); monitoring tools that
+// ask for them (prometheus-redis-exporter) then scrape without errors.
+void CmdLatency(CommandContext& ctx) {
+  if (EqualsIgnoreCase(ctx.args[1], "latest") && ctx.args.size() == 2) {
+    std::string out;
+    AppendArrayHeader(out, 0);
+    return ctx.Reply(std::move(out));
+  }
+  ctx.ReplyError("ERR unknown subcommand '" + ctx.args[1].substr(0, 128) + "'. Try LATENCY HELP.");
+}
+
+void CmdSlowlog(CommandContext& ctx) {
+  const std::string& sub = ctx.args[1];
+  std::string out;
+  if (EqualsIgnoreCase(sub, "len") && ctx.args.size() == 2) return ctx.Reply(Integer(0));
+  if (EqualsIgnoreCase(sub, "reset") && ctx.args.size() == 2) return ctx.Reply(Simple("OK"));
+  if (EqualsIgnoreCase(sub, "get") && ctx.args.size() <= 3) {
+    int64_t count = 0;
+    if (ctx.args.size() == 3 && (!ParseInt64(ctx.args[2], &count) || count < -1)) {
+      return ctx.ReplyError("ERR count should be greater than or equal to -1");
+    }
+    AppendArrayHeader(out, 0);
+    return ctx.Reply(std::move(out));
+  }
+  ctx.ReplyError("ERR unknown subcommand '" + sub.substr(0, 128) + "'. Try SLOWLOG HELP.");
 }
 
 void CmdInfo(CommandContext& ctx) {

@@ -36,6 +36,7 @@ const std::vector<CommandSpec> kCommands = {
     {"incrbyfloat", 3, CmdIncrByFloat, true, true, 1, 1, 1},
     {"info", -1, CmdInfo, true, false, 0, 0, 0},
     {"keys", 2, CmdKeys, true, false, 0, 0, 0},
+    {"latency", -2, CmdLatency, true, false, 0, 0, 0},
     {"mget", -2, CmdMGet, true, false, 1, -1, 1},
     {"persist", 2, CmdPersist, true, true, 1, 1, 1},
     {"pexpire", -3, CmdPExpire, true, true, 1, 1, 1},
@@ -48,6 +49,7 @@ const std::vector<CommandSpec> kCommands = {
     {"select", 2, CmdSelect, true, false, 0, 0, 0},
     {"set", -3, CmdSet, true, true, 1, 1, 1},
     {"setex", 4, CmdSetEx, true, true, 1, 1, 1},
+    {"slowlog", -2, CmdSlowlog, true, false, 0, 0, 0},
     {"setnx", 3, CmdSetNx, true, true, 1, 1, 1},
     {"ttl", 2, CmdTtl, true, false, 1, 1, 1},
     {"type", 2, CmdType, true, false, 1, 1, 1},
@@ -168,8 +170,9 @@ void CmdCommand(CommandContext& ctx) {
   ctx.ReplyError("ERR unknown subcommand '" + ctx.args[1].substr(0, 128) + "'. Try COMMAND HELP.");
 }
 
-// CONFIG GET name...: a few read-only answers so tools that probe settings (redis-benchmark
-// asks for "save" and "appendonly") proceed; other names are absent, as unknown ones are in Redis.
+// CONFIG GET pattern...: a few read-only answers so tools that probe settings (redis-benchmark
+// asks for "save" and "appendonly", prometheus-redis-exporter for "*") proceed; other names are
+// absent, as unknown ones are in Redis. Patterns are Redis globs, as in Redis.
 void CmdConfig(CommandContext& ctx) {
   static const std::pair<const char*, const char*> kSettings[] = {
       {"save", ""}, {"appendonly", "no"}, {"databases", "1"}};
@@ -181,7 +184,7 @@ void CmdConfig(CommandContext& ctx) {
   std::vector<std::pair<const char*, const char*>> asked;
   for (const auto& [name, value] : kSettings) {
     if (std::any_of(ctx.args.begin() + 2, ctx.args.end(),
-                    [name = name](const std::string& a) { return EqualsIgnoreCase(a, name); })) {
+                    [name = name](const std::string& a) { return GlobMatch(ToLower(a), name); })) {
       asked.emplace_back(name, value);
     }
   }

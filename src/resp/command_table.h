@@ -64,6 +64,8 @@ void CmdIncrByFloat(CommandContext& ctx);
 void CmdType(CommandContext& ctx);
 void CmdKeys(CommandContext& ctx);
 void CmdFlush(CommandContext& ctx);
+void CmdLatency(CommandContext& ctx);
+void CmdSlowlog(CommandContext& ctx);
 void CmdSetEx(CommandContext& ctx);
 void CmdPSetEx(CommandContext& ctx);
 void CmdGetEx(CommandContext& ctx);

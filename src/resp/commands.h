@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -52,6 +53,20 @@ class ErrorCounts {
   std::map<std::string, uint64_t, std::less<>> counts_ GUARDED_BY(mu_);
 };
 
+inline constexpr size_t kCommandSlotCount = 64;
+
+// What replies were: per command, microseconds from dispatch to reply (wall time: in sync
+// durability it includes the wait for COMMIT), error replies before the command ran (unknown,
+// arity, NOAUTH: Redis's rejected_calls) and after (failed_calls); errors by code. Shared with
+// the replies in flight, which a store may answer after the server is gone.
+struct ReplyCounters {
+  std::array<std::atomic<uint64_t>, kCommandSlotCount> usec{};
+  std::array<std::atomic<uint64_t>, kCommandSlotCount> rejected{};
+  std::array<std::atomic<uint64_t>, kCommandSlotCount> failed{};
+  std::atomic<uint64_t> errors_total{0};
+  ErrorCounts errors;
+};
+
 // Server-wide figures for INFO, updated by the server's loops.
 struct ServerCounters {
   std::atomic<uint64_t> connected_clients{0};
@@ -65,17 +80,10 @@ struct ServerCounters {
   std::atomic<uint64_t> reply_limit_disconnects{0};
   // Commands run, by index in AllCommands(); slot kUnknownCommandSlot counts unsupported names.
   // Mutable: the executor, which holds the counters const, counts what it runs.
-  static constexpr size_t kCommandSlots = 64;
+  static constexpr size_t kCommandSlots = kCommandSlotCount;
   static constexpr size_t kUnknownCommandSlot = kCommandSlots - 1;
   mutable std::array<std::atomic<uint64_t>, kCommandSlots> by_command{};
-  // Per command: microseconds from dispatch to reply (wall time: in sync durability it
-  // includes the wait for COMMIT), error replies before the command ran (unknown, arity,
-  // NOAUTH: Redis's rejected_calls) and after (failed_calls).
-  mutable std::array<std::atomic<uint64_t>, kCommandSlots> usec_by_command{};
-  mutable std::array<std::atomic<uint64_t>, kCommandSlots> rejected_by_command{};
-  mutable std::array<std::atomic<uint64_t>, kCommandSlots> failed_by_command{};
-  mutable std::atomic<uint64_t> error_replies{0};
-  mutable ErrorCounts errors;
+  std::shared_ptr<ReplyCounters> replies = std::make_shared<ReplyCounters>();
 };
 
 // `reply`, counting what it answers into `counters` (slot `slot`, dispatched at `start`): an

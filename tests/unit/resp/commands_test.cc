@@ -526,6 +526,23 @@ TEST_F(CommandsTest, InfoHasRedisSectionsAndFields) {
   EXPECT_NE(again.find(def.substr(run_id - 8, 48)), std::string::npos) << "run_id is stable";
 }
 
+// What prometheus-redis-exporter asks besides INFO, answered as Redis answers with no latency
+// monitor and no slow log, so its scrape logs no error.
+TEST_F(CommandsTest, MonitoringProbes) {
+  EXPECT_EQ(Run({"LATENCY", "LATEST"}), "*0\r\n");
+  EXPECT_EQ(Run({"LATENCY", "foo"}), "-ERR unknown subcommand 'foo'. Try LATENCY HELP.\r\n");
+  EXPECT_EQ(Run({"SLOWLOG", "LEN"}), ":0\r\n");
+  EXPECT_EQ(Run({"SLOWLOG", "GET", "1"}), "*0\r\n");
+  EXPECT_EQ(Run({"SLOWLOG", "GET"}), "*0\r\n");
+  EXPECT_EQ(Run({"SLOWLOG", "RESET"}), kOk);
+  EXPECT_EQ(Run({"SLOWLOG", "GET", "-2"}), "-ERR count should be greater than or equal to -1\r\n");
+  EXPECT_EQ(Run({"SLOWLOG", "foo"}), "-ERR unknown subcommand 'foo'. Try SLOWLOG HELP.\r\n");
+  std::string all = Run({"CONFIG", "GET", "*"});
+  EXPECT_EQ(all.substr(0, 4), "*6\r\n") << all;
+  EXPECT_NE(all.find("$9\r\ndatabases\r\n$1\r\n1\r\n"), std::string::npos) << all;
+  EXPECT_EQ(Run({"CONFIG", "GET", "APPEND*"}), "*2\r\n$10\r\nappendonly\r\n$2\r\nno\r\n");
+}
+
 TEST(DefaultTtl, PlainSetGetsTheStoreDefault) {
   testing::FakeClock clock;
   auto store = NewMemoryStore(MemoryTierOptions{}, clock);  // default_ttl 30 min
