@@ -111,6 +111,7 @@ struct RespConfig {
   int64_t threads = 1;                        // resp.threads: event-loop threads
   uint64_t max_output_buffer = 64 << 20;      // resp.max_output_buffer: one client's reply bytes
   uint64_t max_reply_memory = 1 << 30;        // resp.max_reply_memory: all clients' reply bytes
+  bool allow_flush = false;                   // resp.allow_flush: FLUSHALL/FLUSHDB run
 
   bool operator==(const RespConfig&) const = default;
 };

@@ -49,6 +49,8 @@ class DurableBackend {
   virtual std::string Describe() const = 0;  // for logs and INFO: "postgres (socket ...)"
   // Applies every write in one transaction, in order (a key appears at most once).
   virtual Status CommitBatch(int partition, const std::vector<DurableWrite>& writes) = 0;
+  // Deletes every row (FLUSHALL), on `partition`'s connection, in one transaction.
+  virtual Status DeleteAll(int partition) = 0;
   // The row for `key` if present and not expired at `now`.
   virtual Result<std::optional<DurableValue>> Read(int reader, const std::string& key,
                                                    UnixMillis now) = 0;

@@ -63,6 +63,7 @@ struct RespServerOptions {
 
   // Shown in INFO's persistence section next to the store's own kind ("memory", "tiered").
   std::string store_description;
+  bool allow_flush = false;  // resp.allow_flush: FLUSHALL/FLUSHDB delete every key
 
   // Carries PUBLISH to the other daemons on the same database and back (skydb/pubsub.h);
   // borrowed, it must outlive the server. nullptr: pub/sub is local to this server.

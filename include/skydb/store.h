@@ -69,6 +69,32 @@ struct SetReply {
   std::optional<std::string> old_value;  // only when return_old
 };
 
+// EXPIRE's NX/XX/GT/LT, judged against the key's current deadline atomically with the change.
+// As in Redis, a key without a deadline has an infinite one: GT never applies to it, LT does.
+struct ExpireCondition {
+  bool if_none = false;     // NX: only when the key has no deadline
+  bool if_any = false;      // XX: only when it has one
+  bool if_later = false;    // GT: only when the new deadline is later
+  bool if_earlier = false;  // LT: only when the new deadline is earlier
+};
+
+// INCR/INCRBY/DECR/DECRBY (integer) and INCRBYFLOAT (`by_float`): the key's value read as a
+// number ("0" for a missing key), increased and written back. An existing key keeps its
+// deadline; a new key gets the store's default TTL, as a SET without EX would. Errors are
+// Redis's texts: "value is not an integer or out of range", "increment or decrement would
+// overflow", "value is not a valid float", "increment would produce NaN or Infinity".
+struct IncrRequest {
+  std::string key;
+  bool is_float = false;
+  int64_t by = 0;
+  long double by_float = 0;
+};
+
+struct IncrReply {
+  int64_t integer = 0;  // the new value, for integer increments
+  std::string text;     // the new value as stored
+};
+
 struct TtlReply {
   enum class State { kMissing, kNoExpiry, kExpiring };
   State state = State::kMissing;
@@ -87,10 +113,11 @@ struct StoreStats {
   int64_t sessions = 0;    // live keys, exact
   int64_t expiring = 0;    // live keys with a deadline, exact
   uint64_t cached_values = 0;
-  uint64_t memory_bytes = 0;  // bytes held by cached values and keys (accounted, not RSS)
-  uint64_t queue_depth = 0;   // writes enqueued, not yet committed
-  uint64_t writes = 0;        // write operations accepted
-  uint64_t commits = 0;       // durable batches committed
+  uint64_t memory_bytes = 0;      // bytes held by cached values and keys (accounted, not RSS)
+  uint64_t max_memory_bytes = 0;  // store.max_memory; 0: no cap
+  uint64_t queue_depth = 0;       // writes enqueued, not yet committed
+  uint64_t writes = 0;            // write operations accepted
+  uint64_t commits = 0;           // durable batches committed
   uint64_t committed_rows = 0;
   uint64_t failed_commits = 0;
   uint64_t write_timeouts = 0;
@@ -142,14 +169,20 @@ struct Exists {
 struct Expire {
   std::string key;
   Expiry expiry;
+  ExpireCondition condition;
   StoreCallback<bool> done;
+};
+struct Increment {
+  IncrRequest request;
+  StoreCallback<IncrReply> done;
 };
 struct Ttl {
   std::string key;
   StoreCallback<TtlReply> done;
 };
 }  // namespace tx
-using TxOp = std::variant<tx::Read, tx::Set, tx::Delete, tx::Exists, tx::Expire, tx::Ttl>;
+using TxOp =
+    std::variant<tx::Read, tx::Set, tx::Delete, tx::Exists, tx::Expire, tx::Increment, tx::Ttl>;
 
 // The keys one client WATCHes and what they were when it did. Watch fills it (possibly on a
 // store thread), Transact checks it, Unwatch forgets it. One client uses a list at a time.
@@ -216,9 +249,16 @@ class SessionStore {
   virtual void Delete(std::vector<std::string> keys, StoreCallback<int64_t> done) = 0;
   // Number of the given keys that exist (a key named twice counts twice, as in Redis).
   virtual void Exists(std::vector<std::string> keys, StoreCallback<int64_t> done) = 0;
-  // EXPIRE/PEXPIRE/EXPIREAT/PERSIST: true if the key exists and its deadline was changed.
-  // An absolute deadline in the past deletes the key.
-  virtual void Expire(std::string key, Expiry expiry, StoreCallback<bool> done) = 0;
+  // EXPIRE/PEXPIRE/EXPIREAT/PERSIST: true if the key exists, `condition` holds and its
+  // deadline was changed. An absolute deadline in the past deletes the key.
+  virtual void Expire(std::string key, Expiry expiry, ExpireCondition condition,
+                      StoreCallback<bool> done) = 0;
+  // INCR family: read-modify-write of one key under its lock, durable like any write.
+  virtual void Increment(IncrRequest request, StoreCallback<IncrReply> done) = 0;
+  // FLUSHALL: deletes every key; answers how many were live in memory. Durable like any write:
+  // queued behind every write before it on every writer, so none of them brings a key back,
+  // and, in sync durability, answered after its COMMIT.
+  virtual void DeleteAll(StoreCallback<int64_t> done) = 0;
   virtual void Ttl(std::string key, StoreCallback<TtlReply> done) = 0;
   // SCAN: a cursor over every live key; a key live for the whole scan is returned at least
   // once. `pattern` is a Redis glob ("" matches all).

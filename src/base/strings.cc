@@ -1,9 +1,12 @@
 #include "base/strings.h"
 
 #include <cctype>
+#include <cerrno>
 #include <charconv>
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 
 namespace skydb {
 
@@ -115,6 +118,44 @@ std::string HumanBytes(unsigned long long bytes) {
     std::snprintf(buf, sizeof buf, "%.1f %s", value, kUnits[unit]);
   }
   return buf;
+}
+
+bool ParseRedisInt64(std::string_view text, int64_t* out) {
+  if (text.empty() || text.size() > 20) return false;
+  std::string_view digits = text.front() == '-' ? text.substr(1) : text;
+  if (digits.empty() || (digits.size() > 1 && digits.front() == '0')) return false;
+  if (digits.front() < '0' || digits.front() > '9') return false;
+  const char* end = text.data() + text.size();
+  auto [ptr, ec] = std::from_chars(text.data(), end, *out);
+  return ec == std::errc() && ptr == end && text != "-0";
+}
+
+bool ParseRedisLongDouble(std::string_view text, long double* out) {
+  constexpr size_t kMaxChars = 5 * 1024;  // Redis's MAX_LONG_DOUBLE_CHARS
+  if (text.empty() || text.size() >= kMaxChars) return false;
+  if (std::isspace(static_cast<unsigned char>(text.front())) != 0) return false;
+  std::string buf(text);  // strtold needs the terminator; an embedded NUL ends it early
+  errno = 0;
+  char* end = nullptr;
+  long double value = std::strtold(buf.c_str(), &end);
+  if (end != buf.c_str() + buf.size() || errno == EINVAL || std::isnan(value)) return false;
+  if (errno == ERANGE && (std::isinf(value) || value == 0)) return false;
+  *out = value;
+  return true;
+}
+
+std::string FormatRedisLongDouble(long double value) {
+  if (std::isinf(value)) return value > 0 ? "inf" : "-inf";
+  char buf[5 * 1024];
+  int n = std::snprintf(buf, sizeof buf, "%.17Lf", value);
+  if (n <= 0 || static_cast<size_t>(n) >= sizeof buf) return "0";
+  std::string text(buf, static_cast<size_t>(n));
+  if (text.find('.') != std::string::npos) {
+    while (text.back() == '0') text.pop_back();
+    if (text.back() == '.') text.pop_back();
+  }
+  if (text == "-0") text = "0";
+  return text;
 }
 
 }  // namespace skydb

@@ -1,6 +1,7 @@
 // Small string helpers shared by every subsystem. Pure functions.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -25,5 +26,15 @@ size_t Utf8SequenceAt(std::string_view s, size_t i);
 std::optional<std::vector<int>> ParseVersionNumbers(std::string_view text);
 // "1975 MiB", "1.5 GiB", "512 B": for humans, not for config files.
 std::string HumanBytes(unsigned long long bytes);
+
+// Numbers as Redis reads and writes them in values and arguments (util.c), so INCR and
+// INCRBYFLOAT accept and produce exactly what Redis does.
+// string2ll: an optional '-', digits without leading zeros, no '+', no spaces, within int64.
+bool ParseRedisInt64(std::string_view text, int64_t* out);
+// string2ld: strtold's syntax (so "1e3", "0x10", "inf"), no leading space, nothing after the
+// number, no NaN, no overflow, shorter than 5 KiB.
+bool ParseRedisLongDouble(std::string_view text, long double* out);
+// ld2string's human form: "%.17Lf" with trailing zeroes (and a bare '.') removed, "-0" as "0".
+std::string FormatRedisLongDouble(long double value);
 
 }  // namespace skydb

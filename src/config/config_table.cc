@@ -393,6 +393,9 @@ std::vector<ConfigKey> BuildTable() {
       Size("resp.max_reply_memory", SKYDB_FIELD(resp.max_reply_memory), 16 * kMiB, 64 * kTiB)
           .Describe("reply bytes all clients together may hold; the client whose reply would "
                     "pass it is closed, so clients that do not read cannot exhaust memory"),
+      Bool("resp.allow_flush", SKYDB_FIELD(resp.allow_flush))
+          .Describe("let FLUSHALL and FLUSHDB delete every session; refused with an error "
+                    "naming this key otherwise"),
       String("http.bind", SKYDB_FIELD(http.bind))
           .Rule(NotEmpty)
           .Accepts("an IPv4 or IPv6 address")

@@ -1,10 +1,14 @@
 // Key commands: DEL/UNLINK, EXISTS, EXPIRE/PEXPIRE/EXPIREAT/PEXPIREAT, TTL/PTTL, PERSIST,
-// DBSIZE, SCAN.
+// TYPE, DBSIZE, SCAN, KEYS.
+#include <atomic>
 #include <cctype>
 #include <cerrno>
 #include <cstdlib>
 #include <limits>
+#include <memory>
+#include <unordered_set>
 
+#include "base/strings.h"
 #include "resp/command_table.h"
 #include "resp/encoder.h"
 
@@ -14,19 +18,46 @@ namespace {
 constexpr int64_t kMaxInt64 = std::numeric_limits<int64_t>::max();
 constexpr int64_t kMinInt64 = std::numeric_limits<int64_t>::min();
 
+bool Refuse(CommandContext& ctx, std::string_view error) {
+  ctx.ReplyError(error);
+  return false;
+}
+
 std::vector<std::string> KeysFrom(std::vector<std::string>& args, size_t first) {
   return {std::make_move_iterator(args.begin() + static_cast<ptrdiff_t>(first)),
           std::make_move_iterator(args.end())};
+}
+
+// EXPIRE's NX/XX/GT/LT, read before the time as Redis does (parseExtendedExpireArgumentsOrReply).
+// False when an error was replied.
+bool ParseExpireCondition(CommandContext& ctx, ExpireCondition* c) {
+  for (size_t i = 3; i < ctx.args.size(); ++i) {
+    const std::string& opt = ctx.args[i];
+    if (EqualsIgnoreCase(opt, "nx")) {
+      c->if_none = true;
+    } else if (EqualsIgnoreCase(opt, "xx")) {
+      c->if_any = true;
+    } else if (EqualsIgnoreCase(opt, "gt")) {
+      c->if_later = true;
+    } else if (EqualsIgnoreCase(opt, "lt")) {
+      c->if_earlier = true;
+    } else {
+      return Refuse(ctx, "ERR Unsupported option " + opt.substr(0, 128));
+    }
+  }
+  if (c->if_none && (c->if_any || c->if_later || c->if_earlier)) {
+    return Refuse(ctx, "ERR NX and XX, GT or LT options at the same time are not compatible");
+  }
+  if (c->if_later && c->if_earlier) {
+    return Refuse(ctx, "ERR GT and LT options at the same time are not compatible");
+  }
+  return true;
 }
 
 // EXPIRE-family deadline, Redis's way: any integer (a past deadline deletes the key), seconds
 // scaled to milliseconds, overflow refused. nullopt: an error was replied.
 std::optional<UnixMillis> ParseExpireDeadline(CommandContext& ctx, ExpireUnit unit,
                                               std::string_view name) {
-  if (ctx.args.size() > 3) {
-    ctx.ReplyError("ERR Unsupported option " + ctx.args[3].substr(0, 128));
-    return std::nullopt;
-  }
   int64_t when = 0;
   if (!ParseInt64(ctx.args[2], &when)) {
     ctx.ReplyError(kNotInteger);
@@ -48,9 +79,11 @@ std::optional<UnixMillis> ParseExpireDeadline(CommandContext& ctx, ExpireUnit un
 }
 
 void ExpireCommand(CommandContext& ctx, ExpireUnit unit, std::string_view name) {
+  ExpireCondition condition;
+  if (!ParseExpireCondition(ctx, &condition)) return;
   auto at = ParseExpireDeadline(ctx, unit, name);
   if (!at) return;
-  ctx.store().Expire(std::move(ctx.args[1]), Expiry::At(*at),
+  ctx.store().Expire(std::move(ctx.args[1]), Expiry::At(*at), condition,
                      ReplyWith<bool>(ctx, [](bool changed) { return Integer(changed ? 1 : 0); }));
 }
 
@@ -68,11 +101,6 @@ struct ScanOptions {
   size_t count = 10;
   bool type_matches = true;  // TYPE other than "string" matches nothing in a string store
 };
-
-bool Refuse(CommandContext& ctx, std::string_view error) {
-  ctx.ReplyError(error);
-  return false;
-}
 
 // Redis's parseScanCursorOrReply: strtoul's rules (an optional sign, "-1" wraps to the largest
 // cursor, "" is 0) without its leading spaces, and nothing after the digits.
@@ -109,6 +137,76 @@ bool ParseScanOptions(CommandContext& ctx, ScanOptions* options) {
   return true;
 }
 
+// KEYS: SCAN pages gathered into one reply, each key once. Pages are asked for one after the
+// other; a page answered inline (memory) continues the loop here rather than recursing, one
+// answered on a store thread continues there. The reply's bytes are claimed as they grow, so
+// a KEYS that would pass resp.max_output_buffer is refused instead of built.
+class KeysGather : public std::enable_shared_from_this<KeysGather> {
+ public:
+  KeysGather(SessionStore& store, std::string pattern, ReplyFn reply)
+      : store_(store),
+        pattern_(std::move(pattern)),
+        claim_(reply.EmptyClaim()),
+        reply_(std::move(reply)) {}
+
+  void Start() {
+    auto self = shared_from_this();
+    while (true) {
+      // 0: the page is pending; 1: it came inline, wanting more; 2: this loop returned first;
+      // 3: finished (replied).
+      auto state = std::make_shared<std::atomic<int>>(0);
+      store_.Scan(cursor_, pattern_, kPage, [self, state](Result<ScanReply> page) {
+        if (!self->Absorb(std::move(page))) return state->store(3);
+        int pending = 0;
+        if (!state->compare_exchange_strong(pending, 1)) self->Start();  // answered late
+      });
+      int pending = 0;
+      if (state->compare_exchange_strong(pending, 2) || state->load() == 3) return;
+    }
+  }
+
+ private:
+  static constexpr size_t kPage = 1000;
+
+  // Takes one page; false when the reply was sent (complete, refused or failed).
+  bool Absorb(Result<ScanReply> page) {
+    if (!page.ok()) {
+      reply_(ErrorReply(StoreErrorText(page.error())));
+      return false;
+    }
+    for (auto& key : page->keys) {
+      if (seen_.count(key) > 0) continue;
+      size_t bytes = BulkReplySize(key.size());
+      if (kHeader + claim_.bytes() + bytes > reply_.limit()) {
+        reply_(
+            ErrorReply(ReplyTooLarge(reply_.limit(), "use SCAN with MATCH to page through keys")));
+        return false;
+      }
+      if (!claim_.Extend(bytes)) {
+        reply_(ErrorReply(kReplyDropped));
+        return false;
+      }
+      seen_.insert(key);
+      keys_.push_back(std::move(key));
+    }
+    cursor_ = page->next_cursor;
+    if (cursor_ != 0) return true;
+    std::string out;
+    AppendBulkArray(out, keys_);
+    reply_(std::move(out), std::move(claim_));
+    return false;
+  }
+
+  static constexpr size_t kHeader = 32;
+  SessionStore& store_;
+  std::string pattern_;
+  uint64_t cursor_ = 0;
+  std::vector<std::string> keys_;
+  std::unordered_set<std::string> seen_;
+  ReplyClaim claim_;
+  ReplyFn reply_;
+};
+
 }  // namespace
 
 void CmdDel(CommandContext& ctx) {
@@ -130,8 +228,38 @@ void CmdTtl(CommandContext& ctx) { TtlCommand(ctx, false); }
 void CmdPTtl(CommandContext& ctx) { TtlCommand(ctx, true); }
 
 void CmdPersist(CommandContext& ctx) {
-  ctx.store().Expire(std::move(ctx.args[1]), Expiry::None(),
+  ctx.store().Expire(std::move(ctx.args[1]), Expiry::None(), {},
                      ReplyWith<bool>(ctx, [](bool changed) { return Integer(changed ? 1 : 0); }));
+}
+
+// TYPE key: every value skydb holds is a string.
+void CmdType(CommandContext& ctx) {
+  std::vector<std::string> keys{std::move(ctx.args[1])};
+  ctx.store().Exists(std::move(keys), ReplyWith<int64_t>(ctx, [](int64_t n) {
+                       return Simple(n > 0 ? "string" : "none");
+                     }));
+}
+
+// KEYS pattern: O(n) in the live keys, from one full SCAN (every key live for the whole call
+// is returned once; keys changed meanwhile may or may not be).
+void CmdKeys(CommandContext& ctx) {
+  std::string pattern = ctx.args[1] == "*" ? "" : std::move(ctx.args[1]);
+  std::make_shared<KeysGather>(ctx.store(), std::move(pattern), std::move(ctx.reply))->Start();
+}
+
+// FLUSHDB / FLUSHALL [ASYNC|SYNC]: one database, so the same. Both modes delete at once and,
+// in sync durability, answer after the delete committed (ASYNC changes nothing but is accepted).
+void CmdFlush(CommandContext& ctx) {
+  if (ctx.args.size() > 2 || (ctx.args.size() == 2 && !EqualsIgnoreCase(ctx.args[1], "async") &&
+                              !EqualsIgnoreCase(ctx.args[1], "sync"))) {
+    return ctx.ReplyError(kSyntaxError);
+  }
+  if (!ctx.executor.config().allow_flush) {
+    return ctx.ReplyError(
+        "ERR " + ToLower(ctx.args[0]) +
+        " is disabled: it would delete every session; set resp.allow_flush = true to allow it");
+  }
+  ctx.store().DeleteAll(ReplyWith<int64_t>(ctx, [](int64_t) { return Simple("OK"); }));
 }
 
 void CmdDbSize(CommandContext& ctx) { ctx.Reply(Integer(ctx.store().Count())); }

@@ -53,8 +53,16 @@ class TxRecorder final : public SessionStore {
   void Exists(std::vector<std::string> keys, StoreCallback<int64_t> done) override {
     ops_.emplace_back(tx::Exists{std::move(keys), std::move(done)});
   }
-  void Expire(std::string key, Expiry expiry, StoreCallback<bool> done) override {
-    ops_.emplace_back(tx::Expire{std::move(key), expiry, std::move(done)});
+  void Expire(std::string key, Expiry expiry, ExpireCondition condition,
+              StoreCallback<bool> done) override {
+    ops_.emplace_back(tx::Expire{std::move(key), expiry, condition, std::move(done)});
+  }
+  void Increment(IncrRequest request, StoreCallback<IncrReply> done) override {
+    ops_.emplace_back(tx::Increment{std::move(request), std::move(done)});
+  }
+  // Not a key operation a transaction can hold: FLUSHALL inside MULTI is refused in its slot.
+  void DeleteAll(StoreCallback<int64_t> done) override {
+    done(Error::InvalidArgument("FLUSHALL cannot run inside MULTI"));
   }
   void Ttl(std::string key, StoreCallback<TtlReply> done) override {
     ops_.emplace_back(tx::Ttl{std::move(key), std::move(done)});

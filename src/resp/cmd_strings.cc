@@ -1,9 +1,11 @@
-// String commands: GET, SET, SETEX, PSETEX, GETEX, GETDEL, MGET.
+// String commands: GET, SET, SETNX, SETEX, PSETEX, GETEX, GETDEL, MGET, and the counters INCR,
+// INCRBY, DECR, DECRBY, INCRBYFLOAT.
 #include <atomic>
 #include <limits>
 #include <memory>
 #include <mutex>
 
+#include "base/strings.h"
 #include "resp/command_table.h"
 #include "resp/encoder.h"
 #include "skydb/log.h"
@@ -172,6 +174,24 @@ class MGetGather {
   uint64_t client_id_;
 };
 
+void SubmitIncrement(CommandContext& ctx, IncrRequest request) {
+  bool is_float = request.is_float;
+  ctx.store().Increment(std::move(request),
+                        ReplyWith<IncrReply>(ctx, [is_float](const IncrReply& r) {
+                          return is_float ? Bulk(r.text) : Integer(r.integer);
+                        }));
+}
+
+// INCR/DECR (by 1) and INCRBY/DECRBY (by the argument); `sign` -1 for the DECRs.
+void IntegerIncrement(CommandContext& ctx, int64_t sign) {
+  int64_t by = 1;
+  if (ctx.args.size() > 2 && !ParseInt64(ctx.args[2], &by)) return ctx.ReplyError(kNotInteger);
+  if (sign < 0 && by == std::numeric_limits<int64_t>::min()) {
+    return ctx.ReplyError("ERR decrement would overflow");  // Redis's text for DECRBY
+  }
+  SubmitIncrement(ctx, IncrRequest{std::move(ctx.args[1]), false, sign * by, 0});
+}
+
 }  // namespace
 
 std::optional<ExpireUnit> ExpireUnitFromOption(std::string_view option) {
@@ -232,6 +252,28 @@ void CmdSet(CommandContext& ctx) {
   request.key = std::move(ctx.args[1]);
   request.value = std::move(ctx.args[2]);
   SubmitSet(ctx, std::move(request));
+}
+
+// SETNX key value: SET NX answering 1 or 0.
+void CmdSetNx(CommandContext& ctx) {
+  SetRequest request{std::move(ctx.args[1]), std::move(ctx.args[2]), Expiry::Default(),
+                     SetCondition::kIfAbsent};
+  ctx.store().Set(std::move(request), ReplyWith<SetReply>(ctx, [](const SetReply& r) {
+                    return Integer(r.applied ? 1 : 0);
+                  }));
+}
+
+void CmdIncr(CommandContext& ctx) { IntegerIncrement(ctx, 1); }
+void CmdIncrBy(CommandContext& ctx) { IntegerIncrement(ctx, 1); }
+void CmdDecr(CommandContext& ctx) { IntegerIncrement(ctx, -1); }
+void CmdDecrBy(CommandContext& ctx) { IntegerIncrement(ctx, -1); }
+
+void CmdIncrByFloat(CommandContext& ctx) {
+  long double by = 0;
+  if (!ParseRedisLongDouble(ctx.args[2], &by)) {
+    return ctx.ReplyError("ERR value is not a valid float");
+  }
+  SubmitIncrement(ctx, IncrRequest{std::move(ctx.args[1]), true, 0, by});
 }
 
 void CmdSetEx(CommandContext& ctx) { SetWithExpire(ctx, ExpireUnit::kSeconds, "setex"); }

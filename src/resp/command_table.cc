@@ -18,6 +18,8 @@ const std::vector<CommandSpec> kCommands = {
     {"command", -1, CmdCommand, true, false, 0, 0, 0},
     {"config", -2, CmdConfig, true, false, 0, 0, 0},
     {"dbsize", 1, CmdDbSize, true, false, 0, 0, 0},
+    {"decr", 2, CmdDecr, true, true, 1, 1, 1},
+    {"decrby", 3, CmdDecrBy, true, true, 1, 1, 1},
     {"del", -2, CmdDel, true, true, 1, -1, 1},
     {"discard", 1, CmdDiscard, true, false, 0, 0, 0},
     {"echo", 2, CmdEcho, true, false, 0, 0, 0},
@@ -27,11 +29,18 @@ const std::vector<CommandSpec> kCommands = {
     {"exists", -2, CmdExists, true, false, 1, -1, 1},
     {"expire", -3, CmdExpire, true, true, 1, 1, 1},
     {"expireat", -3, CmdExpireAt, true, true, 1, 1, 1},
+    {"flushall", -1, CmdFlush, true, true, 0, 0, 0},
+    {"flushdb", -1, CmdFlush, true, true, 0, 0, 0},
     {"get", 2, CmdGet, true, false, 1, 1, 1},
     {"getdel", 2, CmdGetDel, true, true, 1, 1, 1},
     {"getex", -2, CmdGetEx, true, true, 1, 1, 1},
     {"hello", -1, CmdHello, false, false, 0, 0, 0},
+    {"incr", 2, CmdIncr, true, true, 1, 1, 1},
+    {"incrby", 3, CmdIncrBy, true, true, 1, 1, 1},
+    {"incrbyfloat", 3, CmdIncrByFloat, true, true, 1, 1, 1},
     {"info", -1, CmdInfo, true, false, 0, 0, 0},
+    {"keys", 2, CmdKeys, true, false, 0, 0, 0},
+    {"latency", -2, CmdLatency, true, false, 0, 0, 0},
     {"mget", -2, CmdMGet, true, false, 1, -1, 1},
     {"mset", -3, CmdMSet, true, true, 1, -1, 2},
     {"multi", 1, CmdMulti, true, false, 0, 0, 0},
@@ -50,8 +59,11 @@ const std::vector<CommandSpec> kCommands = {
     {"select", 2, CmdSelect, true, false, 0, 0, 0},
     {"set", -3, CmdSet, true, true, 1, 1, 1},
     {"setex", 4, CmdSetEx, true, true, 1, 1, 1},
+    {"setnx", 3, CmdSetNx, true, true, 1, 1, 1},
+    {"slowlog", -2, CmdSlowlog, true, false, 0, 0, 0},
     {"subscribe", -2, CmdSubscribe, true, false, 0, 0, 0},
     {"ttl", 2, CmdTtl, true, false, 1, 1, 1},
+    {"type", 2, CmdType, true, false, 1, 1, 1},
     {"unlink", -2, CmdDel, true, true, 1, -1, 1},
     {"unsubscribe", -1, CmdUnsubscribe, true, false, 0, 0, 0},
     {"unwatch", 1, CmdUnwatch, true, false, 0, 0, 0},
@@ -132,6 +144,8 @@ void CommandExecutor::Execute(ClientState& client, std::vector<std::string> args
   size_t slot = spec == nullptr ? ServerCounters::kUnknownCommandSlot
                                 : static_cast<size_t>(spec - kCommands.data());
   counters_.by_command[slot].fetch_add(1, std::memory_order_relaxed);
+  auto ran = std::make_shared<std::atomic<bool>>(false);
+  reply = CountingReply(std::move(reply), counters_, slot, clock_, ran);
   // A command refused inside MULTI dooms the transaction, as in Redis.
   auto refuse = [&](std::string text) {
     if (client.in_multi) client.multi_refused = true;
@@ -150,6 +164,7 @@ void CommandExecutor::Execute(ClientState& client, std::vector<std::string> args
     return QueueInMulti(client, std::move(args), reply);
   }
   CommandContext ctx{*this, client, args, reply};
+  ran->store(true, std::memory_order_relaxed);
   spec->handler(ctx);
 }
 
@@ -204,8 +219,9 @@ void CmdCommand(CommandContext& ctx) {
   ctx.ReplyError("ERR unknown subcommand '" + ctx.args[1].substr(0, 128) + "'. Try COMMAND HELP.");
 }
 
-// CONFIG GET name...: a few read-only answers so tools that probe settings (redis-benchmark
-// asks for "save" and "appendonly") proceed; other names are absent, as unknown ones are in Redis.
+// CONFIG GET pattern...: a few read-only answers so tools that probe settings (redis-benchmark
+// asks for "save" and "appendonly", prometheus-redis-exporter for "*") proceed; other names are
+// absent, as unknown ones are in Redis. Patterns are Redis globs, as in Redis.
 void CmdConfig(CommandContext& ctx) {
   static const std::pair<const char*, const char*> kSettings[] = {
       {"save", ""}, {"appendonly", "no"}, {"databases", "1"}};
@@ -217,7 +233,7 @@ void CmdConfig(CommandContext& ctx) {
   std::vector<std::pair<const char*, const char*>> asked;
   for (const auto& [name, value] : kSettings) {
     if (std::any_of(ctx.args.begin() + 2, ctx.args.end(),
-                    [name = name](const std::string& a) { return EqualsIgnoreCase(a, name); })) {
+                    [name = name](const std::string& a) { return GlobMatch(ToLower(a), name); })) {
       asked.emplace_back(name, value);
     }
   }
@@ -237,16 +253,7 @@ bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
          });
 }
 
-// Redis's string2ll: optional '-', digits, no leading zeros, no '+', no spaces.
-bool ParseInt64(std::string_view text, int64_t* out) {
-  if (text.empty() || text.size() > 20) return false;
-  std::string_view digits = text.front() == '-' ? text.substr(1) : text;
-  if (digits.empty() || (digits.size() > 1 && digits.front() == '0')) return false;
-  if (digits.front() < '0' || digits.front() > '9') return false;
-  const char* end = text.data() + text.size();
-  auto [ptr, ec] = std::from_chars(text.data(), end, *out);
-  return ec == std::errc() && ptr == end && !(text == "-0");
-}
+bool ParseInt64(std::string_view text, int64_t* out) { return ParseRedisInt64(text, out); }
 
 std::string WrongArity(std::string_view name) {
   return "ERR wrong number of arguments for '" + std::string(name) + "' command";

@@ -14,8 +14,10 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "resp/clients.h"
@@ -23,6 +25,7 @@
 #include "resp/pubsub.h"
 #include "resp/reply.h"
 #include "skydb/env.h"
+#include "skydb/mutex.h"
 #include "skydb/store.h"
 
 namespace skydb::resp {
@@ -47,6 +50,33 @@ struct ClientState {
   std::shared_ptr<WatchList> watch;  // WATCHed keys; null until the first WATCH
 };
 
+// Error replies by their first word ("ERR", "WRONGPASS"), for INFO errorstats. As in Redis, at
+// most 128 distinct words are kept; later new ones are counted only in the total.
+class ErrorCounts {
+ public:
+  void Count(std::string_view code);
+  std::map<std::string, uint64_t> Snapshot() const;
+
+ private:
+  static constexpr size_t kMaxCodes = 128;
+  mutable Mutex mu_;
+  std::map<std::string, uint64_t, std::less<>> counts_ GUARDED_BY(mu_);
+};
+
+inline constexpr size_t kCommandSlotCount = 128;
+
+// What replies were: per command, microseconds from dispatch to reply (wall time: in sync
+// durability it includes the wait for COMMIT), error replies before the command ran (unknown,
+// arity, NOAUTH: Redis's rejected_calls) and after (failed_calls); errors by code. Shared with
+// the replies in flight, which a store may answer after the server is gone.
+struct ReplyCounters {
+  std::array<std::atomic<uint64_t>, kCommandSlotCount> usec{};
+  std::array<std::atomic<uint64_t>, kCommandSlotCount> rejected{};
+  std::array<std::atomic<uint64_t>, kCommandSlotCount> failed{};
+  std::atomic<uint64_t> errors_total{0};
+  ErrorCounts errors;
+};
+
 // Server-wide figures for INFO, updated by the server's loops.
 struct ServerCounters {
   std::atomic<uint64_t> connected_clients{0};
@@ -60,10 +90,16 @@ struct ServerCounters {
   std::atomic<uint64_t> reply_limit_disconnects{0};
   // Commands run, by index in AllCommands(); slot kUnknownCommandSlot counts unsupported names.
   // Mutable: the executor, which holds the counters const, counts what it runs.
-  static constexpr size_t kCommandSlots = 128;
+  static constexpr size_t kCommandSlots = kCommandSlotCount;
   static constexpr size_t kUnknownCommandSlot = kCommandSlots - 1;
   mutable std::array<std::atomic<uint64_t>, kCommandSlots> by_command{};
+  std::shared_ptr<ReplyCounters> replies = std::make_shared<ReplyCounters>();
 };
+
+// `reply`, counting what it answers into `counters` (slot `slot`, dispatched at `start`): an
+// error before `*ran` is set is a rejection, after it a failure.
+ReplyFn CountingReply(ReplyFn reply, const ServerCounters& counters, size_t slot, Clock& clock,
+                      std::shared_ptr<std::atomic<bool>> ran);
 
 struct ExecutorConfig {
   std::string requirepass;
@@ -72,6 +108,7 @@ struct ExecutorConfig {
   int tcp_port = 0;       // shown in INFO; 0 when TCP is off
   size_t max_clients = 0;
   int threads = 1;
+  bool allow_flush = false;  // resp.allow_flush
 };
 
 class CommandExecutor {

@@ -86,6 +86,15 @@ std::optional<ReplyClaim> ReplyFn::Claim(size_t bytes) const {
   return ReplyClaim(budget_, bytes);
 }
 
+ReplyFn ReplyFn::Observed(std::function<void(std::string_view reply)> observe) && {
+  Sink inner = std::move(sink_);
+  return ReplyFn(std::move(budget_), [inner = std::move(inner), observe = std::move(observe)](
+                                         std::string reply, ReplyClaim claim) {
+    observe(reply);
+    inner(std::move(reply), std::move(claim));
+  });
+}
+
 void ReplyFn::operator()(std::string reply) const {
   ReplyClaim claim;
   if (budget_ != nullptr) {

@@ -139,6 +139,9 @@ class ReplyFn {
   // The most one reply may hold: a larger one can never be sent, whatever the client reads.
   size_t limit() const { return budget_ ? budget_->limit() : std::numeric_limits<size_t>::max(); }
 
+  // This reply, with `observe` shown each reply before it is handed over (INFO's statistics).
+  ReplyFn Observed(std::function<void(std::string_view reply)> observe) &&;
+
   void operator()(std::string reply) const;                    // counted as it is handed over
   void operator()(std::string reply, ReplyClaim claim) const;  // built under `claim`
 

@@ -44,6 +44,7 @@ class RespServerImpl final : public RespServer {
     ExecutorConfig config{options.requirepass, options.store_description,
                           options.unix_path,   0,
                           options.max_clients, options.threads};
+    config.allow_flush = options.allow_flush;
     executor_config_ = config;
     store_ = &store;
   }

@@ -112,6 +112,12 @@ void GroupCommitter::Enqueue(WriteUnit unit) {
   p.cv.NotifyOne();
 }
 
+void GroupCommitter::EnqueueDeleteAll(std::shared_ptr<Waiter> waiter) {
+  std::vector<int> parts(partitions_.size());
+  for (size_t i = 0; i < parts.size(); ++i) parts[i] = static_cast<int>(i);
+  EnqueueBarrier(WriteUnit{{}, std::move(waiter), true}, std::move(parts));
+}
+
 // The partitions' locks are taken together, in index order, so every barrier has the same
 // place relative to the others in every queue it joins (no partition can wait on a barrier
 // that another partition reaches only after one this partition has not passed).
@@ -232,7 +238,8 @@ void GroupCommitter::PassBarrier(int index, Barrier& barrier) {
   // Every partition involved has committed what it queued before the unit: commit it whole.
   std::vector<std::shared_ptr<Waiter>> waiters;
   if (barrier.unit.waiter) waiters.push_back(barrier.unit.waiter);
-  CommitWithRetry(index, std::move(barrier.unit.writes), std::move(waiters));
+  CommitWithRetry(index, std::move(barrier.unit.writes), std::move(waiters),
+                  barrier.unit.delete_all);
   {
     MutexLock lock(barrier.mu);
     barrier.done = true;
@@ -241,14 +248,16 @@ void GroupCommitter::PassBarrier(int index, Barrier& barrier) {
 }
 
 void GroupCommitter::CommitWithRetry(int index, std::vector<QueuedWrite> writes,
-                                     std::vector<std::shared_ptr<Waiter>> waiters) {
+                                     std::vector<std::shared_ptr<Waiter>> waiters,
+                                     bool delete_all) {
   Partition& p = *partitions_[index];
   size_t queued = writes.size();
   Batch batch = BuildBatch(std::move(writes));
   auto backoff = std::chrono::milliseconds(20);
   for (int attempt = 0;; ++attempt) {
     auto started = clock_.Now();
-    Status committed = durable_.CommitBatch(index, batch.rows);
+    Status committed =
+        delete_all ? durable_.DeleteAll(index) : durable_.CommitBatch(index, batch.rows);
     if (committed.ok()) {
       last_commit_ns_ =
           std::chrono::duration_cast<std::chrono::nanoseconds>(clock_.Now() - started).count();

@@ -60,6 +60,7 @@ struct CommitterOptions {
 struct WriteUnit {
   std::vector<QueuedWrite> writes;
   std::shared_ptr<Waiter> waiter;  // null: nobody waits for it (async durability)
+  bool delete_all = false;         // FLUSHALL: no writes; DeleteAll on every partition's turn
 };
 
 class GroupCommitter {
@@ -79,6 +80,9 @@ class GroupCommitter {
   void Release(size_t n);  // the unused part of a reservation
   // Queues `unit`, whose writes were reserved.
   void Enqueue(WriteUnit unit);
+  // Queues a delete of every row as a barrier across all partitions: it commits after every
+  // write queued before it and before any queued after it. `waiter` may be null.
+  void EnqueueDeleteAll(std::shared_ptr<Waiter> waiter);
   // How long the oldest write not yet committed has waited; zero when there is none.
   Clock::Duration OldestPendingAge() const;
   std::string QueueFullMessage() const;
@@ -117,7 +121,7 @@ class GroupCommitter {
   void PassBarrier(int index, Barrier& barrier);
   // Commits `writes` as one batch, retrying; fires `waiters` with the outcome.
   void CommitWithRetry(int index, std::vector<QueuedWrite> writes,
-                       std::vector<std::shared_ptr<Waiter>> waiters);
+                       std::vector<std::shared_ptr<Waiter>> waiters, bool delete_all = false);
   bool WaitBeforeRetry(Partition& p, std::chrono::milliseconds backoff);
   void UpdateOldest(Partition& p) REQUIRES(p.mu);
   void EnqueueBarrier(WriteUnit unit, std::vector<int> parts);

@@ -1,6 +1,9 @@
 #include "store/key_ops.h"
 
+#include <cmath>
 #include <limits>
+
+#include "base/strings.h"
 
 namespace skydb::store {
 namespace {
@@ -29,6 +32,47 @@ bool ChangeDeadline(Scope& s, Shard& shard, Entry& e, const std::string& key, co
       deadline != 0 && e.persisted_expires_at != 0 && deadline <= e.persisted_expires_at;
   if (deadline == e.persisted_expires_at || durable_outlives) return false;
   s.WriteDeadline(shard, e, key, deadline == 0 ? 0 : SaturatingAdd(deadline, s.persist_slack_ms()));
+  return true;
+}
+
+// `current` is the key's deadline (0: none, which counts as infinitely far), `when` the new one.
+bool ConditionHolds(const ExpireCondition& c, UnixMillis current, UnixMillis when) {
+  if (c.if_none && current != 0) return false;
+  if (c.if_any && current == 0) return false;
+  if (c.if_later && (current == 0 || when <= current)) return false;
+  if (c.if_earlier && current != 0 && when >= current) return false;
+  return true;
+}
+
+// The new value of an increment as Redis computes it; false with `error` set when refused.
+bool Increased(const IncrRequest& r, const std::optional<std::string>& current, IncrReply* out,
+               std::string* error) {
+  if (r.is_float) {
+    long double value = 0;
+    if (current && !ParseRedisLongDouble(*current, &value)) {
+      *error = "value is not a valid float";
+      return false;
+    }
+    value += r.by_float;
+    if (std::isnan(value) || std::isinf(value)) {
+      *error = "increment would produce NaN or Infinity";
+      return false;
+    }
+    out->text = FormatRedisLongDouble(value);
+    return true;
+  }
+  int64_t value = 0;
+  if (current && !ParseRedisInt64(*current, &value)) {
+    *error = "value is not an integer or out of range";
+    return false;
+  }
+  if ((r.by < 0 && value < 0 && r.by < std::numeric_limits<int64_t>::min() - value) ||
+      (r.by > 0 && value > 0 && r.by > std::numeric_limits<int64_t>::max() - value)) {
+    *error = "increment or decrement would overflow";
+    return false;
+  }
+  out->integer = value + r.by;
+  out->text = std::to_string(out->integer);
   return true;
 }
 
@@ -183,15 +227,43 @@ bool ExistsKey(Scope& s, Shard& shard, const std::string& key) {
   return found.entry != nullptr;
 }
 
-bool ExpireKey(Scope& s, Shard& shard, const std::string& key, const Expiry& expiry) {
+bool ExpireKey(Scope& s, Shard& shard, const std::string& key, const Expiry& expiry,
+               const ExpireCondition& condition) {
   Found found = s.Find(shard, key);
   if (found.entry == nullptr ||
-      (expiry.kind == Expiry::Kind::kNone && found.entry->expires_at == 0)) {
-    s.Depend(found);  // missing, or PERSIST of a key without a deadline
+      (expiry.kind == Expiry::Kind::kNone && found.entry->expires_at == 0) ||
+      !ConditionHolds(condition, found.entry->expires_at, s.ResolveDeadline(expiry, found.entry))) {
+    s.Depend(found);  // missing, PERSIST of a key without a deadline, or NX/XX/GT/LT refused
     return false;
   }
   if (!ChangeDeadline(s, shard, *found.entry, key, expiry)) s.Depend(found);
   return true;
+}
+
+IncrOutcome IncrementKey(Scope& s, Shard& shard, const IncrRequest& request,
+                         size_t max_value_bytes) {
+  IncrOutcome outcome;
+  Found found = s.Find(shard, request.key);
+  std::optional<std::string> current;
+  if (found.entry != nullptr) current = found.entry->value;
+  if (found.entry != nullptr && !current) {
+    outcome.error = "the value was evicted while it was read; retry";  // the driver loads it
+  } else if (Increased(request, current, &outcome.reply, &outcome.error) &&
+             outcome.reply.text.size() > max_value_bytes) {
+    outcome.error = "the new value is " + std::to_string(outcome.reply.text.size()) +
+                    " bytes; the limit (store.max_value_bytes) is " +
+                    std::to_string(max_value_bytes);
+  }
+  if (!outcome.error.empty()) {
+    s.Depend(found);
+    return outcome;
+  }
+  // As in Redis the value is replaced and the deadline kept; a new key is a write without EX.
+  UnixMillis deadline = found.entry != nullptr ? found.entry->expires_at
+                                               : s.ResolveDeadline(Expiry::Default(), nullptr);
+  Entry& e = found.entry != nullptr ? *found.entry : s.tier().Insert(shard, request.key);
+  s.WriteValue(shard, e, request.key, outcome.reply.text, deadline);
+  return outcome;
 }
 
 TtlReply TtlKey(Scope& s, Shard& shard, const std::string& key) {

@@ -98,7 +98,14 @@ std::optional<std::string> ReadKey(Scope& s, Shard& shard, const std::string& ke
 SetReply SetKey(Scope& s, Shard& shard, SetRequest& request) REQUIRES(shard.mu);
 bool DeleteKey(Scope& s, Shard& shard, const std::string& key) REQUIRES(shard.mu);
 bool ExistsKey(Scope& s, Shard& shard, const std::string& key) REQUIRES(shard.mu);
-bool ExpireKey(Scope& s, Shard& shard, const std::string& key, const Expiry& expiry)
+bool ExpireKey(Scope& s, Shard& shard, const std::string& key, const Expiry& expiry,
+               const ExpireCondition& condition) REQUIRES(shard.mu);
+// INCR family; `error` is Redis's text (empty: applied). The key's value must be in memory.
+struct IncrOutcome {
+  IncrReply reply;
+  std::string error;
+};
+IncrOutcome IncrementKey(Scope& s, Shard& shard, const IncrRequest& request, size_t max_value_bytes)
     REQUIRES(shard.mu);
 TtlReply TtlKey(Scope& s, Shard& shard, const std::string& key) REQUIRES(shard.mu);
 

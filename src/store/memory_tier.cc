@@ -162,6 +162,15 @@ void MemoryTier::AddIndexed(std::string key, UnixMillis expires_at) {
   e.persisted_expires_at = expires_at;
 }
 
+int64_t MemoryTier::ClearAllLocked() NO_THREAD_SAFETY_ANALYSIS {
+  int64_t before = count_.load();
+  for (auto& shard : shards_) {
+    while (!shard.entries.empty()) EraseLocked(shard, shard.entries.begin());
+    shard.pending_deletes.clear();
+  }
+  return before;
+}
+
 void MemoryTier::EraseLocked(Shard& shard, std::unordered_map<std::string, Entry>::iterator it) {
   if (it->second.expires_at != 0) --expiring_;
   LruRemove(shard, it->second);

@@ -75,6 +75,9 @@ class MemoryTier {
   void MarkDirty(Shard& shard, Entry& e, uint64_t seq, std::shared_ptr<Waiter> inflight)
       REQUIRES(shard.mu);
   bool HasPendingDelete(Shard& shard, const std::string& key) REQUIRES(shard.mu);
+  // FLUSHALL: every entry and pending delete leaves memory; returns how many keys were live.
+  // The caller holds every shard's lock (not expressible to the analysis).
+  int64_t ClearAllLocked();
 
   // --- taking the locks themselves ---
   // The durable layer committed `key` up to `seq`.

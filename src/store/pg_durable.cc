@@ -45,6 +45,8 @@ const char* const kCommitSql =
 // The common batch — value writes only — as a plain upsert: a third of the executor work of
 // the three-CTE statement per commit.
 const char* const kUpsertOnlySql = SKYDB_UPSERT_SQL;
+// DELETE, not TRUNCATE: TRUNCATE's exclusive lock would stall other daemons' reads.
+const char* const kDeleteAllSql = "DELETE FROM sky_sessions";
 #undef SKYDB_UPSERT_SQL
 
 const char* const kReadSql =
@@ -87,6 +89,7 @@ const Statement kCommit{
     kCommitSql,
     {kByteaArrayOid, kByteaArrayOid, kInt8ArrayOid, kByteaArrayOid, kByteaArrayOid, kInt8ArrayOid}};
 const Statement kRead{nullptr, kReadSql, {kByteaOid, kInt8Oid}};
+const Statement kDeleteAll{nullptr, kDeleteAllSql, {}};
 const Statement kReadMany{"skydb_read_many", kReadManySql, {kByteaArrayOid, kInt8Oid}};
 const Statement kCount{nullptr, kCountSql, {kInt8Oid}};
 const Statement kScan{nullptr, kScanSql, {kInt8Oid, kInt8Oid, kInt8Oid}};
@@ -155,6 +158,12 @@ class PgDurable final : public DurableBackend {
             : writer.Exec(kCommit, {up_ids.Encode(), up_data.Encode(), up_exp.Encode(),
                                     del_ids.Encode(), touch_ids.Encode(), touch_exp.Encode()});
     if (!res.ok()) return std::move(res).error().Within("commit");
+    return Ok();
+  }
+
+  Status DeleteAll(int partition) override {
+    auto res = writers_[partition]->Exec(kDeleteAll, {});
+    if (!res.ok()) return std::move(res).error().Within("delete all sessions");
     return Ok();
   }
 

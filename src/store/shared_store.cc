@@ -94,11 +94,20 @@ void SharedStore::Exists(std::vector<std::string> keys, StoreCallback<int64_t> d
            });
 }
 
-void SharedStore::Expire(std::string key, Expiry expiry, StoreCallback<bool> done) {
+void SharedStore::Expire(std::string key, Expiry expiry, ExpireCondition condition,
+                         StoreCallback<bool> done) {
   std::vector<std::string> keys{key};
   WithRows(std::move(keys), std::move(done),
-           [this, key = std::move(key), expiry](auto reply, const RowSet* rows) mutable {
-             core_->ExpireWith(std::move(key), expiry, std::move(reply), rows);
+           [this, key = std::move(key), expiry, condition](auto reply, const RowSet* rows) mutable {
+             core_->ExpireWith(std::move(key), expiry, condition, std::move(reply), rows);
+           });
+}
+
+void SharedStore::Increment(IncrRequest request, StoreCallback<IncrReply> done) {
+  std::vector<std::string> keys{request.key};
+  WithRows(std::move(keys), std::move(done),
+           [this, request = std::move(request)](auto reply, const RowSet* rows) mutable {
+             core_->IncrementWith(std::move(request), std::move(reply), rows);
            });
 }
 
@@ -128,7 +137,7 @@ void SharedStore::Transact(std::vector<TxOp> ops, std::shared_ptr<WatchList> wat
     std::visit(
         [&keys](const auto& o) {
           using T = std::decay_t<decltype(o)>;
-          if constexpr (std::is_same_v<T, tx::Set>) {
+          if constexpr (std::is_same_v<T, tx::Set> || std::is_same_v<T, tx::Increment>) {
             keys.push_back(o.request.key);
           } else if constexpr (std::is_same_v<T, tx::Delete> || std::is_same_v<T, tx::Exists>) {
             keys.insert(keys.end(), o.keys.begin(), o.keys.end());
@@ -176,6 +185,16 @@ void SharedStore::Scan(uint64_t cursor, std::string pattern, size_t count,
       if (pattern.empty() || GlobMatch(pattern, key)) reply.keys.push_back(std::move(key));
     }
     done(std::move(reply));
+  });
+}
+
+// PostgreSQL's rows are the truth here; the count is refreshed with the next durable sweep.
+void SharedStore::DeleteAll(StoreCallback<int64_t> done) {
+  core_->DeleteAll([this, done = std::move(done)](Result<int64_t> r) {
+    if (!r.ok()) return done(std::move(r).error());
+    int64_t before = sessions_.exchange(0);
+    expiring_ = 0;
+    done(before);
   });
 }
 

@@ -32,7 +32,10 @@ class SharedStore final : public SessionStore {
   void Set(SetRequest request, StoreCallback<SetReply> done) override;
   void Delete(std::vector<std::string> keys, StoreCallback<int64_t> done) override;
   void Exists(std::vector<std::string> keys, StoreCallback<int64_t> done) override;
-  void Expire(std::string key, Expiry expiry, StoreCallback<bool> done) override;
+  void Expire(std::string key, Expiry expiry, ExpireCondition condition,
+              StoreCallback<bool> done) override;
+  void Increment(IncrRequest request, StoreCallback<IncrReply> done) override;
+  void DeleteAll(StoreCallback<int64_t> done) override;
   void Ttl(std::string key, StoreCallback<TtlReply> done) override;
   void Scan(uint64_t cursor, std::string pattern, size_t count,
             StoreCallback<ScanReply> done) override;

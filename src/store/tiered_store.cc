@@ -17,10 +17,12 @@ class ShardLocks {
  public:
   ShardLocks(MemoryTier& tier, const std::vector<std::string>& keys) NO_THREAD_SAFETY_ANALYSIS {
     for (const auto& key : keys) held_.push_back(ShardOf(KeyHash(key)));
-    std::sort(held_.begin(), held_.end());
-    held_.erase(std::unique(held_.begin(), held_.end()), held_.end());
-    for (int index : held_) tier.ShardAt(index).mu.Lock();
-    tier_ = &tier;
+    Lock(tier);
+  }
+  // Every shard (FLUSHALL).
+  explicit ShardLocks(MemoryTier& tier) {
+    for (int i = 0; i < kShardCount; ++i) held_.push_back(i);
+    Lock(tier);
   }
   ~ShardLocks() { Unlock(); }
   ShardLocks(const ShardLocks&) = delete;
@@ -32,6 +34,13 @@ class ShardLocks {
   }
 
  private:
+  void Lock(MemoryTier& tier) NO_THREAD_SAFETY_ANALYSIS {
+    std::sort(held_.begin(), held_.end());
+    held_.erase(std::unique(held_.begin(), held_.end()), held_.end());
+    for (int index : held_) tier.ShardAt(index).mu.Lock();
+    tier_ = &tier;
+  }
+
   MemoryTier* tier_ = nullptr;
   std::vector<int> held_;
 };
@@ -85,6 +94,10 @@ void PlanTransaction(const std::vector<TxOp>& ops, const std::vector<WatchList::
           } else if constexpr (std::is_same_v<T, tx::Delete> || std::is_same_v<T, tx::Exists>) {
             keys->insert(keys->end(), o.keys.begin(), o.keys.end());
             if (std::is_same_v<T, tx::Delete>) *max_writes += o.keys.size();
+          } else if constexpr (std::is_same_v<T, tx::Increment>) {
+            keys->push_back(o.request.key);
+            reads->push_back(o.request.key);
+            ++*max_writes;
           } else {
             keys->push_back(o.key);
             if (std::is_same_v<T, tx::Expire>) ++*max_writes;
@@ -141,9 +154,9 @@ bool WatchedKeyChanged(Scope& s, const std::vector<WatchList::Key>& watch, const
 }
 
 // Applies one op (its keys' shards are locked); returns the delivery of its result.
-std::function<void()> ApplyOp(Scope& s, TxOp& op) {
+std::function<void()> ApplyOp(Scope& s, TxOp& op, size_t max_value_bytes) {
   return std::visit(
-      [&s](auto& o) -> std::function<void()> {
+      [&s, max_value_bytes](auto& o) -> std::function<void()> {
         using T = std::decay_t<decltype(o)>;
         auto deliver = [done = o.done](auto result) {
           return [done, result = std::move(result)] { done(result); };
@@ -170,7 +183,17 @@ std::function<void()> ApplyOp(Scope& s, TxOp& op) {
         } else if constexpr (std::is_same_v<T, tx::Expire>) {
           Shard& shard = s.ShardOf(o.key);
           shard.mu.AssertHeld();
-          return deliver(ExpireKey(s, shard, o.key, o.expiry));
+          return deliver(ExpireKey(s, shard, o.key, o.expiry, o.condition));
+        } else if constexpr (std::is_same_v<T, tx::Increment>) {
+          Shard& shard = s.ShardOf(o.request.key);
+          shard.mu.AssertHeld();
+          IncrOutcome outcome = IncrementKey(s, shard, o.request, max_value_bytes);
+          if (!outcome.error.empty()) {
+            return [done = o.done, error = std::move(outcome.error)] {
+              done(Error::InvalidArgument(error));
+            };
+          }
+          return deliver(std::move(outcome.reply));
         } else {
           Shard& shard = s.ShardOf(o.key);
           shard.mu.AssertHeld();
@@ -429,21 +452,72 @@ void TieredStore::ExistsWith(std::vector<std::string> keys, StoreCallback<int64_
       std::move(done), rows, 0);
 }
 
-void TieredStore::Expire(std::string key, Expiry expiry, StoreCallback<bool> done) {
-  ExpireWith(std::move(key), expiry, std::move(done), nullptr);
+void TieredStore::Expire(std::string key, Expiry expiry, ExpireCondition condition,
+                         StoreCallback<bool> done) {
+  ExpireWith(std::move(key), expiry, condition, std::move(done), nullptr);
 }
 
-void TieredStore::ExpireWith(std::string key, Expiry expiry, StoreCallback<bool> done,
-                             const RowSet* rows) {
+void TieredStore::ExpireWith(std::string key, Expiry expiry, ExpireCondition condition,
+                             StoreCallback<bool> done, const RowSet* rows) {
   OpPlan plan{{key}, {}, 1};
   Run<bool>(
       std::move(plan),
-      [key = std::move(key), expiry](Scope& s) {
+      [key = std::move(key), expiry, condition](Scope& s) {
         Shard& shard = s.ShardOf(key);
         shard.mu.AssertHeld();
-        return ExpireKey(s, shard, key, expiry);
+        return ExpireKey(s, shard, key, expiry, condition);
       },
       std::move(done), rows, 0);
+}
+
+void TieredStore::Increment(IncrRequest request, StoreCallback<IncrReply> done) {
+  IncrementWith(std::move(request), std::move(done), nullptr);
+}
+
+void TieredStore::IncrementWith(IncrRequest request, StoreCallback<IncrReply> done,
+                                const RowSet* rows) {
+  if (request.key.size() > options_.memory.max_key_bytes) {
+    return done(Error::InvalidArgument("key is " + std::to_string(request.key.size()) +
+                                       " bytes; the limit is " +
+                                       std::to_string(options_.memory.max_key_bytes)));
+  }
+  OpPlan plan{{request.key}, {request.key}, 1};
+  Run<IncrOutcome>(
+      std::move(plan),
+      [request = std::move(request), max = options_.memory.max_value_bytes](Scope& s) {
+        Shard& shard = s.ShardOf(request.key);
+        shard.mu.AssertHeld();
+        return IncrementKey(s, shard, request, max);
+      },
+      [done = std::move(done)](Result<IncrOutcome> outcome) {
+        if (!outcome.ok()) return done(std::move(outcome).error());
+        if (!outcome->error.empty()) return done(Error::InvalidArgument(outcome->error));
+        done(std::move(outcome->reply));
+      },
+      rows, 0);
+}
+
+// Memory is cleared and the durable delete queued under every shard's lock, so no operation
+// sees one without the other, and every write before it is queued ahead of it.
+void TieredStore::DeleteAll(StoreCallback<int64_t> done) {
+  if (closing_)
+    return done(Error::Unavailable("the store is shutting down; retry on the next daemon"));
+  ShardLocks locks(tier_);
+  int64_t removed = tier_.ClearAllLocked();
+  std::shared_ptr<Waiter> waiter;
+  if (committer_) {
+    if (ReplyWaitsForCommit()) waiter = std::make_shared<Waiter>(clock_.Now(), nullptr);
+    committer_->EnqueueDeleteAll(waiter);
+  }
+  ++writes_;
+  locks.Unlock();
+  spdlog::info("store: FLUSHALL: {} sessions deleted from memory{}", removed,
+               committer_ ? "; deleting every row in PostgreSQL" : "");
+  if (!waiter) return done(removed);
+  AfterAll({waiter}, [done = std::move(done), removed](const Status& s) {
+    if (s.ok()) return done(removed);
+    done(s.error());
+  });
 }
 
 void TieredStore::Ttl(std::string key, StoreCallback<TtlReply> done) {
@@ -524,7 +598,8 @@ void TieredStore::TransactWith(std::vector<TxOp> ops, std::shared_ptr<WatchList>
   }
   Run<TxOutcome>(
       std::move(plan),
-      [ops = std::move(ops), watch = std::move(watch), rows](Scope& s) mutable {
+      [ops = std::move(ops), watch = std::move(watch), rows,
+       max_value = options_.memory.max_value_bytes](Scope& s) mutable {
         TxOutcome out;
         if (WatchedKeyChanged(s, watch, rows)) return out;
         if (ReadBytesBound(s, ops) > kMaxTransactionReadBytes) {
@@ -534,7 +609,7 @@ void TieredStore::TransactWith(std::vector<TxOp> ops, std::shared_ptr<WatchList>
           return out;
         }
         out.applied = true;
-        for (auto& op : ops) out.deliveries.push_back(ApplyOp(s, op));
+        for (auto& op : ops) out.deliveries.push_back(ApplyOp(s, op, max_value));
         return out;
       },
       StoreCallback<TxOutcome>([done = std::move(done)](Result<TxOutcome> outcome) {
@@ -560,6 +635,7 @@ StoreStats TieredStore::Stats() const {
   s.expiring = tier_.expiring();
   s.cached_values = tier_.cached_values();
   s.memory_bytes = tier_.memory_bytes();
+  s.max_memory_bytes = options_.memory.max_memory_bytes;
   s.writes = writes_.load();
   s.queue_full_rejections = queue_full_.load();
   const TierCounters& c = tier_.counters();

@@ -53,7 +53,10 @@ class TieredStore final : public SessionStore, private CommitListener {
   void Set(SetRequest request, StoreCallback<SetReply> done) override;
   void Delete(std::vector<std::string> keys, StoreCallback<int64_t> done) override;
   void Exists(std::vector<std::string> keys, StoreCallback<int64_t> done) override;
-  void Expire(std::string key, Expiry expiry, StoreCallback<bool> done) override;
+  void Expire(std::string key, Expiry expiry, ExpireCondition condition,
+              StoreCallback<bool> done) override;
+  void Increment(IncrRequest request, StoreCallback<IncrReply> done) override;
+  void DeleteAll(StoreCallback<int64_t> done) override;
   void Ttl(std::string key, StoreCallback<TtlReply> done) override;
   void Scan(uint64_t cursor, std::string pattern, size_t count,
             StoreCallback<ScanReply> done) override;
@@ -73,7 +76,9 @@ class TieredStore final : public SessionStore, private CommitListener {
   void SetWith(SetRequest request, StoreCallback<SetReply> done, const RowSet* rows);
   void DeleteWith(std::vector<std::string> keys, StoreCallback<int64_t> done, const RowSet* rows);
   void ExistsWith(std::vector<std::string> keys, StoreCallback<int64_t> done, const RowSet* rows);
-  void ExpireWith(std::string key, Expiry expiry, StoreCallback<bool> done, const RowSet* rows);
+  void ExpireWith(std::string key, Expiry expiry, ExpireCondition condition,
+                  StoreCallback<bool> done, const RowSet* rows);
+  void IncrementWith(IncrRequest request, StoreCallback<IncrReply> done, const RowSet* rows);
   void TtlWith(std::string key, StoreCallback<TtlReply> done, const RowSet* rows);
   // With shared coherence `rows` hold every key of the ops and of the watch list.
   void WatchWith(std::vector<std::string> keys, std::shared_ptr<WatchList> into,

@@ -26,12 +26,22 @@ struct FakeDurableState {
   bool fail_commits = false;
   bool hold_commits = false;  // commits block until released
   int sweeps = 0;
+  int delete_alls = 0;  // FLUSHALLs committed
 };
 
 class FakeDurable final : public DurableBackend {
  public:
   explicit FakeDurable(std::shared_ptr<FakeDurableState> state) : state_(std::move(state)) {}
   std::string Describe() const override { return "fake durable"; }
+
+  Status DeleteAll(int /*partition*/) override {
+    std::unique_lock<std::mutex> lock(state_->mu);
+    state_->cv.wait(lock, [&] { return !state_->hold_commits; });
+    if (state_->fail_commits) return Error::Unavailable("fake: connection refused");
+    state_->rows.clear();
+    ++state_->delete_alls;
+    return Ok();
+  }
 
   Status CommitBatch(int /*partition*/, const std::vector<DurableWrite>& writes) override {
     std::unique_lock<std::mutex> lock(state_->mu);

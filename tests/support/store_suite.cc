@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cmath>
 #include <map>
 #include <set>
 #include <thread>
@@ -32,8 +33,20 @@ Result<int64_t> StoreHarness::Del(std::vector<std::string> keys) {
 Result<int64_t> StoreHarness::Exists(std::vector<std::string> keys) {
   return Await<int64_t>([&](auto cb) { store().Exists(keys, cb); });
 }
-Result<bool> StoreHarness::Expire(const std::string& key, Expiry expiry) {
-  return Await<bool>([&](auto cb) { store().Expire(key, expiry, cb); });
+Result<bool> StoreHarness::Expire(const std::string& key, Expiry expiry,
+                                  ExpireCondition condition) {
+  return Await<bool>([&](auto cb) { store().Expire(key, expiry, condition, cb); });
+}
+Result<IncrReply> StoreHarness::Incr(const std::string& key, int64_t by) {
+  IncrRequest request{key, false, by, 0};
+  return Await<IncrReply>([&](auto cb) { store().Increment(request, cb); });
+}
+Result<IncrReply> StoreHarness::IncrFloat(const std::string& key, long double by) {
+  IncrRequest request{key, true, 0, by};
+  return Await<IncrReply>([&](auto cb) { store().Increment(request, cb); });
+}
+Result<int64_t> StoreHarness::DeleteAll() {
+  return Await<int64_t>([&](auto cb) { store().DeleteAll(cb); });
 }
 Result<TtlReply> StoreHarness::Ttl(const std::string& key) {
   return Await<TtlReply>([&](auto cb) { store().Ttl(key, cb); });
@@ -291,6 +304,115 @@ TEST_P(StoreBehaviour, ConcurrentWritersEndAtTheLastAcknowledgedValue) {
   if (h().durable()) {
     h().Restart();
     for (const auto& [key, value] : final_values) EXPECT_EQ(**h().Get(key), value) << key;
+  }
+}
+
+TEST_P(StoreBehaviour, ExpireConditionsJudgeTheCurrentDeadline) {
+  const ExpireCondition nx{true, false, false, false}, xx{false, true, false, false};
+  const ExpireCondition gt{false, false, true, false}, lt{false, false, false, true};
+  ASSERT_TRUE(h().Set("a", "1", Expiry::None()).ok());
+  UnixMillis now = h().NowMs();
+  // No deadline counts as infinite: GT never applies, LT always does.
+  EXPECT_FALSE(*h().Expire("a", Expiry::At(now + 9000), xx));
+  EXPECT_FALSE(*h().Expire("a", Expiry::At(now + 9000), gt));
+  EXPECT_EQ(h().Ttl("a")->state, TtlReply::State::kNoExpiry);
+  EXPECT_TRUE(*h().Expire("a", Expiry::At(now + 9000), lt));
+  EXPECT_FALSE(*h().Expire("a", Expiry::At(now + 5000), nx));
+  EXPECT_FALSE(*h().Expire("a", Expiry::At(now + 9000), gt));  // equal is not later
+  EXPECT_FALSE(*h().Expire("a", Expiry::At(now + 9500), lt));
+  EXPECT_EQ(h().Ttl("a")->remaining_ms, 9000);
+  EXPECT_TRUE(*h().Expire("a", Expiry::At(now + 20000), gt));
+  EXPECT_TRUE(*h().Expire("a", Expiry::At(now + 15000), xx));
+  EXPECT_EQ(h().Ttl("a")->remaining_ms, 15000);
+  EXPECT_FALSE(*h().Expire("missing", Expiry::At(now + 1000), lt));
+  // A refused condition changes nothing, even with a past deadline; an accepted one deletes.
+  EXPECT_FALSE(*h().Expire("a", Expiry::At(now - 1), nx));
+  EXPECT_EQ(**h().Get("a"), "1");
+  EXPECT_TRUE(*h().Expire("a", Expiry::At(now - 1), lt));
+  EXPECT_FALSE(h().Get("a")->has_value());
+  ExpectCount(0);
+}
+
+TEST_P(StoreBehaviour, IncrementCountsFromZeroAndKeepsTheDeadline) {
+  auto first = h().Incr("n", 5);
+  ASSERT_TRUE(first.ok()) << first.error().message;
+  EXPECT_EQ(first->integer, 5);
+  EXPECT_EQ(first->text, "5");
+  // A new key is a write without EX: the store's default TTL (30 min in this suite).
+  ASSERT_EQ(h().Ttl("n")->state, TtlReply::State::kExpiring);
+  ASSERT_TRUE(h().Set("c", "10", Expiry::At(h().NowMs() + 7000)).ok());
+  h().clock().Advance(milliseconds(1000));
+  EXPECT_EQ(h().Incr("c", -11)->integer, -1);
+  EXPECT_EQ(**h().Get("c"), "-1");
+  EXPECT_EQ(h().Ttl("c")->remaining_ms, 6000);
+  ASSERT_TRUE(h().Set("p", "1", Expiry::None()).ok());
+  EXPECT_EQ(h().Incr("p", 1)->integer, 2);
+  EXPECT_EQ(h().Ttl("p")->state, TtlReply::State::kNoExpiry);
+  ExpectCount(3);
+}
+
+TEST_P(StoreBehaviour, IncrementRefusesWhatRedisRefusesAndChangesNothing) {
+  ASSERT_TRUE(h().Set("s", "abc").ok());
+  ASSERT_TRUE(h().Set("sp", " 1").ok());
+  ASSERT_TRUE(h().Set("max", "9223372036854775807").ok());
+  ASSERT_TRUE(h().Set("min", "-9223372036854775808").ok());
+  EXPECT_EQ(h().Incr("s", 1).error().message, "value is not an integer or out of range");
+  EXPECT_EQ(h().Incr("sp", 1).error().message, "value is not an integer or out of range");
+  EXPECT_EQ(h().Incr("max", 1).error().message, "increment or decrement would overflow");
+  EXPECT_EQ(h().Incr("min", -1).error().message, "increment or decrement would overflow");
+  EXPECT_EQ(h().IncrFloat("s", 1).error().message, "value is not a valid float");
+  ASSERT_TRUE(h().Set("f", "1").ok());
+  EXPECT_EQ(h().IncrFloat("f", HUGE_VALL).error().message,
+            "increment would produce NaN or Infinity");
+  EXPECT_EQ(**h().Get("max"), "9223372036854775807");
+  EXPECT_EQ(**h().Get("f"), "1");
+  EXPECT_EQ(h().Incr("max", -1)->integer, 9223372036854775806);
+}
+
+TEST_P(StoreBehaviour, IncrementByFloatFormatsAsRedis) {
+  ASSERT_TRUE(h().Set("f", "10.5").ok());
+  EXPECT_EQ(h().IncrFloat("f", 0.1L)->text, "10.6");
+  EXPECT_EQ(**h().Get("f"), "10.6");
+  EXPECT_EQ(h().IncrFloat("f", 5.0e3L)->text, "5010.60000000000000009");
+  ASSERT_TRUE(h().Set("g", "3.0e3").ok());
+  EXPECT_EQ(h().IncrFloat("g", 200)->text, "3200");
+  EXPECT_EQ(h().IncrFloat("new", -1.5L)->text, "-1.5");
+  EXPECT_EQ(h().Incr("g", 1)->integer, 3201);  // an integer-looking float is an integer
+}
+
+TEST_P(StoreBehaviour, IncrementsSurviveARestart) {
+  if (!h().durable()) GTEST_SKIP() << "memory-only: nothing survives by design";
+  for (int i = 0; i < 3; ++i) ASSERT_TRUE(h().Incr("hits", 2).ok());
+  ASSERT_TRUE(h().IncrFloat("score", 0.25L).ok());
+  h().Restart();
+  EXPECT_EQ(**h().Get("hits"), "6");
+  EXPECT_EQ(**h().Get("score"), "0.25");
+  EXPECT_EQ(h().Incr("hits", 1)->integer, 7);
+}
+
+TEST_P(StoreBehaviour, DeleteAllRemovesEveryKeyForGood) {
+  for (int i = 0; i < 50; ++i) {
+    ASSERT_TRUE(h().Set("k" + std::to_string(i), "v", Expiry::At(h().NowMs() + 60000)).ok());
+  }
+  ASSERT_TRUE(h().Set("forever", "v", Expiry::None()).ok());
+  ASSERT_TRUE(h().Incr("n", 1).ok());
+  ASSERT_EQ(*h().Del({"k0"}), 1);  // a delete still queued must not confuse the flush
+  auto removed = h().DeleteAll();
+  ASSERT_TRUE(removed.ok()) << removed.error().message;
+  ExpectCount(0);
+  ExpectExpiring(0);
+  EXPECT_FALSE(h().Get("k1")->has_value());
+  EXPECT_EQ(*h().Exists({"forever", "n", "k49"}), 0);
+  EXPECT_TRUE(h().ScanAll().empty());
+  ASSERT_TRUE(h().Set("after", "v", Expiry::None()).ok());  // writes after it are kept
+  EXPECT_EQ(h().Incr("n", 1)->integer, 1);
+  if (h().durable()) {
+    h().Restart();
+    EXPECT_FALSE(h().Get("k1")->has_value()) << "no key survives a restart";
+    EXPECT_FALSE(h().Get("forever")->has_value());
+    EXPECT_EQ(**h().Get("after"), "v");
+    EXPECT_EQ(**h().Get("n"), "1");
+    ExpectCount(2);
   }
 }
 

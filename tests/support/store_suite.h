@@ -51,7 +51,10 @@ class StoreHarness {
   Result<std::optional<std::string>> GetDel(const std::string& key);
   Result<int64_t> Del(std::vector<std::string> keys);
   Result<int64_t> Exists(std::vector<std::string> keys);
-  Result<bool> Expire(const std::string& key, Expiry expiry);
+  Result<bool> Expire(const std::string& key, Expiry expiry, ExpireCondition condition = {});
+  Result<IncrReply> Incr(const std::string& key, int64_t by);
+  Result<IncrReply> IncrFloat(const std::string& key, long double by);
+  Result<int64_t> DeleteAll();
   Result<TtlReply> Ttl(const std::string& key);
   Result<ScanReply> Scan(uint64_t cursor, const std::string& pattern, size_t count);
   // Every key a full scan returns (cursor walked to 0).

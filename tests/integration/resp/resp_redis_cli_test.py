@@ -78,7 +78,11 @@ class RedisCliTest(unittest.TestCase):
         self.assertEqual(self.cli("UNLINK", "k:2"), "1")
         self.assertTrue(self.cli("DBSIZE").isdigit())
         self.assertEqual(self.cli("FLUSHALL"),
-                         "ERR unknown command 'FLUSHALL', with args beginning with: ")
+                         "ERR flushall is disabled: it would delete every session; "
+                         "set resp.allow_flush = true to allow it")
+        self.assertEqual(self.cli("LPUSH", "l", "x"),
+                         "ERR unknown command 'LPUSH', with args beginning with: 'l' 'x' ")
+        self.assertEqual(self.cli("EXISTS", "l"), "0")
 
     def test_scan_and_info(self):
         for i in range(30):

@@ -119,7 +119,7 @@ class CommandsTest(unittest.TestCase):
         self.assertEqual(r.ttl("k1"), -1)
         self.assertEqual(r.ttl("nope"), -2)
         self.assertEqual(r.pttl("nope"), -2)
-        self.assertError("Unsupported option NX", r.execute_command, "EXPIRE", "k1", 5, "NX")
+        self.assertError("Unsupported option XY", r.execute_command, "EXPIRE", "k1", 5, "XY")
         self.assertError("invalid expire time in 'expire' command", r.execute_command,
                          "EXPIRE", "k1", 99999999999999999)
         self.assertTrue(r.expire("k2", -1))  # a past deadline deletes, as in Redis
@@ -176,12 +176,110 @@ class CommandsTest(unittest.TestCase):
         for i in range(1000):
             pipe.set("p:%d" % i, i)
             pipe.get("p:%d" % i)
-            pipe.incr("p:%d" % i) if i == 500 else None
+            pipe.execute_command("LPUSH", "p:%d" % i, "x") if i == 500 else None
         replies = pipe.execute(raise_on_error=False)
         values = [v for v in replies if not isinstance(v, Exception) and v is not True]
         self.assertEqual(values, [str(i).encode() for i in range(1000)])
         self.assertIsInstance(replies[1002], redis.exceptions.ResponseError)
 
+
+
+class CountersAndAdminTest(unittest.TestCase):
+    """INCR family, EXPIRE conditions, SETNX, TYPE, KEYS, FLUSHALL and INFO through redis-py's
+    own methods, with Redis 7's replies and error texts."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.server = Server("--default-ttl-ms", 0, "--allow-flush", 1)
+        cls.r = client(cls.server)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.r.close()
+        cls.server.stop()
+
+    def assertError(self, text, fn, *args, **kwargs):
+        with self.assertRaises(redis.exceptions.ResponseError) as caught:
+            fn(*args, **kwargs)
+        self.assertEqual(str(caught.exception), text)
+
+    def test_counters(self):
+        r = self.r
+        self.assertEqual(r.incr("c"), 1)
+        self.assertEqual(r.incrby("c", 41), 42)
+        self.assertEqual(r.decr("c"), 41)
+        self.assertEqual(r.decrby("c", 40), 1)
+        self.assertEqual(r.ttl("c"), -1)
+        r.set("t", 5, ex=100)
+        self.assertEqual(r.incr("t"), 6)
+        self.assertEqual(r.ttl("t"), 100)
+        self.assertEqual(r.incrbyfloat("f", 10.5), 10.5)
+        self.assertEqual(r.incrbyfloat("f", 0.1), 10.6)
+        self.assertEqual(r.get("f"), b"10.6")
+        r.set("s", "abc")
+        self.assertError("value is not an integer or out of range", r.incr, "s")
+        self.assertError("value is not a valid float", r.incrbyfloat, "s", 1)
+        r.set("max", 9223372036854775807)
+        self.assertError("increment or decrement would overflow", r.incr, "max")
+        self.assertError("increment would produce NaN or Infinity", r.incrbyfloat, "f", "inf")
+        self.assertEqual(r.get("max"), b"9223372036854775807")
+
+    def test_expire_conditions(self):
+        r = self.r
+        r.set("e", "v")
+        self.assertFalse(r.expire("e", 100, gt=True))  # no TTL is an infinite one
+        self.assertTrue(r.expire("e", 100, nx=True))
+        self.assertFalse(r.expire("e", 200, lt=True))
+        self.assertTrue(r.expire("e", 200, xx=True, gt=True))
+        self.assertEqual(r.ttl("e"), 200)
+        self.assertTrue(r.pexpire("e", 5000, lt=True))
+        self.assertError("NX and XX, GT or LT options at the same time are not compatible",
+                         r.execute_command, "EXPIRE", "e", 1, "NX", "GT")
+        self.assertError("GT and LT options at the same time are not compatible",
+                         r.execute_command, "EXPIRE", "e", 1, "GT", "LT")
+        self.assertError("Unsupported option FOO", r.execute_command, "EXPIRE", "e", 1, "FOO")
+        self.assertLessEqual(r.pttl("e"), 5000)
+
+    def test_setnx_type_keys(self):
+        r = self.r
+        self.assertTrue(r.setnx("k:1", "a"))
+        self.assertFalse(r.setnx("k:1", "b"))
+        self.assertEqual(r.get("k:1"), b"a")
+        self.assertEqual(r.type("k:1"), b"string")
+        self.assertEqual(r.type("k:none"), b"none")
+        for i in range(2, 1500):
+            r.set("k:%d" % i, i)
+        self.assertEqual(sorted(r.keys("k:*")), sorted(b"k:%d" % i for i in range(1, 1500)))
+        self.assertEqual(len(r.keys("k:1?")), 10)
+
+    def test_info_sections_and_stats(self):
+        r = self.r
+        r.get("x")
+        self.assertError("value is not an integer or out of range", r.execute_command,
+                         "INCRBY", "x", "y")
+        info = r.info()
+        for field in ["redis_version", "process_id", "run_id", "uptime_in_seconds",
+                      "connected_clients", "maxclients", "used_memory", "used_memory_rss",
+                      "maxmemory", "loading", "aof_enabled", "total_commands_processed",
+                      "total_error_replies", "role", "connected_slaves", "master_repl_offset",
+                      "used_cpu_sys", "used_cpu_user", "errorstat_ERR"]:
+            self.assertIn(field, info)
+        self.assertEqual(info["role"], "master")
+        self.assertEqual(info["aof_enabled"], 0)
+        stats = r.info("commandstats")
+        self.assertGreaterEqual(stats["cmdstat_get"]["calls"], 1)
+        self.assertGreaterEqual(stats["cmdstat_incrby"]["failed_calls"], 1)
+        self.assertIn("usec_per_call", stats["cmdstat_get"])
+        self.assertIn("cmdstat_get", r.info("everything"))
+
+    def test_zz_flushall(self):  # last: it empties the store
+        r = self.r
+        r.set("gone:1", "v")
+        self.assertTrue(r.flushall())
+        self.assertEqual(r.dbsize(), 0)
+        r.set("gone:2", "v")
+        self.assertTrue(r.flushdb(asynchronous=True))
+        self.assertEqual(r.keys("*"), [])
 
 class AuthTest(unittest.TestCase):
     def test_requirepass(self):

@@ -42,6 +42,8 @@ bool ParseArgs(int argc, char** argv, skydb::RespServerOptions* resp,
       resp->max_bulk_bytes = static_cast<size_t>(n);
     } else if (flag == "--max-output-buffer") {
       resp->max_output_buffer = static_cast<size_t>(n);
+    } else if (flag == "--allow-flush") {
+      resp->allow_flush = n != 0;
     } else if (flag == "--threads") {
       resp->threads = static_cast<int>(n);
     } else {

@@ -186,6 +186,25 @@ TEST_F(CommandsTest, MultiQueuesAndExecRepliesWithEveryResult) {
   EXPECT_EQ(Run({"GET", "d"}), kNull);
 }
 
+TEST_F(CommandsTest, CountersAndExpiryConditionsRunInsideATransaction) {
+  EXPECT_EQ(Run({"MULTI"}), kOk);
+  for (auto cmd : std::vector<std::vector<std::string>>{{"SET", "n", "5"},
+                                                        {"INCR", "n"},
+                                                        {"INCRBY", "n", "10"},
+                                                        {"SET", "s", "x"},
+                                                        {"INCR", "s"},
+                                                        {"EXPIRE", "n", "100", "NX"},
+                                                        {"EXPIRE", "n", "50", "GT"}}) {
+    auto promise = std::make_shared<std::promise<std::string>>();
+    executor_->Execute(client_, cmd, [promise](std::string r) { promise->set_value(r); });
+    EXPECT_EQ(promise->get_future().get(), "+QUEUED\r\n");
+  }
+  EXPECT_EQ(Run({"EXEC"}),
+            "*7\r\n+OK\r\n:6\r\n:16\r\n+OK\r\n-ERR value is not an integer or out of range\r\n"
+            ":1\r\n:0\r\n");
+  EXPECT_EQ(Run({"GET", "n"}), "$2\r\n16\r\n");
+}
+
 TEST_F(CommandsTest, AnErrorWhileQueuingDiscardsTheTransaction) {
   for (auto bad : std::vector<std::vector<std::string>>{{"NOSUCH", "x"}, {"GET"}}) {
     EXPECT_EQ(Run({"MULTI"}), kOk);
@@ -272,7 +291,8 @@ TEST_F(CommandsTest, EveryCommandHasACounterSlot) {
 TEST_F(CommandsTest, UnknownCommandMatchesRedisSeven) {
   EXPECT_EQ(Run({"foo", "a", "b"}),
             "-ERR unknown command 'foo', with args beginning with: 'a' 'b' \r\n");
-  EXPECT_EQ(Run({"FLUSHALL"}), "-ERR unknown command 'FLUSHALL', with args beginning with: \r\n");
+  EXPECT_EQ(Run({"LPUSH", "l", "x"}),
+            "-ERR unknown command 'LPUSH', with args beginning with: 'l' 'x' \r\n");
 }
 
 TEST_F(CommandsTest, SetAndGet) {
@@ -389,9 +409,96 @@ TEST_F(CommandsTest, ExpireFamily) {
   EXPECT_EQ(Run({"EXPIRE", "k", "x"}), kNotInt);
   EXPECT_EQ(Run({"EXPIRE", "k", "99999999999999999"}),
             "-ERR invalid expire time in 'expire' command\r\n");
-  EXPECT_EQ(Run({"EXPIRE", "k", "10", "NX"}), "-ERR Unsupported option NX\r\n");
+  EXPECT_EQ(Run({"EXPIRE", "k", "10", "FOO"}), "-ERR Unsupported option FOO\r\n");
   EXPECT_EQ(Run({"EXPIRE", "k", "-1"}), ":1\r\n");  // a past deadline deletes the key
   EXPECT_EQ(Run({"EXISTS", "k"}), ":0\r\n");
+}
+
+// Redis 7's NX/XX/GT/LT, with its texts checked against redis-server 7.0.
+TEST_F(CommandsTest, ExpireConditions) {
+  const std::string kNxConflict =
+      "-ERR NX and XX, GT or LT options at the same time are not compatible\r\n";
+  const std::string kGtLt = "-ERR GT and LT options at the same time are not compatible\r\n";
+  Run({"SET", "k", "v"});
+  EXPECT_EQ(Run({"EXPIRE", "k", "100", "NX", "XX"}), kNxConflict);
+  EXPECT_EQ(Run({"EXPIRE", "k", "100", "nx", "GT"}), kNxConflict);
+  EXPECT_EQ(Run({"PEXPIRE", "k", "100", "LT", "NX"}), kNxConflict);
+  EXPECT_EQ(Run({"EXPIREAT", "k", "100", "GT", "LT"}), kGtLt);
+  EXPECT_EQ(Run({"EXPIRE", "k", "x", "FOO"}), "-ERR Unsupported option FOO\r\n");  // options first
+  EXPECT_EQ(Run({"TTL", "k"}), ":-1\r\n") << "a refused command changes nothing";
+  EXPECT_EQ(Run({"EXPIRE", "k", "100", "XX"}), ":0\r\n");
+  EXPECT_EQ(Run({"EXPIRE", "k", "100", "GT"}), ":0\r\n");  // no TTL is an infinite one
+  EXPECT_EQ(Run({"EXPIRE", "k", "100", "NX", "NX"}), ":1\r\n");
+  EXPECT_EQ(Run({"EXPIRE", "k", "50", "NX"}), ":0\r\n");
+  EXPECT_EQ(Run({"EXPIRE", "k", "200", "LT"}), ":0\r\n");
+  EXPECT_EQ(Run({"EXPIRE", "k", "200", "xx", "gt"}), ":1\r\n");
+  EXPECT_EQ(Run({"PEXPIRE", "k", "5000", "LT"}), ":1\r\n");
+  EXPECT_EQ(Run({"PTTL", "k"}), ":5000\r\n");
+  EXPECT_EQ(Run({"EXPIRE", "missing", "10", "LT"}), ":0\r\n");
+  Run({"SET", "p", "v"});
+  EXPECT_EQ(Run({"EXPIRE", "p", "-1", "GT"}), ":0\r\n");
+  EXPECT_EQ(Run({"EXISTS", "p"}), ":1\r\n");
+  EXPECT_EQ(Run({"EXPIRE", "p", "-1", "LT"}), ":1\r\n");
+  EXPECT_EQ(Run({"EXISTS", "p"}), ":0\r\n");
+}
+
+TEST_F(CommandsTest, SetNxTypeKeys) {
+  EXPECT_EQ(Run({"SETNX", "k", "v"}), ":1\r\n");
+  EXPECT_EQ(Run({"SETNX", "k", "w"}), ":0\r\n");
+  EXPECT_EQ(Run({"GET", "k"}), "$1\r\nv\r\n");
+  EXPECT_EQ(Run({"SETNX", "k"}), "-ERR wrong number of arguments for 'setnx' command\r\n");
+  EXPECT_EQ(Run({"TYPE", "k"}), "+string\r\n");
+  EXPECT_EQ(Run({"TYPE", "missing"}), "+none\r\n");
+  EXPECT_EQ(Run({"TYPE"}), "-ERR wrong number of arguments for 'type' command\r\n");
+  EXPECT_EQ(Run({"KEYS", "*"}), "*1\r\n$1\r\nk\r\n");
+  for (int i = 0; i < 2500; ++i) Run({"SET", "many:" + std::to_string(i), "v"});
+  std::string all = Run({"KEYS", "*"});
+  EXPECT_EQ(all.substr(0, 7), "*2501\r\n") << "every key once, over several SCAN pages";
+  EXPECT_EQ(Run({"KEYS", "many:1?"}).substr(0, 5), "*10\r\n");
+  EXPECT_EQ(Run({"KEYS", "nothing*"}), "*0\r\n");
+  EXPECT_EQ(Run({"KEYS"}), "-ERR wrong number of arguments for 'keys' command\r\n");
+  EXPECT_EQ(Run({"KEYS", "a", "b"}), "-ERR wrong number of arguments for 'keys' command\r\n");
+}
+
+// Replies and errors as redis-server 7.0 gives them.
+TEST_F(CommandsTest, IntegerCounters) {
+  EXPECT_EQ(Run({"INCR", "n"}), ":1\r\n");
+  EXPECT_EQ(Run({"INCRBY", "n", "41"}), ":42\r\n");
+  EXPECT_EQ(Run({"DECR", "n"}), ":41\r\n");
+  EXPECT_EQ(Run({"DECRBY", "n", "-9"}), ":50\r\n");
+  EXPECT_EQ(Run({"GET", "n"}), "$2\r\n50\r\n");
+  EXPECT_EQ(Run({"TTL", "n"}), ":-1\r\n");  // default_ttl is 0 here: Redis's semantics
+  Run({"SET", "t", "1", "EX", "100"});
+  EXPECT_EQ(Run({"INCR", "t"}), ":2\r\n");
+  EXPECT_EQ(Run({"TTL", "t"}), ":100\r\n") << "INCR keeps the deadline";
+  Run({"SET", "s", "abc"});
+  EXPECT_EQ(Run({"INCR", "s"}), kNotInt);
+  EXPECT_EQ(Run({"INCRBY", "n", "x"}), kNotInt);
+  EXPECT_EQ(Run({"INCRBY", "n", "01"}), kNotInt);
+  Run({"SET", "max", "9223372036854775807"});
+  EXPECT_EQ(Run({"INCR", "max"}), "-ERR increment or decrement would overflow\r\n");
+  EXPECT_EQ(Run({"DECRBY", "n", "-9223372036854775808"}), "-ERR decrement would overflow\r\n");
+  EXPECT_EQ(Run({"GET", "max"}), "$19\r\n9223372036854775807\r\n");
+  EXPECT_EQ(Run({"INCR"}), "-ERR wrong number of arguments for 'incr' command\r\n");
+  EXPECT_EQ(Run({"INCRBY", "n"}), "-ERR wrong number of arguments for 'incrby' command\r\n");
+}
+
+TEST_F(CommandsTest, FloatCounter) {
+  const std::string kNotFloat = "-ERR value is not a valid float\r\n";
+  Run({"SET", "f", "10.5"});
+  EXPECT_EQ(Run({"INCRBYFLOAT", "f", "0.1"}), "$4\r\n10.6\r\n");
+  EXPECT_EQ(Run({"INCRBYFLOAT", "f", "5.0e3"}), "$22\r\n5010.60000000000000009\r\n");
+  EXPECT_EQ(Run({"INCRBYFLOAT", "g", "0x10"}), "$2\r\n16\r\n");
+  EXPECT_EQ(Run({"INCRBYFLOAT", "f", "inf"}), "-ERR increment would produce NaN or Infinity\r\n");
+  EXPECT_EQ(Run({"INCRBYFLOAT", "f", "nan"}), kNotFloat);
+  EXPECT_EQ(Run({"INCRBYFLOAT", "f", " 1"}), kNotFloat);
+  EXPECT_EQ(Run({"INCRBYFLOAT", "f", "1 "}), kNotFloat);
+  Run({"SET", "s", "abc"});
+  EXPECT_EQ(Run({"INCRBYFLOAT", "s", "1"}), kNotFloat);
+  EXPECT_EQ(Run({"INCRBYFLOAT", "f", "1", "2"}),
+            "-ERR wrong number of arguments for 'incrbyfloat' command\r\n");
+  ASSERT_EQ(Run({"HELLO", "3"}).substr(0, 2), "%7");
+  EXPECT_EQ(Run({"INCRBYFLOAT", "g", "1"}), "$2\r\n17\r\n") << "a bulk string in RESP3 too";
 }
 
 TEST_F(CommandsTest, Scan) {
@@ -488,6 +595,120 @@ TEST_F(CommandsTest, CommandsAreCountedByNameForMetrics) {
   EXPECT_EQ(count("get"), 2u);
   EXPECT_EQ(count("del"), 0u);
   EXPECT_EQ(counters_.by_command[ServerCounters::kUnknownCommandSlot].load(), 1u);
+}
+
+TEST_F(CommandsTest, FlushIsRefusedUnlessAllowed) {
+  Run({"SET", "k", "v"});
+  EXPECT_EQ(Run({"FLUSHALL"}),
+            "-ERR flushall is disabled: it would delete every session; set resp.allow_flush = "
+            "true to allow it\r\n");
+  EXPECT_EQ(Run({"FLUSHDB", "ASYNC"}),
+            "-ERR flushdb is disabled: it would delete every session; set resp.allow_flush = "
+            "true to allow it\r\n");
+  EXPECT_EQ(Run({"FLUSHALL", "now"}), kSyntax);  // syntax first, as Redis checks it first
+  EXPECT_EQ(Run({"FLUSHDB", "SYNC", "ASYNC"}), kSyntax);
+  EXPECT_EQ(Run({"DBSIZE"}), ":1\r\n") << "nothing was deleted";
+}
+
+TEST(FlushCommands, DeleteEveryKeyWhenAllowed) {
+  testing::FakeClock clock;
+  auto store = NewMemoryStore(MemoryTierOptions{}, clock);
+  ServerCounters counters;
+  ExecutorConfig config;
+  config.allow_flush = true;
+  CommandExecutor executor(config, *store, clock, counters);
+  ClientState client;
+  auto run = [&](std::vector<std::string> args) {
+    std::string out;
+    executor.Execute(client, std::move(args), [&out](std::string r) { out = std::move(r); });
+    return out;  // the memory store answers inline
+  };
+  for (const char* flush : {"FLUSHALL", "FLUSHDB"}) {
+    for (const char* mode : {"", "ASYNC", "sync"}) {
+      run({"SET", "a", "1"});
+      run({"SET", "b", "2"});
+      std::vector<std::string> args{flush};
+      if (*mode != 0) args.emplace_back(mode);
+      EXPECT_EQ(run(args), "+OK\r\n") << flush << " " << mode;
+      EXPECT_EQ(run({"DBSIZE"}), ":0\r\n");
+      EXPECT_EQ(run({"GET", "a"}), "$-1\r\n");
+    }
+  }
+}
+
+// commandstats and errorstats as Redis 7 formats them; calls, rejections (before the command
+// ran) and failures (after) counted per command, errors by their first word.
+TEST_F(CommandsTest, CommandAndErrorStats) {
+  Run({"SET", "k", "v"});
+  Run({"GET", "k"});
+  Run({"GET"});          // arity: rejected
+  Run({"INCR", "k"});    // not an integer: failed
+  Run({"SELECT", "1"});  // failed
+  Run({"AUTH", "x"});    // no password set: ERR
+  Run({"NOSUCH"});       // unknown: counted as an error, not a command
+  std::string info = Run({"INFO", "commandstats"});
+  EXPECT_NE(info.find("\r\ncmdstat_get:calls=2,usec=0,usec_per_call=0.00,rejected_calls=1,"
+                      "failed_calls=0\r\n"),
+            std::string::npos)
+      << info;
+  EXPECT_NE(info.find("\r\ncmdstat_incr:calls=1,usec=0,usec_per_call=0.00,rejected_calls=0,"
+                      "failed_calls=1\r\n"),
+            std::string::npos)
+      << info;
+  EXPECT_EQ(info.find("cmdstat_del"), std::string::npos) << "commands never run are left out";
+  std::string errors = Run({"INFO", "errorstats"});
+  EXPECT_NE(errors.find("# Errorstats\r\nerrorstat_ERR:count=5\r\n"), std::string::npos) << errors;
+  EXPECT_NE(Run({"INFO", "stats"}).find("\r\ntotal_error_replies:5\r\n"), std::string::npos);
+}
+
+// Redis 7's sections and the fields its tooling reads, with the values skydb really has.
+TEST_F(CommandsTest, InfoHasRedisSectionsAndFields) {
+  std::string def = Run({"INFO"});
+  std::vector<std::string> titles;
+  for (size_t at = def.find("# "); at != std::string::npos; at = def.find("\r\n# ", at + 1)) {
+    size_t start = def[at] == '#' ? at : at + 2;
+    titles.push_back(def.substr(start + 2, def.find("\r\n", start) - start - 2));
+  }
+  EXPECT_EQ(titles, (std::vector<std::string>{"Server", "Clients", "Memory", "Persistence", "Stats",
+                                              "Replication", "CPU", "Modules", "Errorstats",
+                                              "Cluster", "Keyspace"}));
+  EXPECT_EQ(def.find("# Commandstats"), std::string::npos) << "not in the default set";
+  EXPECT_NE(Run({"INFO", "all"}).find("# Commandstats\r\n"), std::string::npos);
+  EXPECT_NE(Run({"INFO", "everything"}).find("# Commandstats\r\n"), std::string::npos);
+  std::string two = Run({"INFO", "cpu", "replication"});
+  EXPECT_NE(two.find("# Replication\r\nrole:master\r\nconnected_slaves:0\r\n"), std::string::npos);
+  EXPECT_NE(two.find("\r\nmaster_repl_offset:0\r\n"), std::string::npos);
+  EXPECT_EQ(two.find("# Server"), std::string::npos);
+  for (const char* field :
+       {"\r\nrun_id:", "\r\nprocess_id:", "\r\nexecutable:", "\r\nos:", "\r\nuptime_in_seconds:",
+        "\r\nmaxmemory:0\r\n", "\r\nmaxmemory_policy:noeviction\r\n", "\r\nused_memory_rss:",
+        "\r\naof_enabled:0\r\n", "\r\nrdb_bgsave_in_progress:0\r\n", "\r\nloading:0\r\n",
+        "\r\nused_cpu_sys:", "\r\nused_cpu_user_children:", "\r\nmaster_replid:",
+        "\r\ntotal_error_replies:", "\r\nblocked_clients:0\r\n", "\r\ncluster_enabled:0\r\n"}) {
+    EXPECT_NE(def.find(field), std::string::npos) << field;
+  }
+  size_t run_id = def.find("\r\nrun_id:") + 9;
+  EXPECT_EQ(def.find("\r\n", run_id) - run_id, 40u);
+  EXPECT_EQ(Run({"INFO"}).substr(0, 0), "");
+  std::string again = Run({"INFO", "server"});
+  EXPECT_NE(again.find(def.substr(run_id - 8, 48)), std::string::npos) << "run_id is stable";
+}
+
+// What prometheus-redis-exporter asks besides INFO, answered as Redis answers with no latency
+// monitor and no slow log, so its scrape logs no error.
+TEST_F(CommandsTest, MonitoringProbes) {
+  EXPECT_EQ(Run({"LATENCY", "LATEST"}), "*0\r\n");
+  EXPECT_EQ(Run({"LATENCY", "foo"}), "-ERR unknown subcommand 'foo'. Try LATENCY HELP.\r\n");
+  EXPECT_EQ(Run({"SLOWLOG", "LEN"}), ":0\r\n");
+  EXPECT_EQ(Run({"SLOWLOG", "GET", "1"}), "*0\r\n");
+  EXPECT_EQ(Run({"SLOWLOG", "GET"}), "*0\r\n");
+  EXPECT_EQ(Run({"SLOWLOG", "RESET"}), kOk);
+  EXPECT_EQ(Run({"SLOWLOG", "GET", "-2"}), "-ERR count should be greater than or equal to -1\r\n");
+  EXPECT_EQ(Run({"SLOWLOG", "foo"}), "-ERR unknown subcommand 'foo'. Try SLOWLOG HELP.\r\n");
+  std::string all = Run({"CONFIG", "GET", "*"});
+  EXPECT_EQ(all.substr(0, 4), "*6\r\n") << all;
+  EXPECT_NE(all.find("$9\r\ndatabases\r\n$1\r\n1\r\n"), std::string::npos) << all;
+  EXPECT_EQ(Run({"CONFIG", "GET", "APPEND*"}), "*2\r\n$10\r\nappendonly\r\n$2\r\nno\r\n");
 }
 
 TEST(DefaultTtl, PlainSetGetsTheStoreDefault) {

@@ -36,9 +36,14 @@ class EvictingStore final : public SessionStore {
   void Exists(std::vector<std::string> keys, StoreCallback<int64_t> done) override {
     inner_->Exists(std::move(keys), std::move(done));
   }
-  void Expire(std::string key, Expiry expiry, StoreCallback<bool> done) override {
-    inner_->Expire(std::move(key), expiry, std::move(done));
+  void Expire(std::string key, Expiry expiry, ExpireCondition condition,
+              StoreCallback<bool> done) override {
+    inner_->Expire(std::move(key), expiry, condition, std::move(done));
   }
+  void Increment(IncrRequest request, StoreCallback<IncrReply> done) override {
+    inner_->Increment(std::move(request), std::move(done));
+  }
+  void DeleteAll(StoreCallback<int64_t> done) override { inner_->DeleteAll(std::move(done)); }
   void Ttl(std::string key, StoreCallback<TtlReply> done) override {
     inner_->Ttl(std::move(key), std::move(done));
   }

@@ -50,7 +50,11 @@ class HeldStore final : public SessionStore {
   }
   void Delete(std::vector<std::string>, StoreCallback<int64_t> done) override { done(0); }
   void Exists(std::vector<std::string>, StoreCallback<int64_t> done) override { done(0); }
-  void Expire(std::string, Expiry, StoreCallback<bool> done) override { done(false); }
+  void Expire(std::string, Expiry, ExpireCondition, StoreCallback<bool> done) override {
+    done(false);
+  }
+  void Increment(IncrRequest, StoreCallback<IncrReply> done) override { done(IncrReply{}); }
+  void DeleteAll(StoreCallback<int64_t> done) override { done(int64_t{0}); }
   void Ttl(std::string, StoreCallback<TtlReply> done) override { done(TtlReply{}); }
   void Scan(uint64_t, std::string, size_t, StoreCallback<ScanReply> done) override {
     done(ScanReply{});

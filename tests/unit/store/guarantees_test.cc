@@ -54,7 +54,7 @@ TEST(InFlightTest, RepliesOnAKeyWithAWriteInFlightWaitForItsCommit) {
   Pending<int64_t> b_exists;
   h.store().Get("sess", b_get.cb());
   h.store().Set({"sess", "bob", Expiry::None(), SetCondition::kIfAbsent}, b_nx.cb());
-  h.store().Expire("sess", Expiry::At(h.NowMs() + 50000), b_expire.cb());
+  h.store().Expire("sess", Expiry::At(h.NowMs() + 50000), {}, b_expire.cb());
   h.store().Ttl("sess", b_ttl.cb());
   h.store().Exists({"sess"}, b_exists.cb());
   // A key with no write in flight is answered at once, from memory.
@@ -122,7 +122,7 @@ TEST(ShortenedTtlTest, ASoonerDeadlineIsCommittedExactlyBeforeItIsAcknowledged) 
   ASSERT_TRUE(h.Set("k", "v", Expiry::At(now + 62000)).ok());
   HoldCommits(h.state(), true);
   Pending<bool> expire;
-  h.store().Expire("k", Expiry::At(now + 2000), expire.cb());
+  h.store().Expire("k", Expiry::At(now + 2000), {}, expire.cb());
   std::this_thread::sleep_for(milliseconds(30));
   EXPECT_FALSE(expire.answered()) << "a shorter TTL was acknowledged before its commit";
   HoldCommits(h.state(), false);

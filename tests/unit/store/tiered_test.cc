@@ -3,6 +3,7 @@
 #include <spdlog/sinks/ostream_sink.h>
 #include <spdlog/spdlog.h>
 
+#include <future>
 #include <sstream>
 #include <thread>
 
@@ -325,6 +326,74 @@ TEST(TieredStoreTest, DurableSweepDeletesOnlyLongExpiredRows) {
   }));
   std::lock_guard<std::mutex> lock(h.state().mu);
   EXPECT_EQ(h.state().rows.count("long"), 1u);
+}
+
+// FLUSHALL is a barrier on every writer: the writes queued before it commit first (so none
+// brings a key back after it), it is acknowledged only after its own COMMIT in sync mode, and a
+// write after it commits after it.
+TEST(TieredStoreTest, DeleteAllCommitsAfterEarlierWritesAndBeforeLaterOnes) {
+  TieredOptions options = FakeOptions(Durability::kSync);
+  options.writers = 4;
+  FakeTieredHarness h(options);
+  ASSERT_TRUE(h.Set("old", "1", Expiry::None()).ok());
+  {
+    std::lock_guard<std::mutex> lock(h.state().mu);
+    h.state().hold_commits = true;
+  }
+  std::atomic<int> acked{0};
+  for (int i = 0; i < 20; ++i) {
+    h.store().Set({"k" + std::to_string(i), "v", Expiry::None()},
+                  [&](Result<SetReply> r) { acked += r.ok() ? 1 : 0; });
+  }
+  std::atomic<bool> flushed{false};
+  h.store().DeleteAll([&](Result<int64_t> r) { flushed = r.ok(); });
+  std::atomic<bool> later{false};
+  h.store().Set({"after", "v", Expiry::None()}, [&](Result<SetReply> r) { later = r.ok(); });
+  std::this_thread::sleep_for(milliseconds(50));
+  EXPECT_FALSE(flushed.load()) << "a sync FLUSHALL waits for its COMMIT";
+  EXPECT_EQ(h.store().Count(), 1) << "memory is cleared at once; the later write is in it";
+  {
+    std::lock_guard<std::mutex> lock(h.state().mu);
+    h.state().hold_commits = false;
+  }
+  h.state().cv.notify_all();
+  ASSERT_TRUE(WaitFor([&] { return flushed.load() && later.load() && acked.load() == 20; }));
+  std::lock_guard<std::mutex> lock(h.state().mu);
+  EXPECT_EQ(h.state().delete_alls, 1);
+  ASSERT_EQ(h.state().rows.size(), 1u) << "no write before the flush survived it";
+  EXPECT_EQ(h.state().rows.count("after"), 1u);
+}
+
+TEST(TieredStoreTest, DeleteAllFailsItsReplyWhenPostgresIsDown) {
+  TieredOptions options = FakeOptions(Durability::kSync);
+  options.write_timeout = milliseconds(100);
+  FakeTieredHarness h(options);
+  ASSERT_TRUE(h.Set("a", "1", Expiry::None()).ok());
+  {
+    std::lock_guard<std::mutex> lock(h.state().mu);
+    h.state().fail_commits = true;
+  }
+  auto promise = std::make_shared<std::promise<Result<int64_t>>>();
+  auto future = promise->get_future();
+  h.store().DeleteAll([promise](Result<int64_t> r) { promise->set_value(std::move(r)); });
+  // The writer retries in real time; the timeout is judged on the injected clock.
+  for (int i = 0; i < 500 && future.wait_for(milliseconds(10)) != std::future_status::ready; ++i) {
+    h.clock().Advance(milliseconds(50));
+  }
+  ASSERT_EQ(future.wait_for(milliseconds(0)), std::future_status::ready);
+  auto r = future.get();
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().code, ErrorCode::kTimeout);
+  EXPECT_NE(r.error().message.find("store.write_timeout"), std::string::npos) << r.error().message;
+  {
+    std::lock_guard<std::mutex> lock(h.state().mu);
+    h.state().fail_commits = false;
+  }
+  // The delete stays queued and commits once PostgreSQL is back: memory and it converge.
+  EXPECT_TRUE(WaitFor([&] {
+    std::lock_guard<std::mutex> lock(h.state().mu);
+    return h.state().rows.empty();
+  }));
 }
 
 }  // namespace
