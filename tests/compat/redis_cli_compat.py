@@ -74,7 +74,8 @@ SECTIONS = {
     "server": ("# Server", "redis_version:", "uptime_in_seconds:", "tcp_port:"),
     "clients": ("# Clients", "connected_clients:", "blocked_clients:"),
     "memory": ("# Memory", "used_memory:", "used_memory_human:", "maxmemory:"),
-    "persistence": ("# Persistence", "loading:", "rdb_changes_since_last_save:"),
+    # skydb has no RDB snapshots, so no rdb_changes_since_last_save; it says it has no AOF.
+    "persistence": ("# Persistence", "loading:", "aof_enabled:"),
     "stats": ("# Stats", "total_connections_received:", "total_commands_processed:",
               "keyspace_hits:", "keyspace_misses:", "expired_keys:", "evicted_keys:"),
     "replication": ("# Replication", "role:master", "connected_slaves:"),
