@@ -129,9 +129,14 @@ class NaiveStore final : public skydb::SessionStore {
   void Exists(std::vector<std::string>, skydb::StoreCallback<int64_t> done) override {
     done(Unsupported("EXISTS"));
   }
-  void Expire(std::string, skydb::Expiry, skydb::StoreCallback<bool> done) override {
+  void Expire(std::string, skydb::Expiry, skydb::ExpireCondition,
+              skydb::StoreCallback<bool> done) override {
     done(Unsupported("EXPIRE"));
   }
+  void Increment(skydb::IncrRequest, skydb::StoreCallback<skydb::IncrReply> done) override {
+    done(Unsupported("INCR"));
+  }
+  void DeleteAll(skydb::StoreCallback<int64_t> done) override { done(Unsupported("FLUSHALL")); }
   void Ttl(std::string, skydb::StoreCallback<skydb::TtlReply> done) override {
     done(Unsupported("TTL"));
   }

@@ -100,6 +100,7 @@ TEST(ConfigTableTest, HoldsExactlyTheConfigFields) {
                                              "resp.threads",
                                              "resp.max_output_buffer",
                                              "resp.max_reply_memory",
+                                             "resp.allow_flush",
                                              "http.bind",
                                              "http.port",
                                              "http.allow_remote",
