@@ -43,9 +43,10 @@ bool PubSubHub::Subscribe(PubSubState& client, const std::string& channel) {
 }
 
 bool PubSubHub::Unsubscribe(PubSubState& client, const std::string& channel) {
-  if (client.channels.erase(channel) == 0) return false;
+  std::string name = channel;  // `channel` may be the element erased next (RemoveAll)
+  if (client.channels.erase(name) == 0) return false;
   MutexLock lock(mu_);
-  auto it = channels_.find(channel);
+  auto it = channels_.find(name);
   if (it != channels_.end()) {
     it->second.erase(client.subscriber.get());
     if (it->second.empty()) channels_.erase(it);
@@ -61,9 +62,10 @@ bool PubSubHub::PSubscribe(PubSubState& client, const std::string& pattern) {
 }
 
 bool PubSubHub::PUnsubscribe(PubSubState& client, const std::string& pattern) {
-  if (client.patterns.erase(pattern) == 0) return false;
+  std::string name = pattern;  // `pattern` may be the element erased next (RemoveAll)
+  if (client.patterns.erase(name) == 0) return false;
   MutexLock lock(mu_);
-  auto it = patterns_.find(pattern);
+  auto it = patterns_.find(name);
   if (it != patterns_.end()) {
     it->second.erase(client.subscriber.get());
     if (it->second.empty()) patterns_.erase(it);
