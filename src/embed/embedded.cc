@@ -17,7 +17,9 @@
 #include "skydb/mutex.h"
 
 namespace skydb {
-namespace {
+// A named namespace, not an anonymous one: Embedded::Impl holds one, and a unity build
+// (tools/package-test.sh) would make GCC's -Wsubobject-linkage refuse an anonymous type there.
+namespace embed {
 
 class SilentNotifier final : public Notifier {
  public:
@@ -26,7 +28,7 @@ class SilentNotifier final : public Notifier {
   uint64_t MonotonicUsec() const override { return 0; }
 };
 
-}  // namespace
+}  // namespace embed
 
 class Embedded::Impl {
  public:
@@ -103,7 +105,7 @@ class Embedded::Impl {
   }
 
   RealEnv real_;
-  SilentNotifier notifier_;
+  embed::SilentNotifier notifier_;
   Env env_;
   std::shared_ptr<embed::LastError> last_error_;
   std::unique_ptr<daemon::Lifecycle> lifecycle_;
