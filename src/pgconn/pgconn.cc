@@ -122,9 +122,10 @@ Result<Connection> Connection::Open(const std::string& conninfo, const ConnectOp
     keywords.push_back("application_name");
     values.push_back(options.application_name.c_str());
   }
-  keywords.insert(keywords.end(), {"connect_timeout", "target_session_attrs", "options", "dbname"});
-  values.insert(values.end(), {"10", options.read_write ? "read-write" : "any", kSearchPathOption,
-                               conninfo.c_str()});
+  // No `options` startup parameter: PgBouncer refuses it, so skydb's SQL names its schema
+  // (public) instead of pinning search_path.
+  keywords.insert(keywords.end(), {"connect_timeout", "target_session_attrs", "dbname"});
+  values.insert(values.end(), {"10", options.read_write ? "read-write" : "any", conninfo.c_str()});
   keywords.push_back(nullptr);
   values.push_back(nullptr);
   pg_conn* conn = PQconnectdbParams(keywords.data(), values.data(), /*expand_dbname=*/1);

@@ -29,12 +29,6 @@ struct pg_result;
 
 namespace skydb::pg {
 
-// skydb's tables are found and created in schema public, whatever the role is called: with the
-// default search_path ("$user", public) a role named like a schema that appears later (the
-// cluster user skydb and migration 1's schema skydb) would move them. A connection string's own
-// `options` overrides this (docs/scaling.md).
-inline constexpr char kSearchPathOption[] = "-c search_path=public";
-
 // Builds "host='DIR' port='5432' user='u' dbname='d'" with libpq quoting, for a unix socket.
 std::string UnixSocketConnInfo(const std::string& socket_dir, int port, const std::string& user,
                                const std::string& dbname,

@@ -10,13 +10,14 @@ namespace {
 constexpr char kLockKey[] = "7354213001";
 
 constexpr char kCreateTable[] =
-    "CREATE TABLE IF NOT EXISTS skydb_schema_migrations ("
+    "CREATE TABLE IF NOT EXISTS public.skydb_schema_migrations ("
     " version integer PRIMARY KEY,"
     " name text NOT NULL,"
     " applied_at timestamptz NOT NULL DEFAULT now())";
 
 Result<std::map<int, std::string>> AppliedVersions(pg::Connection& conn) {
-  SKYDB_ASSIGN_OR_RETURN(auto rows, conn.Exec("SELECT version, name FROM skydb_schema_migrations"));
+  SKYDB_ASSIGN_OR_RETURN(auto rows,
+                         conn.Exec("SELECT version, name FROM public.skydb_schema_migrations"));
   std::map<int, std::string> applied;
   for (int r = 0; r < rows.rows(); ++r) {
     applied[std::atoi(rows.Get(r, 0).c_str())] = rows.Get(r, 1);
@@ -52,8 +53,12 @@ Result<int> ApplyMissing(pg::Connection& conn, const std::vector<Migration>& mig
   for (const auto& m : migrations) {
     if (applied.count(m.version) != 0) continue;
     Status done = conn.InTransaction([&](pg::Connection& c) -> Status {
+      // The released migrations name their tables without a schema: within this transaction
+      // they resolve to public whatever the role is called (a role named skydb would otherwise
+      // create them in migration 1's schema skydb). SET LOCAL holds under any pooler.
+      SKYDB_RETURN_IF_ERROR(c.Run("SET LOCAL search_path = public"));
       SKYDB_RETURN_IF_ERROR(c.Run(m.sql));
-      return c.Run("INSERT INTO skydb_schema_migrations (version, name) VALUES ($1, $2)",
+      return c.Run("INSERT INTO public.skydb_schema_migrations (version, name) VALUES ($1, $2)",
                    {std::to_string(m.version), m.name});
     });
     if (!done.ok()) {
