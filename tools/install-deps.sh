@@ -21,7 +21,7 @@ packages=(
   prometheus systemd
   patchelf
   php-cli php-redis ruby-redis python3-django python3-django-redis-sessions
-  prometheus-redis-exporter
+  prometheus-redis-exporter pgbouncer
 )
 # Node.js and npm for the client compatibility matrix (tests/compat/node): the machine's own
 # Node.js when it has one (the image's NodeSource build bundles npm and conflicts with Debian's

@@ -4,10 +4,12 @@
 // read-only. Run as root; the clusters run as SKYDB_TEST_USER. Every wait is bounded.
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
+#include <fstream>
 #include <iostream>
 #include <map>
 #include <set>
@@ -333,7 +335,7 @@ TEST_F(ExternalTest, UserErrorsSayWhatHappenedAndWhatToDo) {
 // A role named like skydb's own schema (the production cluster user is `skydb`, and migration
 // 1 creates schema skydb): with PostgreSQL's default search_path ("$user", public) the tables
 // would move to that schema once it exists, and the second start failed with "relation
-// sky_sessions already exists". skydb pins search_path to public.
+// sky_sessions already exists". skydb's SQL names schema public.
 TEST_F(ExternalTest, RoleNamedSkydbRestartsOnItsOwnSchema) {
   std::string url = Database("t_role");
   ASSERT_TRUE(cluster_->Sql("DROP ROLE IF EXISTS skydb").ok());
@@ -372,6 +374,83 @@ TEST_F(ExternalTest, CitusMigrationDistributesByTheSessionKey) {
   auto d = StartExternal(url, dir);
   ASSERT_TRUE(WaitForPong(StoreSocket(dir), seconds(60))) << d->Log();
   EXPECT_EQ(Q("SELECT tbl || '/' || col FROM citus_calls", "t_citus"), "sky_sessions/id");
+  EXPECT_EQ(d->StopCleanly(seconds(20)), "");
+}
+
+// PgBouncer (Debian's pgbouncer) in front of a test cluster: unix socket only, run as the test
+// user (pgbouncer -u), logging to its stderr; stopped with its DaemonProcess.
+class Bouncer {
+ public:
+  Bouncer(const TestCluster& cluster, std::string dir, const std::string& pool_mode)
+      : dir_(std::move(dir)), port_(FreePort()) {
+    ::mkdir(dir_.c_str(), 0755);
+    auto user = LookupUser(TestUser());
+    if (user.ok() && ::chown(dir_.c_str(), user->uid, user->gid) != 0) ADD_FAILURE() << "chown";
+    std::ofstream(dir_ + "/userlist.txt") << "\"" << TestUser() << "\" \"\"\n";
+    // No ignore_startup_parameters: skydb must connect with the parameters PgBouncer knows.
+    std::ofstream(dir_ + "/pgbouncer.ini")
+        << "[databases]\n* = host=" << cluster.dir() << " port=5432\n"
+        << "[pgbouncer]\nlisten_addr =\nlisten_port = " << port_ << "\nunix_socket_dir = " << dir_
+        << "\nauth_type = trust\nauth_file = " << dir_ << "/userlist.txt\npool_mode = " << pool_mode
+        << "\nmax_client_conn = 200\ndefault_pool_size = 40\n";
+    Start();
+  }
+  void Start() {
+    process_ = std::make_unique<DaemonProcess>(
+        "/usr/sbin/pgbouncer", std::vector<std::string>{"-u", TestUser(), dir_ + "/pgbouncer.ini"});
+    std::string socket = dir_ + "/.s.PGSQL." + std::to_string(port_);
+    for (int i = 0; i < 100; ++i) {
+      struct stat st {};
+      if (::stat(socket.c_str(), &st) == 0) return;
+      std::this_thread::sleep_for(milliseconds(100));
+    }
+    ADD_FAILURE() << "pgbouncer did not listen on " << socket << ":\n" << process_->Log();
+  }
+  // SIGTERM: PgBouncer's fast exit (status 1), every client and server connection cut.
+  void Stop() {
+    if (!process_) return;
+    EXPECT_TRUE(process_->Signal(SIGTERM).ok());
+    EXPECT_TRUE(process_->WaitExit(seconds(20)).has_value()) << process_->Log();
+    process_.reset();
+  }
+  std::string Url(const std::string& dbname) const {
+    return "host=" + dir_ + " port=" + std::to_string(port_) + " dbname=" + dbname +
+           " user=" + TestUser();
+  }
+  std::string Log() const { return process_ ? process_->Log() : ""; }
+
+ private:
+  std::string dir_;
+  int port_;
+  std::unique_ptr<DaemonProcess> process_;
+};
+
+// Through PgBouncer in session pooling mode, which refuses startup parameters it does not know
+// (skydb sent `options` until it named its schema in its SQL): a daemon migrates, serves,
+// and keeps every acknowledged write through a restart of PgBouncer under ledger load.
+TEST_F(ExternalTest, ThroughPgBouncerInSessionModeTheLedgerHoldsAcrossItsRestart) {
+  Database("t_bouncer");
+  Bouncer bouncer(*cluster_, root_.Dir("bouncer"), "session");
+  std::string dir = root_.Dir("d");
+  auto d = StartExternal(bouncer.Url("t_bouncer"), dir, {"store.write_timeout=10s"});
+  ASSERT_TRUE(WaitForPong(StoreSocket(dir), seconds(60))) << d->Log() << bouncer.Log();
+  Ledger ledger(LedgerOptions{StoreSocket(dir), 4, 16, 200, "bouncer"});
+  ledger.Start();
+  ASSERT_TRUE(ledger.WaitForAcks(300, seconds(30))) << d->Log();
+  auto stopped_at = SteadyClock::now();
+  bouncer.Stop();
+  bouncer.Start();
+  auto back = ledger.WaitForAcks(100, seconds(30));
+  long outage_ms = static_cast<long>(
+      std::chrono::duration_cast<milliseconds>(SteadyClock::now() - stopped_at).count());
+  ASSERT_TRUE(back.has_value()) << d->Log() << bouncer.Log();
+  ledger.Stop();
+  std::cout << "pgbouncer restart: " << ledger.acked() << " acknowledged, " << ledger.failed()
+            << " failed; writing again " << outage_ms << " ms after PgBouncer was stopped\n";
+  EXPECT_EQ(Lines(ledger.Verify(StoreSocket(dir))), "");
+  EXPECT_EQ(Q("SELECT count(*) >= 64 FROM public.sky_sessions", "t_bouncer"), "t");
+  EXPECT_FALSE(bouncer.Log().find("unsupported startup parameter") != std::string::npos)
+      << bouncer.Log();
   EXPECT_EQ(d->StopCleanly(seconds(20)), "");
 }
 
