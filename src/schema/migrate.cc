@@ -9,15 +9,17 @@ namespace {
 // An arbitrary constant naming skydb's migration lock among advisory locks.
 constexpr char kLockKey[] = "7354213001";
 
-constexpr char kCreateTable[] =
-    "CREATE TABLE IF NOT EXISTS public.skydb_schema_migrations ("
-    " version integer PRIMARY KEY,"
-    " name text NOT NULL,"
-    " applied_at timestamptz NOT NULL DEFAULT now())";
+// Named with its schema: no search_path is assumed.
+#define SKYDB_MIGRATIONS_TABLE "public.skydb_schema_migrations"
+
+constexpr char kCreateTable[] = "CREATE TABLE IF NOT EXISTS " SKYDB_MIGRATIONS_TABLE
+                                " ("
+                                " version integer PRIMARY KEY,"
+                                " name text NOT NULL,"
+                                " applied_at timestamptz NOT NULL DEFAULT now())";
 
 Result<std::map<int, std::string>> AppliedVersions(pg::Connection& conn) {
-  SKYDB_ASSIGN_OR_RETURN(auto rows,
-                         conn.Exec("SELECT version, name FROM public.skydb_schema_migrations"));
+  SKYDB_ASSIGN_OR_RETURN(auto rows, conn.Exec("SELECT version, name FROM " SKYDB_MIGRATIONS_TABLE));
   std::map<int, std::string> applied;
   for (int r = 0; r < rows.rows(); ++r) {
     applied[std::atoi(rows.Get(r, 0).c_str())] = rows.Get(r, 1);
@@ -58,7 +60,7 @@ Result<int> ApplyMissing(pg::Connection& conn, const std::vector<Migration>& mig
       // create them in migration 1's schema skydb). SET LOCAL holds under any pooler.
       SKYDB_RETURN_IF_ERROR(c.Run("SET LOCAL search_path = public"));
       SKYDB_RETURN_IF_ERROR(c.Run(m.sql));
-      return c.Run("INSERT INTO public.skydb_schema_migrations (version, name) VALUES ($1, $2)",
+      return c.Run("INSERT INTO " SKYDB_MIGRATIONS_TABLE " (version, name) VALUES ($1, $2)",
                    {std::to_string(m.version), m.name});
     });
     if (!done.ok()) {
@@ -97,5 +99,7 @@ Result<int> ApplyMigrations(pg::Connection& conn, const std::vector<Migration>& 
   (void)conn.Run(std::string("SELECT pg_advisory_unlock(") + kLockKey + ")");
   return applied;
 }
+
+#undef SKYDB_MIGRATIONS_TABLE
 
 }  // namespace skydb::schema

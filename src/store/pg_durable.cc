@@ -24,20 +24,26 @@ using pg::Statement;
 
 constexpr int64_t kSweeperLockKey = 0x736b7964625377;  // "skydbSw": one sweeper per database
 
+// The sessions table, named with its schema (no search_path is assumed).
+#define SKYDB_SESSIONS "public.sky_sessions"
+
 // Value writes: the whole of the common batch's statement, and the first CTE of the general one.
-#define SKYDB_UPSERT_SQL                                                        \
-  "INSERT INTO public.sky_sessions AS s (id, data, expires_at, expiry_bucket) " \
-  "SELECT u.id, u.data, NULLIF(u.exp, 0), NULLIF(u.exp, 0) / 3600000 "          \
-  "FROM unnest($1::bytea[], $2::bytea[], $3::int8[]) AS u(id, data, exp) "      \
-  "ON CONFLICT (id) DO UPDATE SET data = excluded.data, "                       \
+#define SKYDB_UPSERT_SQL                                                   \
+  "INSERT INTO " SKYDB_SESSIONS                                            \
+  " AS s (id, data, expires_at, expiry_bucket) "                           \
+  "SELECT u.id, u.data, NULLIF(u.exp, 0), NULLIF(u.exp, 0) / 3600000 "     \
+  "FROM unnest($1::bytea[], $2::bytea[], $3::int8[]) AS u(id, data, exp) " \
+  "ON CONFLICT (id) DO UPDATE SET data = excluded.data, "                  \
   "expires_at = excluded.expires_at, expiry_bucket = excluded.expiry_bucket"
 
 // A batch with deletes or deadline-only changes: one statement of three data-modifying CTEs.
 const char* const kCommitSql =
     "WITH up AS (" SKYDB_UPSERT_SQL
     " RETURNING 1), "
-    "del AS (DELETE FROM public.sky_sessions WHERE id = ANY($4::bytea[]) RETURNING 1), "
-    "touch AS (UPDATE public.sky_sessions AS s "
+    "del AS (DELETE FROM " SKYDB_SESSIONS
+    " WHERE id = ANY($4::bytea[]) RETURNING 1), "
+    "touch AS (UPDATE " SKYDB_SESSIONS
+    " AS s "
     "SET expires_at = NULLIF(t.exp, 0), expiry_bucket = NULLIF(t.exp, 0) / 3600000 "
     "FROM unnest($5::bytea[], $6::int8[]) AS t(id, exp) WHERE s.id = t.id RETURNING 1) "
     "SELECT (SELECT count(*) FROM up), (SELECT count(*) FROM del), (SELECT count(*) FROM touch)";
@@ -46,39 +52,39 @@ const char* const kCommitSql =
 // the three-CTE statement per commit.
 const char* const kUpsertOnlySql = SKYDB_UPSERT_SQL;
 // DELETE, not TRUNCATE: TRUNCATE's exclusive lock would stall other daemons' reads.
-const char* const kDeleteAllSql = "DELETE FROM public.sky_sessions";
+const char* const kDeleteAllSql = "DELETE FROM " SKYDB_SESSIONS;
 #undef SKYDB_UPSERT_SQL
 
-const char* const kReadSql =
-    "SELECT data, COALESCE(expires_at, 0) FROM public.sky_sessions "
-    "WHERE id = $1 AND (expires_at IS NULL OR expires_at > $2)";
+const char* const kReadSql = "SELECT data, COALESCE(expires_at, 0) FROM " SKYDB_SESSIONS
+                             " WHERE id = $1 AND (expires_at IS NULL OR expires_at > $2)";
 
 const char* const kReadManySql =
-    "SELECT id, data, COALESCE(expires_at, 0) FROM public.sky_sessions "
-    "WHERE id = ANY($1::bytea[]) AND (expires_at IS NULL OR expires_at > $2)";
+    "SELECT id, data, COALESCE(expires_at, 0) FROM " SKYDB_SESSIONS
+    " WHERE id = ANY($1::bytea[]) AND (expires_at IS NULL OR expires_at > $2)";
 
-const char* const kCountSql =
-    "SELECT count(*), count(expires_at) FROM public.sky_sessions "
-    "WHERE expires_at IS NULL OR expires_at > $1";
+const char* const kCountSql = "SELECT count(*), count(expires_at) FROM " SKYDB_SESSIONS
+                              " WHERE expires_at IS NULL OR expires_at > $1";
 
 // SCAN for shared coherence: keyset pagination over a 60-bit hash of the key, so the cursor is
 // a number (as Redis clients expect) and rows added or removed meanwhile shift nothing.
 const char* const kScanSql =
     "SELECT id, h FROM (SELECT id, ('x' || substr(md5(id), 1, 15))::bit(60)::int8 AS h"
-    " FROM public.sky_sessions WHERE expires_at IS NULL OR expires_at > $1) AS k"
+    " FROM " SKYDB_SESSIONS
+    " WHERE expires_at IS NULL OR expires_at > $1) AS k"
     " WHERE h >= $2 ORDER BY h LIMIT $3";
 
 const char* const kIndexSql =
-    "SELECT id, COALESCE(expires_at, 0), octet_length(data) FROM public.sky_sessions "
-    "WHERE expires_at IS NULL OR expires_at > $1";
+    "SELECT id, COALESCE(expires_at, 0), octet_length(data) FROM " SKYDB_SESSIONS
+    " WHERE expires_at IS NULL OR expires_at > $1";
 
 // Uses the partial index on expiry_bucket; the expires_at filter keeps rows of the current
 // bucket that are still live. SKIP LOCKED: never waits on a row a writer holds.
-const char* const kSweepSql =
-    "DELETE FROM public.sky_sessions WHERE id IN ("
-    " SELECT id FROM public.sky_sessions"
-    " WHERE expiry_bucket <= $1 / 3600000 AND expires_at <= $1"
-    " LIMIT $2 FOR UPDATE SKIP LOCKED)";
+const char* const kSweepSql = "DELETE FROM " SKYDB_SESSIONS
+                              " WHERE id IN ("
+                              " SELECT id FROM " SKYDB_SESSIONS
+                              " WHERE expiry_bucket <= $1 / 3600000 AND expires_at <= $1"
+                              " LIMIT $2 FOR UPDATE SKIP LOCKED)";
+#undef SKYDB_SESSIONS
 
 // The commit statements run once per batch and are prepared on each writer connection; so is
 // the batched read, which shared coherence runs for nearly every operation.
