@@ -47,7 +47,7 @@ phase "package and TSan builds done"
 # corpus replay in the protocol's directory has no threads and is not built here).
 # FLUSHALL holds all 256 shard locks at once; TSan's deadlock detector tracks at most 64 locks
 # held by one thread and stops the process on a failed CHECK (sanitizer_deadlock_detector.h),
-# so the FLUSHALL tests run a second time, with race detection but without that detector.
+# so the FLUSHALL tests run in a pass of their own, with race detection but without it.
 flush_tests='DeleteAll|^FlushCommands\.'
 for dir in store resp; do
   (cd "build-tsan/tests/unit/$dir" &&
