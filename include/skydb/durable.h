@@ -51,6 +51,21 @@ class DurableBackend {
   virtual Status CommitBatch(int partition, const std::vector<DurableWrite>& writes) = 0;
   // Deletes every row (FLUSHALL), on `partition`'s connection, in one transaction.
   virtual Status DeleteAll(int partition) = 0;
+  // Whether the rows of a guarded commit's keys (aligned with them; absent or expired:
+  // nullopt) are still as a WATCH saw them.
+  using RowCheck = std::function<bool(const std::vector<std::optional<DurableValue>>& rows)>;
+  enum class Guarded {
+    kCommitted,
+    kRefused,  // the rows had changed: nothing committed
+    kUnknown,  // the connection was lost during COMMIT: it may or may not have committed
+  };
+  // CommitBatch only if `unchanged(rows)`, decided inside the committing transaction (shared
+  // coherence's WATCH): the rows of `keys` (sorted, distinct) are locked first — an absent one
+  // by an expired placeholder row that lives only as long as the transaction — so no other
+  // writer can change them before this COMMIT. An error: nothing committed (retry).
+  virtual Result<Guarded> CommitIf(int partition, const std::vector<std::string>& keys,
+                                   UnixMillis now, const RowCheck& unchanged,
+                                   const std::vector<DurableWrite>& writes) = 0;
   // The row for `key` if present and not expired at `now`.
   virtual Result<std::optional<DurableValue>> Read(int reader, const std::string& key,
                                                    UnixMillis now) = 0;

@@ -5,6 +5,7 @@
 // values travel as binary bytea: no escaping, every byte value round-trips.
 #include <memory>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "pgconn/pgconn.h"
 #include "skydb/durable.h"
@@ -84,6 +85,16 @@ const char* const kSweepSql = "DELETE FROM " SKYDB_SESSIONS
                               " SELECT id FROM " SKYDB_SESSIONS
                               " WHERE expiry_bucket <= $1 / 3600000 AND expires_at <= $1"
                               " LIMIT $2 FOR UPDATE SKIP LOCKED)";
+// A guarded commit (CommitIf): placeholders for the keys without a row — expired since the
+// epoch's first millisecond, so no reader counts them — then every row locked and read as it
+// is now, whatever its deadline, and the placeholders nobody wrote removed before COMMIT.
+const char* const kPlaceholdSql =
+    "INSERT INTO " SKYDB_SESSIONS
+    " (id, data, expires_at, expiry_bucket) SELECT k, ''::bytea, 1, 0"
+    " FROM unnest($1::bytea[]) AS k ON CONFLICT (id) DO NOTHING RETURNING id";
+const char* const kLockSql = "SELECT id, data, COALESCE(expires_at, 0) FROM " SKYDB_SESSIONS
+                             " WHERE id = ANY($1::bytea[]) ORDER BY id FOR UPDATE";
+const char* const kUnplaceholdSql = "DELETE FROM " SKYDB_SESSIONS " WHERE id = ANY($1::bytea[])";
 #undef SKYDB_SESSIONS
 
 // The commit statements run once per batch and are prepared on each writer connection; so is
@@ -102,6 +113,12 @@ const Statement kScan{nullptr, kScanSql, {kInt8Oid, kInt8Oid, kInt8Oid}};
 const Statement kIndex{nullptr, kIndexSql, {kInt8Oid}};
 const Statement kSweepLock{nullptr, "SELECT pg_try_advisory_lock($1)", {kInt8Oid}};
 const Statement kSweep{nullptr, kSweepSql, {kInt8Oid, kInt8Oid}};
+const Statement kBegin{nullptr, "BEGIN", {}};
+const Statement kCommitTransaction{nullptr, "COMMIT", {}};
+const Statement kRollback{nullptr, "ROLLBACK", {}};
+const Statement kPlacehold{nullptr, kPlaceholdSql, {kByteaArrayOid}};
+const Statement kLock{nullptr, kLockSql, {kByteaArrayOid}};
+const Statement kUnplacehold{nullptr, kUnplaceholdSql, {kByteaArrayOid}};
 
 DurableValue ValueAt(const QueryResult& r, int row, int value_col) {
   DurableValue v;
@@ -139,32 +156,29 @@ class PgDurable final : public DurableBackend {
   }
 
   Status CommitBatch(int partition, const std::vector<DurableWrite>& writes) override {
-    BinaryArray up_ids(kByteaOid), up_data(kByteaOid), up_exp(kInt8Oid);
-    BinaryArray del_ids(kByteaOid), touch_ids(kByteaOid), touch_exp(kInt8Oid);
-    for (const auto& w : writes) {
-      switch (w.kind) {
-        case DurableWrite::Kind::kUpsert:
-          up_ids.Add(w.key);
-          up_data.Add(w.value);
-          up_exp.AddInt64(w.expires_at);
-          break;
-        case DurableWrite::Kind::kDelete:
-          del_ids.Add(w.key);
-          break;
-        case DurableWrite::Kind::kTouch:
-          touch_ids.Add(w.key);
-          touch_exp.AddInt64(w.expires_at);
-          break;
-      }
-    }
-    LazyConnection& writer = *writers_[partition];
-    auto res =
-        del_ids.empty() && touch_ids.empty()
-            ? writer.Exec(kUpsertOnly, {up_ids.Encode(), up_data.Encode(), up_exp.Encode()})
-            : writer.Exec(kCommit, {up_ids.Encode(), up_data.Encode(), up_exp.Encode(),
-                                    del_ids.Encode(), touch_ids.Encode(), touch_exp.Encode()});
-    if (!res.ok()) return std::move(res).error().Within("commit");
+    Status applied = Apply(*writers_[partition], writes);
+    if (!applied.ok()) return std::move(applied).error().Within("commit");
     return Ok();
+  }
+
+  Result<Guarded> CommitIf(int partition, const std::vector<std::string>& keys, UnixMillis now,
+                           const RowCheck& unchanged,
+                           const std::vector<DurableWrite>& writes) override {
+    LazyConnection& writer = *writers_[partition];
+    auto begun = writer.Exec(kBegin, {});
+    if (!begun.ok()) return std::move(begun).error().Within("guarded commit");
+    Result<bool> held = GuardedBody(writer, keys, now, unchanged, writes);
+    if (held.ok() && *held) {
+      auto committed = writer.Exec(kCommitTransaction, {});
+      if (committed.ok()) return Guarded::kCommitted;
+      // Not retried: a second attempt would find this one's rows if it did commit.
+      if (!writer.open()) return Guarded::kUnknown;
+      return std::move(committed).error().Within("guarded commit");
+    }
+    // A broken connection rolled back with it; otherwise nothing of it may stay.
+    if (writer.open()) (void)writer.Exec(kRollback, {});
+    if (!held.ok()) return std::move(held).error().Within("guarded commit");
+    return Guarded::kRefused;
   }
 
   Status DeleteAll(int partition) override {
@@ -262,6 +276,69 @@ class PgDurable final : public DurableBackend {
   }
 
  private:
+  // One batch's writes as one statement on `writer`.
+  static Status Apply(LazyConnection& writer, const std::vector<DurableWrite>& writes) {
+    BinaryArray up_ids(kByteaOid), up_data(kByteaOid), up_exp(kInt8Oid);
+    BinaryArray del_ids(kByteaOid), touch_ids(kByteaOid), touch_exp(kInt8Oid);
+    for (const auto& w : writes) {
+      switch (w.kind) {
+        case DurableWrite::Kind::kUpsert:
+          up_ids.Add(w.key);
+          up_data.Add(w.value);
+          up_exp.AddInt64(w.expires_at);
+          break;
+        case DurableWrite::Kind::kDelete:
+          del_ids.Add(w.key);
+          break;
+        case DurableWrite::Kind::kTouch:
+          touch_ids.Add(w.key);
+          touch_exp.AddInt64(w.expires_at);
+          break;
+      }
+    }
+    auto res =
+        del_ids.empty() && touch_ids.empty()
+            ? writer.Exec(kUpsertOnly, {up_ids.Encode(), up_data.Encode(), up_exp.Encode()})
+            : writer.Exec(kCommit, {up_ids.Encode(), up_data.Encode(), up_exp.Encode(),
+                                    del_ids.Encode(), touch_ids.Encode(), touch_exp.Encode()});
+    if (!res.ok()) return std::move(res).error();
+    return Ok();
+  }
+
+  // CommitIf inside its transaction: true when the rows held and the writes were applied.
+  static Result<bool> GuardedBody(LazyConnection& writer, const std::vector<std::string>& keys,
+                                  UnixMillis now, const RowCheck& unchanged,
+                                  const std::vector<DurableWrite>& writes) {
+    BinaryArray ids(kByteaOid);
+    for (const auto& key : keys) ids.Add(key);
+    auto placed = writer.Exec(kPlacehold, {ids.Encode()});
+    if (!placed.ok()) return std::move(placed).error();
+    auto locked = writer.Exec(kLock, {ids.Encode()});
+    if (!locked.ok()) return std::move(locked).error();
+    std::unordered_map<std::string_view, size_t> slot_of;
+    for (size_t i = 0; i < keys.size(); ++i) slot_of.emplace(keys[i], i);
+    std::vector<std::optional<DurableValue>> rows(keys.size());
+    for (int i = 0; i < locked->rows(); ++i) {
+      auto found = slot_of.find(locked->Bytes(i, 0));
+      if (found == slot_of.end()) continue;
+      DurableValue v = ValueAt(*locked, i, 1);
+      if (v.expires_at == 0 || v.expires_at > now) rows[found->second] = std::move(v);
+    }
+    if (!unchanged(rows)) return false;
+    std::unordered_set<std::string_view> written;
+    for (const auto& w : writes) written.insert(w.key);
+    BinaryArray unused(kByteaOid);
+    for (int i = 0; i < placed->rows(); ++i) {
+      if (written.count(placed->Bytes(i, 0)) == 0) unused.Add(placed->Bytes(i, 0));
+    }
+    if (!unused.empty()) {
+      auto removed = writer.Exec(kUnplacehold, {unused.Encode()});
+      if (!removed.ok()) return std::move(removed).error();
+    }
+    SKYDB_RETURN_IF_ERROR(Apply(writer, writes));
+    return true;
+  }
+
   LazyConnection& Reader(int reader) {
     return *readers_[static_cast<size_t>(reader) % readers_.size()];
   }

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <condition_variable>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -27,6 +28,11 @@ struct FakeDurableState {
   bool hold_commits = false;  // commits block until released
   int sweeps = 0;
   int delete_alls = 0;  // FLUSHALLs committed
+  // Runs inside a guarded commit (CommitIf), after its locks and before it reads the rows:
+  // another daemon's write landing in the window the guard closes.
+  std::function<void(std::map<std::string, DurableValue>& rows)> before_guard;
+  int guarded_commits = 0;  // CommitIf calls that committed
+  int refused_commits = 0;  // CommitIf calls whose rows had changed
 };
 
 class FakeDurable final : public DurableBackend {
@@ -47,33 +53,29 @@ class FakeDurable final : public DurableBackend {
     std::unique_lock<std::mutex> lock(state_->mu);
     state_->cv.wait(lock, [&] { return !state_->hold_commits; });
     if (state_->fail_commits) return Error::Unavailable("fake: connection refused");
-    // Like PostgreSQL's ON CONFLICT: a key may appear only once in one statement.
-    std::set<std::string> seen;
-    for (const auto& w : writes) {
-      if (!seen.insert(w.key).second) {
-        return Error::Unavailable(
-            "fake: ON CONFLICT DO UPDATE command cannot affect row a "
-            "second time");
-      }
+    return ApplyLocked(writes);
+  }
+
+  Result<Guarded> CommitIf(int /*partition*/, const std::vector<std::string>& keys, UnixMillis now,
+                           const RowCheck& unchanged,
+                           const std::vector<DurableWrite>& writes) override {
+    std::unique_lock<std::mutex> lock(state_->mu);
+    state_->cv.wait(lock, [&] { return !state_->hold_commits; });
+    if (state_->fail_commits) return Error::Unavailable("fake: connection refused");
+    if (state_->before_guard) state_->before_guard(state_->rows);
+    std::vector<std::optional<DurableValue>> rows(keys.size());
+    for (size_t i = 0; i < keys.size(); ++i) {
+      auto it = state_->rows.find(keys[i]);
+      if (it == state_->rows.end()) continue;
+      if (it->second.expires_at == 0 || it->second.expires_at > now) rows[i] = it->second;
     }
-    for (const auto& w : writes) {
-      state_->log.push_back(w);
-      switch (w.kind) {
-        case DurableWrite::Kind::kUpsert:
-          state_->rows[w.key] = {w.value, w.expires_at};
-          break;
-        case DurableWrite::Kind::kDelete:
-          state_->rows.erase(w.key);
-          break;
-        case DurableWrite::Kind::kTouch: {
-          auto it = state_->rows.find(w.key);
-          if (it != state_->rows.end()) it->second.expires_at = w.expires_at;
-          break;
-        }
-      }
+    if (!unchanged(rows)) {
+      ++state_->refused_commits;
+      return Guarded::kRefused;
     }
-    state_->batch_sizes.push_back(writes.size());
-    return Ok();
+    SKYDB_RETURN_IF_ERROR(ApplyLocked(writes));
+    ++state_->guarded_commits;
+    return Guarded::kCommitted;
   }
 
   Result<std::optional<DurableValue>> Read(int, const std::string& key, UnixMillis now) override {
@@ -145,6 +147,37 @@ class FakeDurable final : public DurableBackend {
   }
 
  private:
+  // Commits `writes` (state_->mu held).
+  Status ApplyLocked(const std::vector<DurableWrite>& writes) {
+    // Like PostgreSQL's ON CONFLICT: a key may appear only once in one statement.
+    std::set<std::string> seen;
+    for (const auto& w : writes) {
+      if (!seen.insert(w.key).second) {
+        return Error::Unavailable(
+            "fake: ON CONFLICT DO UPDATE command cannot affect row a "
+            "second time");
+      }
+    }
+    for (const auto& w : writes) {
+      state_->log.push_back(w);
+      switch (w.kind) {
+        case DurableWrite::Kind::kUpsert:
+          state_->rows[w.key] = {w.value, w.expires_at};
+          break;
+        case DurableWrite::Kind::kDelete:
+          state_->rows.erase(w.key);
+          break;
+        case DurableWrite::Kind::kTouch: {
+          auto it = state_->rows.find(w.key);
+          if (it != state_->rows.end()) it->second.expires_at = w.expires_at;
+          break;
+        }
+      }
+    }
+    state_->batch_sizes.push_back(writes.size());
+    return Ok();
+  }
+
   std::shared_ptr<FakeDurableState> state_;
 };
 
