@@ -100,7 +100,8 @@ void GroupCommitter::Enqueue(WriteUnit unit) {
   for (const auto& w : unit.writes) parts.push_back(partition_of(w.hash));
   std::sort(parts.begin(), parts.end());
   parts.erase(std::unique(parts.begin(), parts.end()), parts.end());
-  if (parts.size() > 1) return EnqueueBarrier(std::move(unit), std::move(parts));
+  // A guarded unit commits alone, after what its partitions queued before it.
+  if (parts.size() > 1 || unit.guard) return EnqueueBarrier(std::move(unit), std::move(parts));
   Partition& p = *partitions_[parts.front()];
   {
     MutexLock lock(p.mu);
@@ -239,7 +240,7 @@ void GroupCommitter::PassBarrier(int index, Barrier& barrier) {
   std::vector<std::shared_ptr<Waiter>> waiters;
   if (barrier.unit.waiter) waiters.push_back(barrier.unit.waiter);
   CommitWithRetry(index, std::move(barrier.unit.writes), std::move(waiters),
-                  barrier.unit.delete_all);
+                  barrier.unit.delete_all, barrier.unit.guard);
   {
     MutexLock lock(barrier.mu);
     barrier.done = true;
@@ -247,17 +248,64 @@ void GroupCommitter::PassBarrier(int index, Barrier& barrier) {
   barrier.cv.NotifyAll();
 }
 
+// Decided: committed (the listener saw it), or not — then memory forgets its writes. Either
+// way the guard's holds lift before the waiter fires.
+bool GroupCommitter::TryGuarded(int index, const Batch& batch, CommitGuard& guard, size_t queued,
+                                const std::vector<std::shared_ptr<Waiter>>& waiters,
+                                Status* failed) {
+  auto wall_ms =
+      std::chrono::duration_cast<std::chrono::milliseconds>(clock_.WallNow().time_since_epoch())
+          .count();
+  auto outcome = durable_.CommitIf(index, guard.keys, wall_ms, guard.unchanged, batch.rows);
+  if (!outcome.ok()) {
+    *failed = std::move(outcome).error();
+    return false;
+  }
+  if (*outcome == DurableBackend::Guarded::kCommitted) {
+    ++commits_;
+    committed_rows_ += batch.rows.size();
+    listener_.OnCommitted(batch);
+    queued_ -= queued;
+    guard.decided();
+    for (const auto& w : waiters) w->Fire(Ok());
+    return true;
+  }
+  listener_.OnNotCommitted(batch);
+  queued_ -= queued;
+  Error why = Error::Conflict("a WATCHed key was changed by another daemon; nothing was applied");
+  if (*outcome == DurableBackend::Guarded::kRefused) {
+    guard.refused = true;
+  } else {
+    why = Error::Unavailable(
+        "the connection to PostgreSQL was lost during the transaction's COMMIT: it may or may "
+        "not have applied; read its keys to see");
+  }
+  guard.decided();
+  for (const auto& w : waiters) w->Fire(why);
+  return true;
+}
+
 void GroupCommitter::CommitWithRetry(int index, std::vector<QueuedWrite> writes,
-                                     std::vector<std::shared_ptr<Waiter>> waiters,
-                                     bool delete_all) {
+                                     std::vector<std::shared_ptr<Waiter>> waiters, bool delete_all,
+                                     const std::shared_ptr<CommitGuard>& guard) {
   Partition& p = *partitions_[index];
   size_t queued = writes.size();
   Batch batch = BuildBatch(std::move(writes));
   auto backoff = std::chrono::milliseconds(20);
   for (int attempt = 0;; ++attempt) {
     auto started = clock_.Now();
-    Status committed =
-        delete_all ? durable_.DeleteAll(index) : durable_.CommitBatch(index, batch.rows);
+    Status committed = Ok();
+    if (guard) {
+      if (TryGuarded(index, batch, *guard, queued, waiters, &committed)) {
+        if (attempt > 0) {
+          MutexLock lock(p.mu);
+          p.last_error.clear();
+        }
+        return;
+      }
+    } else {
+      committed = delete_all ? durable_.DeleteAll(index) : durable_.CommitBatch(index, batch.rows);
+    }
     if (committed.ok()) {
       last_commit_ns_ =
           std::chrono::duration_cast<std::chrono::nanoseconds>(clock_.Now() - started).count();
@@ -294,6 +342,7 @@ void GroupCommitter::CommitWithRetry(int index, std::vector<QueuedWrite> writes,
       spdlog::error("store: shutting down with {} writes not committed: {}", batch.rows.size(),
                     committed.error().message);
       queued_ -= queued;
+      if (guard) guard->decided();
       return;
     }
     if (!WaitBeforeRetry(p, backoff)) continue;

@@ -24,6 +24,7 @@
 #include <atomic>
 #include <chrono>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <string>
 #include <thread>
@@ -44,6 +45,21 @@ class CommitListener {
   virtual ~CommitListener() = default;
   // `batch` committed. Runs on a writer thread before any waiter of the batch fires.
   virtual void OnCommitted(const Batch& batch) = 0;
+  // A guarded unit's `batch` was not committed (its guard refused it, or the outcome of its
+  // COMMIT is unknown): memory must forget its writes. Before any waiter of it fires.
+  virtual void OnNotCommitted(const Batch& batch) = 0;
+};
+
+// Shared coherence's WATCH: a transaction's unit commits only if the watched rows are still as
+// WATCH read them, checked inside its own transaction (DurableBackend::CommitIf). Such a unit
+// commits alone, as a barrier in its partitions.
+struct CommitGuard {
+  std::vector<std::string> keys;  // sorted, distinct
+  DurableBackend::RowCheck unchanged;
+  // Runs once, on a writer thread, when the unit is decided (committed, refused, unknown or
+  // given up at shutdown), before its waiter fires.
+  std::function<void()> decided;
+  std::atomic<bool> refused{false};  // set before the waiter fires
 };
 
 struct CommitterOptions {
@@ -61,6 +77,7 @@ struct WriteUnit {
   std::vector<QueuedWrite> writes;
   std::shared_ptr<Waiter> waiter;  // null: nobody waits for it (async durability)
   bool delete_all = false;         // FLUSHALL: no writes; DeleteAll on every partition's turn
+  std::shared_ptr<CommitGuard> guard = nullptr;  // null: commits unconditionally
 };
 
 class GroupCommitter {
@@ -121,7 +138,11 @@ class GroupCommitter {
   void PassBarrier(int index, Barrier& barrier);
   // Commits `writes` as one batch, retrying; fires `waiters` with the outcome.
   void CommitWithRetry(int index, std::vector<QueuedWrite> writes,
-                       std::vector<std::shared_ptr<Waiter>> waiters, bool delete_all = false);
+                       std::vector<std::shared_ptr<Waiter>> waiters, bool delete_all = false,
+                       const std::shared_ptr<CommitGuard>& guard = nullptr);
+  // One attempt at a guarded unit; true when it is decided (nothing to retry).
+  bool TryGuarded(int index, const Batch& batch, CommitGuard& guard, size_t queued,
+                  const std::vector<std::shared_ptr<Waiter>>& waiters, Status* failed);
   bool WaitBeforeRetry(Partition& p, std::chrono::milliseconds backoff);
   void UpdateOldest(Partition& p) REQUIRES(p.mu);
   void EnqueueBarrier(WriteUnit unit, std::vector<int> parts);

@@ -8,12 +8,14 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <list>
 #include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <vector>
 
 #include "base/mutex.h"
 #include "skydb/store.h"
@@ -56,8 +58,61 @@ struct Watched {
   uint64_t version = 0;
 };
 
+// The keys a WATCHed transaction wrote while its commit guard (shared coherence) is undecided:
+// its writes may still be refused, so operations that would read those keys wait and start
+// again once it is decided, or fail if its commit outlives store.write_timeout undecided.
+class TxHold {
+ public:
+  // Runs `retry` once the hold is lifted (Ok), at once if it has been, or with the error its
+  // commit timed out with.
+  void Park(std::function<void(Status)> retry) {
+    std::optional<Status> now;
+    {
+      MutexLock lock(mu_);
+      if (lifted_) {
+        now = Ok();
+      } else if (timed_out_) {
+        now = Status(*timed_out_);
+      } else {
+        parked_.push_back(std::move(retry));
+        return;
+      }
+    }
+    retry(*now);
+  }
+  void Lift() { Release(Ok(), /*lift=*/true); }
+  // The transaction's commit passed store.write_timeout undecided: what waits fails.
+  void TimeOut(const Error& error) {
+    Release(Error::Timeout("a transaction that wrote this key is not committed yet: " +
+                           error.message + "; retry"),
+            /*lift=*/false);
+  }
+
+ private:
+  void Release(Status status, bool lift) {
+    std::vector<std::function<void(Status)>> parked;
+    {
+      MutexLock lock(mu_);
+      if (lifted_) return;
+      if (lift) {
+        lifted_ = true;
+      } else {
+        timed_out_ = status.error();
+      }
+      parked.swap(parked_);
+    }
+    for (auto& retry : parked) retry(status);
+  }
+
+  Mutex mu_;
+  bool lifted_ GUARDED_BY(mu_) = false;
+  std::optional<Error> timed_out_ GUARDED_BY(mu_);
+  std::vector<std::function<void(Status)>> parked_ GUARDED_BY(mu_);
+};
+
 struct Shard {
   Mutex mu;
+  std::unordered_map<std::string, std::shared_ptr<TxHold>> held GUARDED_BY(mu);
   std::unordered_map<std::string, Watched> watched GUARDED_BY(mu);
   std::unordered_map<std::string, Entry> entries GUARDED_BY(mu);
   std::list<const std::string*> lru GUARDED_BY(mu);  // clean cached values, least recent first

@@ -32,9 +32,17 @@ void SharedStore::WithRows(std::vector<std::string> keys, StoreCallback<T> done,
   core_->tier().counters().misses += keys.size();
   std::vector<std::string> asked = keys;
   core_->loader()->Read(std::move(keys),
-                        [asked = std::move(asked), done = std::move(done),
+                        [this, asked = std::move(asked), done = std::move(done),
                          then = std::move(then)](Result<std::vector<Row>> rows) mutable {
                           if (!rows.ok()) return done(std::move(rows).error());
+                          // A WATCHed transaction wrote one of these keys and its guard may
+                          // still refuse it: read them again once it is decided.
+                          if (auto hold = core_->HoldOn(asked)) {
+                            return hold->Park([this, asked, done, then](Status lifted) mutable {
+                              if (!lifted.ok()) return done(std::move(lifted).error());
+                              WithRows(std::move(asked), std::move(done), std::move(then));
+                            });
+                          }
                           RowSet set;
                           set.reserve(asked.size());
                           for (size_t i = 0; i < asked.size(); ++i)

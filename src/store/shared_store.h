@@ -40,7 +40,10 @@ class SharedStore final : public SessionStore {
   void Scan(uint64_t cursor, std::string pattern, size_t count,
             StoreCallback<ScanReply> done) override;
   // WATCH remembers each row as read from PostgreSQL; EXEC reads them again with its own keys
-  // and applies nothing if one differs (or this daemon changed the key meanwhile).
+  // and applies nothing if one differs (or this daemon changed the key meanwhile). Its writes
+  // commit only if the rows are still the same under lock in the committing transaction
+  // (DurableBackend::CommitIf); until that is decided, what would read the keys it wrote waits
+  // (TxHold), so no reply reflects a write the guard may still refuse.
   void Watch(std::vector<std::string> keys, std::shared_ptr<WatchList> into,
              StoreCallback<bool> done) override;
   void Unwatch(WatchList& list) override { core_->Unwatch(list); }

@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <map>
 #include <type_traits>
 #include <variant>
 
@@ -151,6 +152,26 @@ bool WatchedKeyChanged(Scope& s, const std::vector<WatchList::Key>& watch, const
     if (rows != nullptr && RowFingerprint(RowOf(*rows, w.key)) != w.row) return true;
   }
   return false;
+}
+
+// Shared coherence: the watched rows, as WATCH read them, that the transaction's COMMIT checks
+// again under lock (the last reading of a key watched twice).
+std::shared_ptr<CommitGuard> GuardFor(const std::vector<WatchList::Key>& watch) {
+  std::map<std::string, uint64_t> expected;
+  for (const auto& w : watch) expected[w.key] = w.row;
+  auto guard = std::make_shared<CommitGuard>();
+  std::vector<uint64_t> rows;
+  for (auto& [key, row] : expected) {
+    guard->keys.push_back(key);
+    rows.push_back(row);
+  }
+  guard->unchanged = [rows = std::move(rows)](const std::vector<Row>& now) {
+    for (size_t i = 0; i < rows.size(); ++i) {
+      if (RowFingerprint(now[i]) != rows[i]) return false;
+    }
+    return true;
+  };
+  return guard;
 }
 
 // Applies one op (its keys' shards are locked); returns the delivery of its result.
@@ -322,11 +343,12 @@ void TieredStore::Run(OpPlan plan, Apply apply, StoreCallback<T> done, const Row
       return done(std::move(room).error());
     }
   }
+  // A guarded transaction's reply always waits: its guard may still refuse it.
   Scope scope(tier_, scope_config_, now, clock_.Now(), rows,
               committer_
                   ? std::function<uint64_t()>([c = committer_.get()] { return c->NextSeq(); })
                   : nullptr,
-              ReplyWaitsForCommit());
+              plan.guard != nullptr || ReplyWaitsForCommit());
   T result = apply(scope);
   std::vector<std::shared_ptr<Waiter>>& waits = scope.depends();
   size_t queued = scope.writes().size();
@@ -334,7 +356,12 @@ void TieredStore::Run(OpPlan plan, Apply apply, StoreCallback<T> done, const Row
   writes_ += scope.applied_writes();
   if (queued > 0) {
     if (scope.waiter()) waits.push_back(scope.waiter());
-    committer_->Enqueue({std::move(scope.writes()), scope.waiter()});
+    WriteUnit unit{std::move(scope.writes()), scope.waiter()};
+    if (plan.guard) {
+      unit.guard = plan.guard;
+      HoldWrittenKeys(unit);
+    }
+    committer_->Enqueue(std::move(unit));
   }
   locks.Unlock();
   if (queued > 0 && tier_.OverMemoryCap()) tier_.EvictForMemory();
@@ -359,6 +386,54 @@ void TieredStore::OnCommitted(const Batch& batch) {
   for (size_t i = 0; i < batch.rows.size(); ++i) {
     tier_.OnCommitted(batch.rows[i].key, batch.seqs[i]);
   }
+}
+
+// Shared coherence keeps only uncommitted writes in memory: forgetting them leaves
+// PostgreSQL's rows, which the refused unit never changed, as the truth.
+void TieredStore::OnNotCommitted(const Batch& batch) { OnCommitted(batch); }
+
+void TieredStore::HoldWrittenKeys(WriteUnit& unit) {
+  auto hold = std::make_shared<TxHold>();
+  std::vector<std::string> keys;
+  for (const auto& w : unit.writes) {
+    Shard& shard = tier_.ShardFor(w.hash);
+    shard.mu.AssertHeld();
+    shard.held[w.write.key] = hold;
+    keys.push_back(w.write.key);
+  }
+  ++holds_;
+  unit.guard->decided = [this, hold, keys = std::move(keys)] { LiftHold(hold, keys); };
+  // Not fired yet: the unit is not queued.
+  (void)unit.waiter->Follow([hold](const Status& s) {
+    if (!s.ok()) hold->TimeOut(s.error());
+  });
+}
+
+void TieredStore::LiftHold(const std::shared_ptr<TxHold>& hold,
+                           const std::vector<std::string>& keys) {
+  {
+    ShardLocks locks(tier_, keys);
+    for (const auto& key : keys) {
+      Shard& shard = tier_.ShardFor(KeyHash(key));
+      shard.mu.AssertHeld();
+      auto it = shard.held.find(key);
+      if (it != shard.held.end() && it->second == hold) shard.held.erase(it);
+    }
+  }
+  --holds_;
+  hold->Lift();
+}
+
+std::shared_ptr<TxHold> TieredStore::HoldOn(const std::vector<std::string>& keys) {
+  if (holds_.load() == 0) return nullptr;
+  ShardLocks locks(tier_, keys);
+  for (const auto& key : keys) {
+    Shard& shard = tier_.ShardFor(KeyHash(key));
+    shard.mu.AssertHeld();
+    auto it = shard.held.find(key);
+    if (it != shard.held.end()) return it->second;
+  }
+  return nullptr;
 }
 
 void TieredStore::Get(std::string key, StoreCallback<std::optional<std::string>> done) {
@@ -586,6 +661,8 @@ void TieredStore::TransactWith(std::vector<TxOp> ops, std::shared_ptr<WatchList>
   }
   OpPlan plan;
   PlanTransaction(ops, watch, &plan.keys, &plan.reads, &plan.max_writes);
+  if (rows != nullptr && !watch.empty() && committer_) plan.guard = GuardFor(watch);
+  std::shared_ptr<CommitGuard> guard = plan.guard;
   // A write the store would refuse alone (sizes) refuses the whole transaction: no failure
   // applies part of one.
   for (const auto& op : ops) {
@@ -612,7 +689,8 @@ void TieredStore::TransactWith(std::vector<TxOp> ops, std::shared_ptr<WatchList>
         for (auto& op : ops) out.deliveries.push_back(ApplyOp(s, op, max_value));
         return out;
       },
-      StoreCallback<TxOutcome>([done = std::move(done)](Result<TxOutcome> outcome) {
+      StoreCallback<TxOutcome>([done = std::move(done), guard](Result<TxOutcome> outcome) {
+        if (!outcome.ok() && guard && guard->refused) return done(false);
         if (!outcome.ok()) return done(std::move(outcome).error());
         if (outcome->refused) return done(*outcome->refused);
         if (!outcome->applied) return done(false);

@@ -86,6 +86,11 @@ class TieredStore final : public SessionStore, private CommitListener {
   void TransactWith(std::vector<TxOp> ops, std::shared_ptr<WatchList> watched,
                     StoreCallback<bool> done, const RowSet* rows);
 
+  // Shared coherence: the hold on one of `keys` of a WATCHed transaction whose commit is
+  // undecided (what would read them must wait), or null. Holds are only ever taken on the
+  // loader's thread, so a caller there sees every hold the rows it just read may miss.
+  std::shared_ptr<TxHold> HoldOn(const std::vector<std::string>& keys);
+
   MemoryTier& tier() { return tier_; }
   Loader* loader() { return loader_.get(); }
   DurableBackend* durable() { return durable_.get(); }
@@ -99,6 +104,7 @@ class TieredStore final : public SessionStore, private CommitListener {
     std::vector<std::string> keys;
     std::vector<std::string> reads;
     size_t max_writes = 0;
+    std::shared_ptr<CommitGuard> guard = nullptr;  // a WATCHed transaction, shared coherence
   };
   template <typename T, typename Apply>
   void Run(OpPlan plan, Apply apply, StoreCallback<T> done, const RowSet* rows, int attempt);
@@ -108,6 +114,10 @@ class TieredStore final : public SessionStore, private CommitListener {
   bool ReplyWaitsForCommit() const;
   void Load(std::vector<std::string> keys, std::function<void(Status)> then);
   void OnCommitted(const Batch& batch) override;
+  void OnNotCommitted(const Batch& batch) override;
+  // Holds the keys `unit` writes until its guard is decided (their shards are locked).
+  void HoldWrittenKeys(WriteUnit& unit);
+  void LiftHold(const std::shared_ptr<TxHold>& hold, const std::vector<std::string>& keys);
   Status LoadIndex();
   void MaintenanceLoop(Clock::TimePoint next_durable);
   void SweepDurable();
@@ -126,6 +136,7 @@ class TieredStore final : public SessionStore, private CommitListener {
   bool stopping_ GUARDED_BY(maintenance_mu_) = false;
   std::thread maintenance_;
 
+  std::atomic<int64_t> holds_{0};     // TxHolds not lifted yet
   std::atomic<bool> closing_{false};  // no new writes accepted
   std::atomic<uint64_t> writes_{0}, queue_full_{0};
   bool started_ = false;

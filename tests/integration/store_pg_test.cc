@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <future>
 #include <iostream>
 #include <sstream>
 #include <thread>
@@ -125,6 +126,96 @@ TEST(PostgresShared, TwoStoresReadEachOthersAcknowledgedWrites) {
   std::sort(keys.begin(), keys.end());
   EXPECT_EQ(keys.size(), 120u);
   EXPECT_EQ(std::unique(keys.begin(), keys.end()), keys.end());
+}
+
+// A session of another writer (another daemon's commit in flight), on its own connection.
+class OtherWriter {
+ public:
+  OtherWriter() : conn_(PQconnectdb(g_cluster->ConnInfo().c_str())) {
+    EXPECT_EQ(PQstatus(conn_), CONNECTION_OK) << PQerrorMessage(conn_);
+  }
+  ~OtherWriter() { PQfinish(conn_); }
+  void Run(const std::string& sql) {
+    PGresult* res = PQexec(conn_, sql.c_str());
+    EXPECT_TRUE(PQresultStatus(res) == PGRES_COMMAND_OK || PQresultStatus(res) == PGRES_TUPLES_OK)
+        << PQresultErrorMessage(res);
+    PQclear(res);
+  }
+
+ private:
+  PGconn* conn_;
+};
+
+template <typename T>
+struct Answer {
+  std::shared_ptr<std::promise<Result<T>>> promise = std::make_shared<std::promise<Result<T>>>();
+  std::future<Result<T>> future = promise->get_future();
+  StoreCallback<T> cb() {
+    return [p = promise](Result<T> r) { p->set_value(std::move(r)); };
+  }
+  bool answered(std::chrono::milliseconds wait) {
+    return future.wait_for(wait) == std::future_status::ready;
+  }
+};
+
+// The window EXEC's re-read of its watched rows leaves under shared coherence: another writer
+// whose write commits after that read and before EXEC's own COMMIT. Here that writer holds the
+// row (or, for an absent key, its insert) in an open transaction: EXEC's COMMIT must wait for
+// it, see the change and apply nothing, and a read of the key meanwhile waits for the verdict.
+TEST(PostgresShared, WatchRefusesAWriteCommittedBetweenExecsReadAndItsCommit) {
+  PgHarness a(Durability::kSync, /*shared=*/true);
+  ASSERT_TRUE(a.Set("k", "v", Expiry::None()).ok());
+  for (std::string key : {"k", "absent"}) {
+    SCOPED_TRACE(key);
+    auto watch = std::make_shared<WatchList>();
+    ASSERT_TRUE(Await<bool>([&](StoreCallback<bool> cb) {
+                  a.store().Watch({key}, watch, std::move(cb));
+                }).ok());
+    OtherWriter other;
+    other.Run("BEGIN");
+    other.Run("INSERT INTO sky_sessions (id, data) VALUES (convert_to('" + key +
+              "', 'UTF8'), convert_to('from b', 'UTF8')) ON CONFLICT (id) DO UPDATE SET data = "
+              "excluded.data");
+    std::vector<TxOp> ops;
+    ops.emplace_back(tx::Set{SetRequest{key, "from a", Expiry::None()}, [](Result<SetReply>) {}});
+    ops.emplace_back(
+        tx::Set{SetRequest{"also", "from a", Expiry::None()}, [](Result<SetReply>) {}});
+    Answer<bool> exec;
+    a.store().Transact(std::move(ops), watch, exec.cb());
+    EXPECT_FALSE(exec.answered(std::chrono::milliseconds(300)))
+        << "EXEC committed without waiting for the other writer's row";
+    Answer<std::optional<std::string>> read;
+    a.store().Get(key, read.cb());
+    EXPECT_FALSE(read.answered(std::chrono::milliseconds(50))) << "a read saw an undecided write";
+    other.Run("COMMIT");
+    ASSERT_TRUE(exec.answered(std::chrono::seconds(10)));
+    auto applied = exec.future.get();
+    ASSERT_TRUE(applied.ok()) << applied.error().message;
+    EXPECT_FALSE(*applied) << "EXEC applied over a write it did not see";
+    a.store().Unwatch(*watch);
+    ASSERT_TRUE(read.answered(std::chrono::seconds(10)));
+    EXPECT_EQ(**read.future.get(), "from b");
+    EXPECT_FALSE(a.Get("also")->has_value()) << "a refused transaction applied part of itself";
+  }
+  // Unchanged rows: it applies, and leaves no placeholder for the absent key it watched.
+  auto watch = std::make_shared<WatchList>();
+  ASSERT_TRUE(Await<bool>([&](StoreCallback<bool> cb) {
+                a.store().Watch({"k", "never"}, watch, std::move(cb));
+              }).ok());
+  std::vector<TxOp> ops;
+  ops.emplace_back(tx::Set{SetRequest{"k", "from a", Expiry::None()}, [](Result<SetReply>) {}});
+  auto applied = Await<bool>(
+      [&](StoreCallback<bool> cb) { a.store().Transact(std::move(ops), watch, std::move(cb)); });
+  ASSERT_TRUE(applied.ok()) << applied.error().message;
+  EXPECT_TRUE(*applied);
+  a.store().Unwatch(*watch);
+  EXPECT_EQ(**a.Get("k"), "from a");
+  PGconn* conn = PQconnectdb(g_cluster->ConnInfo().c_str());
+  PGresult* res = PQexec(conn, "SELECT count(*) FROM sky_sessions WHERE expires_at = 1");
+  ASSERT_EQ(PQresultStatus(res), PGRES_TUPLES_OK) << PQresultErrorMessage(res);
+  EXPECT_STREQ(PQgetvalue(res, 0, 0), "0") << "a placeholder row outlived its transaction";
+  PQclear(res);
+  PQfinish(conn);
 }
 
 UnixMillis NowMs() {

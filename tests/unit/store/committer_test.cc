@@ -27,8 +27,13 @@ class RecordingListener final : public CommitListener {
     std::lock_guard<std::mutex> lock(mu);
     for (size_t i = 0; i < batch.rows.size(); ++i) committed[batch.rows[i].key] = batch.seqs[i];
   }
+  void OnNotCommitted(const Batch& batch) override {
+    std::lock_guard<std::mutex> lock(mu);
+    for (const auto& row : batch.rows) not_committed.push_back(row.key);
+  }
   std::mutex mu;
   std::map<std::string, uint64_t> committed;
+  std::vector<std::string> not_committed;
 };
 
 class CommitterTest : public ::testing::Test {
@@ -52,15 +57,29 @@ class CommitterTest : public ::testing::Test {
   QueuedWrite Upsert(const std::string& key, const std::string& value) {
     return {{DurableWrite::Kind::kUpsert, key, value, 0}, committer_->NextSeq(), KeyHash(key)};
   }
-  // Enqueues `writes` as one unit; the future is set when its waiter fires.
-  std::future<Status> Unit(std::vector<QueuedWrite> writes) {
+  // Enqueues `writes` as one unit (guarded by `guard`, if given); the future is set when its
+  // waiter fires.
+  std::future<Status> Unit(std::vector<QueuedWrite> writes,
+                           std::shared_ptr<CommitGuard> guard = nullptr) {
     auto promise = std::make_shared<std::promise<Status>>();
     auto future = promise->get_future();
     EXPECT_TRUE(committer_->Reserve(writes.size()));
     auto waiter = std::make_shared<Waiter>(
         clock_.Now(), [promise](Status s) { promise->set_value(std::move(s)); });
-    committer_->Enqueue({std::move(writes), waiter});
+    committer_->Enqueue({std::move(writes), waiter, false, std::move(guard)});
     return future;
+  }
+  // A guard on `key` expecting `value` (nullopt: no row); `decided` counts its decisions.
+  std::shared_ptr<CommitGuard> GuardOn(const std::string& key, std::optional<std::string> value,
+                                       std::shared_ptr<std::atomic<int>> decided) {
+    auto guard = std::make_shared<CommitGuard>();
+    guard->keys = {key};
+    guard->unchanged = [value](const std::vector<std::optional<DurableValue>>& rows) {
+      if (!value) return !rows[0].has_value();
+      return rows[0].has_value() && rows[0]->value == *value;
+    };
+    guard->decided = [decided] { ++*decided; };
+    return guard;
   }
   int PartitionOf(const std::string& key, int partitions) {
     return static_cast<int>(KeyHash(key) % static_cast<uint64_t>(partitions));
@@ -191,6 +210,77 @@ TEST_F(CommitterTest, TheListenerHearsOfACommitBeforeItsWaiterFires) {
   committer_->Enqueue({{std::move(w)}, waiter});
   ASSERT_EQ(future.wait_for(std::chrono::seconds(10)), std::future_status::ready);
   EXPECT_TRUE(future.get());
+}
+
+// A guarded unit (shared coherence's WATCH) commits after what was queued before it, and only
+// if its rows are still as expected inside its own transaction.
+TEST_F(CommitterTest, AGuardedUnitCommitsAfterEarlierWritesWhenItsRowsHeld) {
+  CommitterOptions options;
+  options.partitions = 1;  // "other" and "k" queue in one partition
+  Open(options);
+  Hold(true);
+  auto earlier = Unit({Upsert("other", "1")});
+  auto decided = std::make_shared<std::atomic<int>>(0);
+  auto guarded = Unit({Upsert("k", "tx")}, GuardOn("k", std::nullopt, decided));
+  Hold(false);
+  ASSERT_EQ(guarded.wait_for(std::chrono::seconds(10)), std::future_status::ready);
+  EXPECT_TRUE(guarded.get().ok());
+  EXPECT_TRUE(earlier.get().ok());
+  EXPECT_EQ(*decided, 1);
+  std::lock_guard<std::mutex> lock(state_->mu);
+  EXPECT_EQ(state_->guarded_commits, 1);
+  ASSERT_EQ(state_->log.size(), 2u);
+  EXPECT_EQ(state_->log[0].key, "other") << "the guarded unit overtook an earlier write";
+  EXPECT_EQ(state_->rows["k"].value, "tx");
+}
+
+TEST_F(CommitterTest, AGuardedUnitWhoseRowChangedCommitsNothingAndSaysSo) {
+  Open(CommitterOptions{});
+  {
+    std::lock_guard<std::mutex> lock(state_->mu);
+    // Another daemon's write lands between EXEC's read and its COMMIT.
+    state_->before_guard = [](std::map<std::string, DurableValue>& rows) {
+      rows["k"] = {"from another daemon", 0};
+    };
+  }
+  auto decided = std::make_shared<std::atomic<int>>(0);
+  auto guard = GuardOn("k", std::nullopt, decided);
+  auto refused = Unit({Upsert("k", "tx"), Upsert("k2", "tx")}, guard);
+  ASSERT_EQ(refused.wait_for(std::chrono::seconds(10)), std::future_status::ready);
+  Status status = refused.get();
+  ASSERT_FALSE(status.ok());
+  EXPECT_EQ(status.error().code, ErrorCode::kConflict) << status.error().message;
+  EXPECT_TRUE(guard->refused);
+  EXPECT_EQ(*decided, 1);
+  EXPECT_EQ(committer_->queued(), 0u);
+  {
+    std::lock_guard<std::mutex> lock(listener_.mu);
+    EXPECT_TRUE(listener_.committed.empty());
+    EXPECT_EQ(listener_.not_committed.size(), 2u) << "memory was not told to forget the writes";
+  }
+  std::lock_guard<std::mutex> lock(state_->mu);
+  EXPECT_EQ(state_->refused_commits, 1);
+  EXPECT_EQ(state_->rows["k"].value, "from another daemon");
+  EXPECT_EQ(state_->rows.count("k2"), 0u) << "a refused transaction applied part of itself";
+}
+
+TEST_F(CommitterTest, AGuardedUnitIsRetriedAndCheckedAgainAfterAFailedCommit) {
+  Open(CommitterOptions{});
+  {
+    std::lock_guard<std::mutex> lock(state_->mu);
+    state_->fail_commits = true;
+  }
+  auto decided = std::make_shared<std::atomic<int>>(0);
+  auto guarded = Unit({Upsert("k", "tx")}, GuardOn("k", std::nullopt, decided));
+  std::this_thread::sleep_for(milliseconds(50));
+  EXPECT_EQ(*decided, 0) << "decided while PostgreSQL was failing";
+  {
+    std::lock_guard<std::mutex> lock(state_->mu);
+    state_->fail_commits = false;
+  }
+  ASSERT_EQ(guarded.wait_for(std::chrono::seconds(10)), std::future_status::ready);
+  EXPECT_TRUE(guarded.get().ok());
+  EXPECT_EQ(*decided, 1);
 }
 
 }  // namespace

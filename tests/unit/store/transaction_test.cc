@@ -251,5 +251,109 @@ TEST(WatchTest, SharedCoherenceSeesAnotherStoresCommittedWrite) {
   EXPECT_EQ(**b.Get("k"), "from a");
 }
 
+// The window the row re-read at EXEC leaves: another daemon's write that commits after that
+// read and before EXEC's own COMMIT. The COMMIT checks the watched rows again under lock.
+TEST(WatchTest, SharedCoherenceRefusesAWriteThatLandsBeforeTheCommit) {
+  TieredOptions options = FakeOptions(Durability::kSync, /*shared=*/true);
+  FakeTieredHarness a(options);
+  ASSERT_TRUE(a.Set("k", "v", Expiry::None()).ok());
+  for (const char* watched : {"k", "missing"}) {
+    auto watch = Watch(a, {watched});
+    {
+      std::lock_guard<std::mutex> lock(a.state().mu);
+      a.state().before_guard = [watched](std::map<std::string, DurableValue>& rows) {
+        rows[watched] = {"from b", 0};
+      };
+    }
+    auto d = std::make_shared<Delivered>();
+    std::vector<TxOp> ops;
+    ops.emplace_back(SetOp(watched, "from a", d));
+    ops.emplace_back(SetOp("also", "from a", d));
+    EXPECT_FALSE(*Transact(a, std::move(ops), watch)) << watched;
+    a.store().Unwatch(*watch);
+    EXPECT_TRUE(d->Log().empty()) << "a refused transaction delivered results";
+    {
+      std::lock_guard<std::mutex> lock(a.state().mu);
+      a.state().before_guard = nullptr;
+      EXPECT_EQ(a.state().refused_commits, watched == std::string("k") ? 1 : 2);
+      EXPECT_EQ(a.state().rows.count("also"), 0u) << "a refused transaction applied part of it";
+    }
+    EXPECT_EQ(**a.Get(watched), "from b") << "memory kept the refused write";
+    EXPECT_FALSE(a.Get("also")->has_value());
+  }
+}
+
+// While the guard is undecided, a read of a key the transaction wrote waits, then answers with
+// what was decided: never with a write the guard refuses.
+TEST(WatchTest, SharedCoherenceReadsOfAHeldKeyWaitForTheGuard) {
+  TieredOptions options = FakeOptions(Durability::kSync, /*shared=*/true);
+  FakeTieredHarness a(options);
+  for (bool refuse : {true, false}) {
+    SCOPED_TRACE(refuse ? "refused" : "committed");
+    auto watch = Watch(a, {"k"});
+    HoldCommits(a.state(), true);
+    auto d = std::make_shared<Delivered>();
+    std::vector<TxOp> ops;
+    ops.emplace_back(SetOp("k", refuse ? "refused" : "committed", d));
+    Pending<bool> exec;
+    a.store().Transact(std::move(ops), watch, exec.cb());
+    ASSERT_TRUE(WaitFor([&] { return a.store().Stats().queue_depth > 0; }));
+    Pending<std::optional<std::string>> get;
+    a.store().Get("k", get.cb());
+    Pending<int64_t> exists;
+    a.store().Exists({"k"}, exists.cb());
+    EXPECT_FALSE(get.answered(milliseconds(100))) << "a read saw an undecided write";
+    EXPECT_FALSE(exists.answered());
+    {
+      std::lock_guard<std::mutex> lock(a.state().mu);
+      a.state().before_guard = [refuse](std::map<std::string, DurableValue>& rows) {
+        if (refuse) rows["k"] = {"from b", 0};
+      };
+    }
+    HoldCommits(a.state(), false);
+    ASSERT_TRUE(exec.get().ok());
+    EXPECT_EQ(*exec.get(), !refuse);
+    a.store().Unwatch(*watch);
+    auto got = get.get();
+    ASSERT_TRUE(got.ok()) << got.error().message;
+    EXPECT_EQ(**got, refuse ? "from b" : "committed");
+    EXPECT_EQ(*exists.get(), 1);
+    std::lock_guard<std::mutex> lock(a.state().mu);
+    a.state().before_guard = nullptr;
+  }
+}
+
+// A guarded commit that outlives store.write_timeout: EXEC fails with the timeout, and what
+// waits for its keys fails too (never answered from the undecided write); once PostgreSQL is
+// back the guard decides and the keys answer again.
+TEST(WatchTest, SharedCoherenceHeldKeysFailAtTheWriteTimeout) {
+  TieredOptions options = FakeOptions(Durability::kSync, /*shared=*/true);
+  options.write_timeout = milliseconds(500);
+  FakeTieredHarness a(options);
+  auto watch = Watch(a, {"k"});
+  HoldCommits(a.state(), true);
+  auto d = std::make_shared<Delivered>();
+  std::vector<TxOp> ops;
+  ops.emplace_back(SetOp("k", "tx", d));
+  Pending<bool> exec;
+  a.store().Transact(std::move(ops), watch, exec.cb());
+  ASSERT_TRUE(WaitFor([&] { return a.store().Stats().queue_depth > 0; }));
+  Pending<std::optional<std::string>> get;
+  a.store().Get("k", get.cb());
+  EXPECT_FALSE(get.answered(milliseconds(50)));
+  a.clock().Advance(milliseconds(600));
+  auto failed = exec.get();
+  ASSERT_FALSE(failed.ok());
+  EXPECT_EQ(failed.error().code, ErrorCode::kTimeout);
+  auto waited = get.get();
+  ASSERT_FALSE(waited.ok()) << "a held key answered while its commit was undecided";
+  EXPECT_NE(waited.error().message.find("not committed yet"), std::string::npos)
+      << waited.error().message;
+  HoldCommits(a.state(), false);
+  ASSERT_TRUE(WaitFor([&] { return a.store().Stats().queue_depth == 0; }));
+  a.store().Unwatch(*watch);
+  EXPECT_EQ(**a.Get("k"), "tx") << "the commit that timed out for its client still applied";
+}
+
 }  // namespace
 }  // namespace skydb::testing
