@@ -184,6 +184,54 @@ TEST_F(ExternalTest, DaemonsStartingTogetherMigrateOnceAndReadEachOthersWrites) 
   for (auto& daemon : d) EXPECT_EQ(daemon->StopCleanly(seconds(20)), "");
 }
 
+// WATCH across daemons: clients of two daemons increment one counter by optimistic
+// transactions (WATCH, GET, MULTI, SET n+1, EXEC, again on nil). Every EXEC that applied is
+// one increment, so the counter ends equal to their number: a lost update is a WATCH that
+// missed the other daemon's commit.
+TEST_F(ExternalTest, WatchedIncrementsOnTwoDaemonsLoseNoUpdate) {
+  std::string url = Database("t_watch");
+  auto a = StartExternal(url, root_.Dir("a"));
+  auto b = StartExternal(url, root_.Dir("b"));
+  std::vector<std::string> sockets{StoreSocket(root_.Dir("a")), StoreSocket(root_.Dir("b"))};
+  for (const auto& s : sockets) ASSERT_TRUE(WaitForPong(s, seconds(60))) << a->Log() << b->Log();
+  std::atomic<int> applied{0}, refused{0}, failed{0};
+  auto deadline = std::chrono::steady_clock::now() + seconds(20);
+  std::vector<std::thread> clients;
+  for (int c = 0; c < 4; ++c) {
+    clients.emplace_back([&, c] {
+      RespClient client = Client(sockets[c % 2]);
+      for (int done = 0; done < 25 && std::chrono::steady_clock::now() < deadline;) {
+        if (!client.Command({"WATCH", "counter"}).ok()) return ++failed, void();
+        std::string now = Get(client, "counter");
+        long next = now == "(nil)" ? 1 : std::stol(now) + 1;
+        auto exec =
+            client.Pipeline({{"MULTI"}, {"SET", "counter", std::to_string(next)}, {"EXEC"}});
+        if (!exec.ok() || exec->size() != 3) return ++failed, void();
+        const RespReply& result = (*exec)[2];
+        if (result.type == RespReply::Type::kArray) {
+          ++applied;
+          ++done;
+        } else if (result.type == RespReply::Type::kNull) {
+          ++refused;
+        } else {
+          ADD_FAILURE() << "EXEC answered " << result.text;
+          return ++failed, void();
+        }
+      }
+    });
+  }
+  for (auto& t : clients) t.join();
+  EXPECT_EQ(failed, 0);
+  EXPECT_GT(applied, 0);
+  RespClient reader = Client(sockets[0]);
+  EXPECT_EQ(Get(reader, "counter"), std::to_string(applied.load()))
+      << refused << " EXECs answered nil";
+  std::cout << "[ measured ] " << applied << " increments applied, " << refused
+            << " EXECs refused (nil) across two daemons\n";
+  EXPECT_EQ(a->StopCleanly(seconds(20)), "");
+  EXPECT_EQ(b->StopCleanly(seconds(20)), "");
+}
+
 // PUBLISH on daemon b reaches a subscriber of daemon a through PostgreSQL NOTIFY, every byte
 // intact, once (a's own NOTIFY is not delivered twice); a message NOTIFY cannot carry is
 // refused on b and delivered nowhere, while one at the limit crosses.
