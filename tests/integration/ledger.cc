@@ -100,6 +100,29 @@ std::optional<milliseconds> Ledger::WaitForAcks(long more, milliseconds timeout)
   return std::nullopt;
 }
 
+std::optional<milliseconds> Ledger::LongestAckGap(TimePoint from, TimePoint to) const {
+  std::optional<TimePoint> before;
+  std::vector<TimePoint> after;
+  for (int i = 0; i < options_.writers * options_.keys_per_writer; ++i) {
+    KeyState& state = keys_[static_cast<size_t>(i)];
+    std::lock_guard<std::mutex> lock(state.mu);
+    for (const Ack& ack : state.acks) {
+      if (ack.at < from && (!before || ack.at > *before)) before = ack.at;
+      if (ack.at >= from && ack.at <= to) after.push_back(ack.at);
+    }
+  }
+  if (!before) return std::nullopt;
+  std::sort(after.begin(), after.end());
+  after.push_back(to);  // an outage still going on at `to` counts up to it
+  milliseconds longest{0};
+  TimePoint last = *before;
+  for (TimePoint at : after) {
+    longest = std::max(longest, std::chrono::duration_cast<milliseconds>(at - last));
+    last = at;
+  }
+  return longest;
+}
+
 std::vector<std::optional<long>> Ledger::ReadAll(const std::string& socket,
                                                  std::vector<std::string>& problems) const {
   std::vector<std::optional<long>> seqs;

@@ -43,6 +43,11 @@ class Ledger {
   std::optional<std::chrono::milliseconds> WaitForAcks(long more,
                                                        std::chrono::milliseconds timeout) const;
 
+  // The write outage of a fault at `from`: the longest time without any acknowledgement
+  // between the last one before `from` and `to` (writes had resumed by then); nullopt when
+  // nothing was acknowledged before `from`.
+  std::optional<std::chrono::milliseconds> LongestAckGap(TimePoint from, TimePoint to) const;
+
   // Reads every key from the daemon at `socket` and returns one line per violation (empty:
   // the ledger is intact). With `acked_before`, only acknowledgements made before that moment
   // must be present (the async durability window); later ones may be missing.
