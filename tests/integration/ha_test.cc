@@ -5,7 +5,7 @@
 // switchover, and a time without any leader. Every process is started by the test as
 // SKYDB_TEST_USER, on 127.0.0.1, and stopped by its pid; every wait is bounded.
 //
-// SKYDB_HA_CYCLES=N repeats the three faults N times (default 1, what CI runs); the soak
+// SKYDB_TEST_HA_CYCLES=N repeats the three faults N times (default 1, what CI runs); the soak
 // command is in docs/scaling.md.
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -40,7 +40,7 @@ std::string Lines(const std::vector<std::string>& lines) {
 }
 
 int Cycles() {
-  const char* v = std::getenv("SKYDB_HA_CYCLES");
+  const char* v = std::getenv("SKYDB_TEST_HA_CYCLES");
   int n = v != nullptr ? std::atoi(v) : 1;
   return n > 0 ? n : 1;
 }
