@@ -10,8 +10,8 @@ constexpr char kReadOnlySqlState[] = "25006";  // read_only_sql_transaction
 
 }  // namespace
 
-LazyConnection::LazyConnection(std::string conninfo, std::string name)
-    : conninfo_(std::move(conninfo)), name_(std::move(name)) {}
+LazyConnection::LazyConnection(std::string conninfo, std::string name, bool named_statements)
+    : conninfo_(std::move(conninfo)), name_(std::move(name)), named_statements_(named_statements) {}
 
 bool LazyConnection::Healthy() const { return conn_.has_value() && conn_->Healthy(); }
 
@@ -32,6 +32,7 @@ Result<Connection*> LazyConnection::Get() {
   options.read_write = true;  // a standby or a read-only server is skipped for the next host
   options.application_name = "skydb";
   options.name = name_;
+  options.named_statements = named_statements_;
   auto opened = Connection::Open(conninfo_, options);
   if (!opened.ok()) return std::move(opened).error();
   conn_.emplace(std::move(opened).value());

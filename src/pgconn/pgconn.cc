@@ -105,7 +105,8 @@ Result<std::string> DescribeConnInfo(const std::string& conninfo) {
 }
 
 void Connection::Free::operator()(pg_conn* c) const { PQfinish(c); }
-Connection::Connection(pg_conn* conn, std::string name) : conn_(conn), name_(std::move(name)) {}
+Connection::Connection(pg_conn* conn, std::string name, bool named_statements)
+    : conn_(conn), name_(std::move(name)), named_statements_(named_statements) {}
 
 Result<Connection> Connection::Open(const std::string& conninfo, bool read_write) {
   ConnectOptions options;
@@ -141,7 +142,7 @@ Result<Connection> Connection::Open(const std::string& conninfo, const ConnectOp
     std::string which = options.name.empty() ? "" : " (" + options.name + ")";
     return Error::Unavailable("cannot connect to PostgreSQL" + which + ": " + message);
   }
-  return Connection(conn, options.name);
+  return Connection(conn, options.name, options.named_statements);
 }
 
 std::string Connection::LastError() const { return Trimmed(PQerrorMessage(conn_.get())); }
@@ -183,15 +184,16 @@ Status Connection::InTransaction(const std::function<Status(Connection&)>& body)
 }
 
 Status Connection::PrepareOnce(const Statement& statement) {
-  if (statement.name == nullptr || prepared_.count(std::string_view(statement.name)) != 0) {
+  const char* name = NameOf(statement);
+  if (name == nullptr || prepared_.count(std::string_view(name)) != 0) {
     return Ok();
   }
   std::vector<Oid> oids = Oids(statement);
-  QueryResult made(PQprepare(conn_.get(), statement.name, statement.sql,
-                             static_cast<int>(oids.size()), oids.data()));
+  QueryResult made(
+      PQprepare(conn_.get(), name, statement.sql, static_cast<int>(oids.size()), oids.data()));
   if (PQresultStatus(made.raw()) != PGRES_COMMAND_OK) return Failure(made.raw());
-  prepared_.emplace(statement.name);
-  spdlog::debug("postgres: prepared statement {} on the {} connection", statement.name,
+  prepared_.emplace(name);
+  spdlog::debug("postgres: prepared statement {} on the {} connection", name,
                 name_.empty() ? "unnamed" : name_);
   return Ok();
 }
@@ -201,8 +203,8 @@ Result<QueryResult> Connection::ExecBinary(const Statement& statement,
   SKYDB_RETURN_IF_ERROR(PrepareOnce(statement));
   BinaryParams p(params);
   pg_result* raw;
-  if (statement.name != nullptr) {
-    raw = PQexecPrepared(conn_.get(), statement.name, p.count(), p.values.data(), p.lengths.data(),
+  if (const char* name = NameOf(statement)) {
+    raw = PQexecPrepared(conn_.get(), name, p.count(), p.values.data(), p.lengths.data(),
                          p.formats.data(), 1);
   } else {
     std::vector<Oid> oids = Oids(statement);
@@ -222,8 +224,8 @@ Status Connection::ForEachRow(const Statement& statement, const std::vector<std:
   SKYDB_RETURN_IF_ERROR(PrepareOnce(statement));
   std::vector<Oid> oids = Oids(statement);
   BinaryParams p(params);
-  int sent = statement.name != nullptr
-                 ? PQsendQueryPrepared(conn_.get(), statement.name, p.count(), p.values.data(),
+  int sent = NameOf(statement) != nullptr
+                 ? PQsendQueryPrepared(conn_.get(), NameOf(statement), p.count(), p.values.data(),
                                        p.lengths.data(), p.formats.data(), 1)
                  : PQsendQueryParams(conn_.get(), statement.sql, p.count(), oids.data(),
                                      p.values.data(), p.lengths.data(), p.formats.data(), 1);

@@ -114,6 +114,11 @@ struct ConnectOptions {
   bool read_write = false;
   std::string application_name;  // the default application_name; "" leaves libpq's
   std::string name;              // names the connection in messages ("writer 0"); "" for none
+  // false behind a transaction-pooling PgBouncer (store.pooler = "transaction"): a
+  // statement's next transaction may run on another server connection, where its name was
+  // never prepared, so every statement goes as the unnamed one (parse, bind, execute each
+  // time).
+  bool named_statements = true;
 };
 
 class Connection {
@@ -162,14 +167,19 @@ class Connection {
   struct Free {
     void operator()(pg_conn* c) const;
   };
-  Connection(pg_conn* conn, std::string name);
+  Connection(pg_conn* conn, std::string name, bool named_statements);
   std::string LastError() const;
+  // The statement's name on this connection; nullptr runs it as the unnamed statement.
+  const char* NameOf(const Statement& statement) const {
+    return named_statements_ ? statement.name : nullptr;
+  }
   Status PrepareOnce(const Statement& statement);
   // The error of a failed statement: the server's message, or libpq's when there is no result.
   Error Failure(const pg_result* res);
 
   std::unique_ptr<pg_conn, Free> conn_;
   std::string name_;
+  bool named_statements_ = true;
   std::set<std::string, std::less<>> prepared_;  // statement names prepared on conn_
   std::string last_sqlstate_;
 };
@@ -183,7 +193,8 @@ class LazyConnection {
  public:
   // `name` names the connection in messages and logs ("writer 0"). Its application_name is
   // skydb unless the connection string names another.
-  LazyConnection(std::string conninfo, std::string name);
+  // `named_statements`: ConnectOptions::named_statements.
+  LazyConnection(std::string conninfo, std::string name, bool named_statements = true);
 
   // ExecBinary on the connection, opened first if need be. A failure that broke the connection,
   // SQLSTATE 25006 (read_only_sql_transaction) or a result carrying the server's report that it
@@ -204,6 +215,7 @@ class LazyConnection {
 
   std::string conninfo_;
   std::string name_;
+  bool named_statements_;
   std::optional<Connection> conn_;
   std::atomic<bool> open_{false};
   std::atomic<bool> busy_{false};

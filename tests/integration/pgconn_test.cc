@@ -69,6 +69,25 @@ TEST_F(PgConnTest, PreparedOncePerConnectionAndAgainAfterAReconnect) {
   EXPECT_NE(BackendPid(conn), pid);
 }
 
+// Behind a transaction pooler (store.pooler = "transaction") no name is prepared: the next
+// transaction may run on a server connection that never saw it. ForEachRow too.
+TEST_F(PgConnTest, WithoutNamedStatementsNothingIsPrepared) {
+  LazyConnection conn(cluster_->ConnInfo(), "test", /*named_statements=*/false);
+  for (int64_t i : {41, 99}) {
+    auto r = conn.Exec(kAddOne, {pg::Int8Param(i)});
+    ASSERT_TRUE(r.ok()) << r.error().message;
+    EXPECT_EQ(r->Int8(0, 0), i + 1);
+  }
+  int64_t seen = 0;
+  Status rows = conn.ForEachRow(kAddOne, {pg::Int8Param(1)},
+                                [&seen](const pg::QueryResult& row) { seen = row.Int8(0, 0); });
+  ASSERT_TRUE(rows.ok()) << rows.error().message;
+  EXPECT_EQ(seen, 2);
+  auto prepared = conn.Exec(kPreparedHere, {});
+  ASSERT_TRUE(prepared.ok()) << prepared.error().message;
+  EXPECT_EQ(prepared->Int8(0, 0), 0);
+}
+
 TEST_F(PgConnTest, BinaryArraysCarryEveryByteAndEveryInt8) {
   std::string every_byte;
   for (int b = 0; b < 256; ++b) every_byte += static_cast<char>(b);
