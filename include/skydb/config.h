@@ -79,6 +79,13 @@ enum class Coherence {
   kShared,     // other daemons write the same table
 };
 
+// store.pooler (docs/scaling.md, "Through PgBouncer"): what lies between skydb and PostgreSQL.
+enum class Pooler {
+  kNone,         // a direct connection: every connection keeps its session
+  kSession,      // PgBouncer's session pooling: the same, for skydb
+  kTransaction,  // transaction pooling: each transaction may run on another server connection
+};
+
 struct StoreConfig {
   StoreKind kind = StoreKind::kTiered;
   Durability durability = Durability::kSync;
@@ -95,6 +102,8 @@ struct StoreConfig {
   bool allow_memory_fallback = false;  // dev only: memory store if PostgreSQL cannot open
   std::string database_url;            // external PostgreSQL (--database-url); "" = none
   Coherence coherence = Coherence::kAuto;
+  Pooler pooler = Pooler::kNone;
+  std::string pubsub_database_url;  // LISTEN connection for PUBLISH; "" = database_url
 
   bool operator==(const StoreConfig&) const = default;
 };

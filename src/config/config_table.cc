@@ -360,6 +360,19 @@ std::vector<ConfigKey> BuildTable() {
                               {"shared", Coherence::kShared}})
           .Describe("shared: several daemons use one database, every read goes to PostgreSQL; "
                     "exclusive: memory is authoritative; auto: shared with a database URL"),
+      Row::OfEnum<Pooler>("store.pooler", SKYDB_FIELD(store.pooler),
+                          {{"none", Pooler::kNone},
+                           {"session", Pooler::kSession},
+                           {"transaction", Pooler::kTransaction}})
+          .Describe("what store.database_url reaches: transaction (PgBouncer's transaction "
+                    "pooling) sends unnamed statements, takes transaction-scoped locks, and "
+                    "lets every daemon sweep; none or session keep sessions"),
+      String("store.pubsub_database_url", SKYDB_FIELD(store.pubsub_database_url))
+          .Secret()
+          .Accepts("a libpq URI or keyword string, or \"\" (store.database_url)")
+          .Describe("the connection that LISTENs for PUBLISH from other daemons, which needs a "
+                    "session: with store.pooler = transaction, a direct URL; \"\" there keeps "
+                    "PUBLISH to this daemon's subscribers"),
       String("resp.socket", SKYDB_FIELD(resp.socket))
           .Accepts("a socket path, or \"\" (DATA_DIR/run/skydb.sock)")
           .Describe("unix socket the Redis-protocol store listens on (mode 0660)"),

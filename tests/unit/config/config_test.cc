@@ -89,6 +89,8 @@ TEST(ConfigTableTest, HoldsExactlyTheConfigFields) {
                                              "store.allow_memory_fallback",
                                              "store.database_url",
                                              "store.coherence",
+                                             "store.pooler",
+                                             "store.pubsub_database_url",
                                              "resp.socket",
                                              "resp.socket_group",
                                              "resp.tcp_port",
