@@ -101,9 +101,11 @@ class DurableBackend {
 
 // PostgreSQL behind the tiered store: `writers` connections (one per writer partition),
 // `readers` for loading evicted values, one for the sweeper. Connections open lazily and are
-// reopened after a failure; nothing connects here.
+// reopened after a failure; nothing connects here. `transaction_pooling` (store.pooler =
+// "transaction"): no named prepared statements, and no sweeper lock (a session lock would stay
+// on a pooled server connection): every daemon sweeps, which deleting expired rows tolerates.
 std::unique_ptr<DurableBackend> NewPostgresDurable(const std::string& conninfo,
                                                    const std::string& description, int writers,
-                                                   int readers);
+                                                   int readers, bool transaction_pooling = false);
 
 }  // namespace skydb

@@ -91,7 +91,10 @@ class ExternalDatabase final : public DatabaseSource {
               "the server is a standby (pg_is_in_recovery() is true): skydb writes only to "
               "a primary; list every host in the URL with target_session_attrs=read-write";
         } else if (recovery.ok()) {
-          auto applied = schema::ApplyMigrations(*conn, AllMigrations());
+          auto applied = schema::ApplyMigrations(*conn, AllMigrations(),
+                                                 config_.store.pooler == Pooler::kTransaction
+                                                     ? schema::MigrationLock::kTransaction
+                                                     : schema::MigrationLock::kSession);
           if (!applied.ok()) return std::move(applied).error().Within("the schema in " + where_);
           return applied;
         } else {

@@ -61,8 +61,20 @@ Status Serving::Open(const std::string& conninfo, const std::string& description
   store_ = std::move(store).value();
   RespServerOptions options = RespOptionsFrom(config_, app_group_);
   // Daemons on one database carry PUBLISH to each other; a memory store has no database.
-  if (!conninfo.empty() && request.config.kind != StoreKind::kMemory) {
-    carrier_ = pg::NewNotifyCarrier({conninfo});
+  // LISTEN needs a session, which a transaction pooler does not keep: there only a direct
+  // store.pubsub_database_url carries it.
+  std::string listen_url =
+      config_.store.pubsub_database_url.empty() ? conninfo : config_.store.pubsub_database_url;
+  if (config_.store.pooler == Pooler::kTransaction && config_.store.pubsub_database_url.empty()) {
+    listen_url.clear();
+    if (request.config.kind != StoreKind::kMemory) {
+      spdlog::warn(
+          "pubsub: PUBLISH reaches this daemon's subscribers only: store.pooler = transaction "
+          "and no store.pubsub_database_url (LISTEN needs a direct connection)");
+    }
+  }
+  if (!listen_url.empty() && request.config.kind != StoreKind::kMemory) {
+    carrier_ = pg::NewNotifyCarrier({listen_url});
     options.pubsub_carrier = carrier_.get();
   }
   StoreStats stats = store_->Stats();

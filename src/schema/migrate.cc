@@ -48,13 +48,15 @@ Status CheckApplied(const std::map<int, std::string>& applied,
   return Ok();
 }
 
-Result<int> ApplyMissing(pg::Connection& conn, const std::vector<Migration>& migrations) {
+// Each migration in a transaction of its own, or, with `within_one`, in the caller's.
+Result<int> ApplyMissing(pg::Connection& conn, const std::vector<Migration>& migrations,
+                         bool within_one) {
   SKYDB_ASSIGN_OR_RETURN(auto applied, AppliedVersions(conn));
   SKYDB_RETURN_IF_ERROR(CheckApplied(applied, migrations));
   int count = 0;
   for (const auto& m : migrations) {
     if (applied.count(m.version) != 0) continue;
-    Status done = conn.InTransaction([&](pg::Connection& c) -> Status {
+    auto apply = [&](pg::Connection& c) -> Status {
       // The released migrations name their tables without a schema: within this transaction
       // they resolve to public whatever the role is called (a role named skydb would otherwise
       // create them in migration 1's schema skydb). SET LOCAL holds under any pooler.
@@ -62,7 +64,8 @@ Result<int> ApplyMissing(pg::Connection& conn, const std::vector<Migration>& mig
       SKYDB_RETURN_IF_ERROR(c.Run(m.sql));
       return c.Run("INSERT INTO " SKYDB_MIGRATIONS_TABLE " (version, name) VALUES ($1, $2)",
                    {std::to_string(m.version), m.name});
-    });
+    };
+    Status done = within_one ? apply(conn) : conn.InTransaction(apply);
     if (!done.ok()) {
       return std::move(done).error().Within("schema migration " + std::to_string(m.version) + " (" +
                                             m.name + ")");
@@ -89,12 +92,24 @@ Status ValidateMigrations(const std::vector<Migration>& migrations) {
   return Ok();
 }
 
-Result<int> ApplyMigrations(pg::Connection& conn, const std::vector<Migration>& migrations) {
+Result<int> ApplyMigrations(pg::Connection& conn, const std::vector<Migration>& migrations,
+                            MigrationLock lock) {
   SKYDB_RETURN_IF_ERROR(ValidateMigrations(migrations));
+  if (lock == MigrationLock::kTransaction) {
+    Result<int> applied = 0;
+    Status done = conn.InTransaction([&](pg::Connection& c) -> Status {
+      SKYDB_RETURN_IF_ERROR(c.Run(std::string("SELECT pg_advisory_xact_lock(") + kLockKey + ")"));
+      SKYDB_RETURN_IF_ERROR(c.Run(kCreateTable));
+      applied = ApplyMissing(c, migrations, /*within_one=*/true);
+      return applied.ok() ? Ok() : Status(applied.error());
+    });
+    if (!done.ok()) return std::move(done).error();
+    return applied;
+  }
   SKYDB_RETURN_IF_ERROR(conn.Run(std::string("SELECT pg_advisory_lock(") + kLockKey + ")"));
   Result<int> applied = [&]() -> Result<int> {
     SKYDB_RETURN_IF_ERROR(conn.Run(kCreateTable));
-    return ApplyMissing(conn, migrations);
+    return ApplyMissing(conn, migrations, /*within_one=*/false);
   }();
   (void)conn.Run(std::string("SELECT pg_advisory_unlock(") + kLockKey + ")");
   return applied;

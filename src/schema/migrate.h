@@ -20,7 +20,19 @@ namespace skydb::schema {
 // Versions strictly increasing and positive, names non-empty.
 Status ValidateMigrations(const std::vector<Migration>& migrations);
 
-// Applies what is missing; returns how many migrations were applied.
-Result<int> ApplyMigrations(pg::Connection& conn, const std::vector<Migration>& migrations);
+// How daemons migrating at the same moment exclude each other.
+enum class MigrationLock {
+  // A session advisory lock around one transaction per migration (a direct connection or
+  // session pooling).
+  kSession,
+  // Transaction pooling (store.pooler = "transaction"): a session lock would stay on whichever
+  // server connection took it, and its unlock could run on another, so pg_advisory_xact_lock
+  // and every missing migration in that one transaction: all of them or none.
+  kTransaction,
+};
+
+// Applies what is missing under the migration lock; returns how many migrations were applied.
+Result<int> ApplyMigrations(pg::Connection& conn, const std::vector<Migration>& migrations,
+                            MigrationLock lock = MigrationLock::kSession);
 
 }  // namespace skydb::schema

@@ -49,8 +49,8 @@ Result<std::unique_ptr<SessionStore>> OpenSessionStore(const StoreOpenRequest& r
   }
   TieredOptions options =
       TieredOptionsFrom(request.config, request.store_pool, request.store_writers, request.shared);
-  auto durable =
-      NewPostgresDurable(request.conninfo, request.description, options.writers, options.readers);
+  auto durable = NewPostgresDurable(request.conninfo, request.description, options.writers,
+                                    options.readers, request.config.pooler == Pooler::kTransaction);
   auto store = NewTieredStore(options, clock, std::move(durable));
   if (!store.ok()) {
     return std::move(store).error().Within("cannot open the PostgreSQL session store (" +

@@ -129,15 +129,21 @@ DurableValue ValueAt(const QueryResult& r, int row, int value_col) {
 
 class PgDurable final : public DurableBackend {
  public:
-  PgDurable(std::string conninfo, std::string description, int writers, int readers)
-      : description_(std::move(description)), sweeper_(conninfo, "sweeper") {
+  PgDurable(std::string conninfo, std::string description, int writers, int readers,
+            bool transaction_pooling)
+      : description_(std::move(description)),
+        sweeper_(conninfo, "sweeper", !transaction_pooling),
+        sweeper_lock_(!transaction_pooling) {
+    bool named = !transaction_pooling;
     for (int i = 0; i < writers; ++i) {
-      writers_.push_back(std::make_unique<LazyConnection>(conninfo, "writer " + std::to_string(i)));
+      writers_.push_back(
+          std::make_unique<LazyConnection>(conninfo, "writer " + std::to_string(i), named));
     }
     for (int i = 0; i < readers; ++i) {
-      readers_.push_back(std::make_unique<LazyConnection>(conninfo, "reader " + std::to_string(i)));
+      readers_.push_back(
+          std::make_unique<LazyConnection>(conninfo, "reader " + std::to_string(i), named));
     }
-    index_ = std::make_unique<LazyConnection>(conninfo, "index");
+    index_ = std::make_unique<LazyConnection>(conninfo, "index", named);
   }
 
   std::string Describe() const override { return description_; }
@@ -263,7 +269,7 @@ class PgDurable final : public DurableBackend {
   }
 
   Result<int64_t> SweepExpired(UnixMillis now, int limit) override {
-    if (!holds_sweeper_lock_ || !sweeper_.Healthy()) {
+    if (sweeper_lock_ && (!holds_sweeper_lock_ || !sweeper_.Healthy())) {
       holds_sweeper_lock_ = false;
       auto lock = sweeper_.Exec(kSweepLock, {Int8Param(kSweeperLockKey)});
       if (!lock.ok()) return std::move(lock).error().Within("sweep");
@@ -357,6 +363,7 @@ class PgDurable final : public DurableBackend {
   std::vector<std::unique_ptr<LazyConnection>> readers_;
   std::unique_ptr<LazyConnection> index_;
   LazyConnection sweeper_;
+  const bool sweeper_lock_;  // false under transaction pooling: every daemon sweeps
   bool holds_sweeper_lock_ = false;
 };
 
@@ -367,8 +374,9 @@ namespace skydb {
 
 std::unique_ptr<DurableBackend> NewPostgresDurable(const std::string& conninfo,
                                                    const std::string& description, int writers,
-                                                   int readers) {
-  return std::make_unique<store::PgDurable>(conninfo, description, writers, readers);
+                                                   int readers, bool transaction_pooling) {
+  return std::make_unique<store::PgDurable>(conninfo, description, writers, readers,
+                                            transaction_pooling);
 }
 
 }  // namespace skydb
