@@ -101,6 +101,19 @@ class ExternalTest : public ::testing::Test {
     return r.ok() ? *r : "ERROR: " + r.error().message;
   }
 
+  // Polls (up to 30 s) until two pubsub carriers have run LISTEN on database `db`.
+  bool TwoListening(const std::string& db) {
+    std::string listening;
+    for (int i = 0; i < 300 && listening != "2"; ++i) {
+      listening =
+          Q("SELECT count(*) FROM pg_stat_activity WHERE application_name = "
+            "'skydb pubsub' AND query LIKE 'LISTEN%'",
+            db);
+      if (listening != "2") std::this_thread::sleep_for(milliseconds(100));
+    }
+    return listening == "2";
+  }
+
   static TestCluster* cluster_;
   TestRoot root_;
 };
@@ -242,17 +255,7 @@ TEST_F(ExternalTest, PublishReachesTheSubscribersOfAnotherDaemon) {
   std::string sa = StoreSocket(root_.Dir("a")), sb = StoreSocket(root_.Dir("b"));
   ASSERT_TRUE(WaitForPong(sa, seconds(60))) << a->Log();
   ASSERT_TRUE(WaitForPong(sb, seconds(60))) << b->Log();
-  auto both_listening = [&] {  // both carriers have run LISTEN
-    std::string listening;
-    for (int i = 0; i < 300 && listening != "2"; ++i) {
-      listening =
-          Q("SELECT count(*) FROM pg_stat_activity WHERE application_name = "
-            "'skydb pubsub' AND query LIKE 'LISTEN%'",
-            "t_pubsub");
-      if (listening != "2") std::this_thread::sleep_for(milliseconds(100));
-    }
-    return listening == "2";
-  };
+  auto both_listening = [&] { return TwoListening("t_pubsub"); };
   ASSERT_TRUE(both_listening()) << a->Log() << b->Log();
 
   RespClient sub = Client(sa), local = Client(sa), pub = Client(sb);
@@ -429,7 +432,8 @@ TEST_F(ExternalTest, CitusMigrationDistributesByTheSessionKey) {
 // user (pgbouncer -u), logging to its stderr; stopped with its DaemonProcess.
 class Bouncer {
  public:
-  Bouncer(const TestCluster& cluster, std::string dir, const std::string& pool_mode)
+  Bouncer(const TestCluster& cluster, std::string dir, const std::string& pool_mode,
+          int pool_size = 40)
       : dir_(std::move(dir)), port_(FreePort()) {
     ::mkdir(dir_.c_str(), 0755);
     auto user = LookupUser(TestUser());
@@ -440,7 +444,7 @@ class Bouncer {
         << "[databases]\n* = host=" << cluster.dir() << " port=5432\n"
         << "[pgbouncer]\nlisten_addr =\nlisten_port = " << port_ << "\nunix_socket_dir = " << dir_
         << "\nauth_type = trust\nauth_file = " << dir_ << "/userlist.txt\npool_mode = " << pool_mode
-        << "\nmax_client_conn = 200\ndefault_pool_size = 40\n";
+        << "\nmax_client_conn = 200\ndefault_pool_size = " << pool_size << "\n";
     Start();
   }
   void Start() {
@@ -500,6 +504,74 @@ TEST_F(ExternalTest, ThroughPgBouncerInSessionModeTheLedgerHoldsAcrossItsRestart
   EXPECT_FALSE(bouncer.Log().find("unsupported startup parameter") != std::string::npos)
       << bouncer.Log();
   EXPECT_EQ(d->StopCleanly(seconds(20)), "");
+}
+
+// Through PgBouncer in transaction pooling mode, two server connections shared by two
+// daemons (so consecutive transactions of one daemon connection run on different server
+// connections), with store.pooler = "transaction": the daemons migrate once, keep every
+// acknowledged write through a restart of PgBouncer under ledger load, leave no advisory lock
+// behind on a pooled server connection, and carry PUBLISH to each other over their direct
+// store.pubsub_database_url; without that URL a daemon says PUBLISH stays local.
+TEST_F(ExternalTest, ThroughPgBouncerInTransactionModeTheLedgerHoldsAcrossItsRestart) {
+  std::string direct = Database("t_bouncer_tx");
+  Bouncer bouncer(*cluster_, root_.Dir("bouncer"), "transaction", 2);
+  std::string url = bouncer.Url("t_bouncer_tx");
+  std::vector<std::string> sets = {"store.write_timeout=10s", "store.pooler=transaction",
+                                   "store.pubsub_database_url=" + direct};
+  std::string dir_a = root_.Dir("a"), dir_b = root_.Dir("b");
+  auto a = StartExternal(url, dir_a, sets);
+  auto b = StartExternal(url, dir_b, sets);
+  ASSERT_TRUE(WaitForPong(StoreSocket(dir_a), seconds(60))) << a->Log() << bouncer.Log();
+  ASSERT_TRUE(WaitForPong(StoreSocket(dir_b), seconds(60))) << b->Log() << bouncer.Log();
+  EXPECT_EQ((a->LogContains("applied 5 migration(s)") ? 1 : 0) +
+                (b->LogContains("applied 5 migration(s)") ? 1 : 0),
+            1)
+      << a->Log() << b->Log();
+
+  Ledger la(LedgerOptions{StoreSocket(dir_a), 4, 16, 200, "txa"});
+  Ledger lb(LedgerOptions{StoreSocket(dir_b), 4, 16, 200, "txb"});
+  la.Start();
+  lb.Start();
+  ASSERT_TRUE(la.WaitForAcks(300, seconds(30))) << a->Log();
+  ASSERT_TRUE(lb.WaitForAcks(300, seconds(30))) << b->Log();
+  auto stopped_at = SteadyClock::now();
+  bouncer.Stop();
+  bouncer.Start();
+  auto back_a = la.WaitForAcks(32, seconds(30));
+  auto back_b = lb.WaitForAcks(32, seconds(30));
+  auto resumed_at = SteadyClock::now();
+  la.Stop();
+  lb.Stop();
+  ASSERT_TRUE(back_a.has_value()) << a->Log() << bouncer.Log();
+  ASSERT_TRUE(back_b.has_value()) << b->Log() << bouncer.Log();
+  auto gap_a = la.LongestAckGap(stopped_at, resumed_at);
+  auto gap_b = lb.LongestAckGap(stopped_at, resumed_at);
+  ASSERT_TRUE(gap_a && gap_b);
+  std::cout << "pgbouncer (transaction pooling) restart: " << la.acked() + lb.acked()
+            << " acknowledged, " << la.failed() + lb.failed() << " failed; write outage "
+            << gap_a->count() << " ms (daemon a), " << gap_b->count() << " ms (daemon b)\n";
+  for (const std::string& dir : {dir_a, dir_b}) {
+    EXPECT_EQ(Lines(la.Verify(StoreSocket(dir))), "");
+    EXPECT_EQ(Lines(lb.Verify(StoreSocket(dir))), "");
+  }
+  EXPECT_EQ(Q("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory'", "t_bouncer_tx"), "0");
+  EXPECT_FALSE(a->LogContains("prepared statement")) << a->Log();
+
+  // PUBLISH on b reaches a's subscriber: both carriers LISTEN on their direct connections.
+  ASSERT_TRUE(TwoListening("t_bouncer_tx"));
+  RespClient sub = Client(StoreSocket(dir_a)), pub = Client(StoreSocket(dir_b));
+  ASSERT_TRUE(sub.Command({"SUBSCRIBE", "news"}).ok());
+  EXPECT_EQ(pub.Command({"PUBLISH", "news", "across"})->integer, 0);
+  auto message = sub.Next();
+  ASSERT_TRUE(message.ok()) << message.error().message;
+  ASSERT_EQ(message->elements.size(), 3u);
+  EXPECT_EQ(message->elements[2].text, "across");
+
+  std::string dir_c = root_.Dir("c");
+  auto c = StartExternal(url, dir_c, {"store.pooler=transaction"});
+  ASSERT_TRUE(WaitForPong(StoreSocket(dir_c), seconds(60))) << c->Log();
+  EXPECT_TRUE(c->LogContains("pubsub: PUBLISH reaches this daemon's subscribers only")) << c->Log();
+  for (auto* d : {a.get(), b.get(), c.get()}) EXPECT_EQ(d->StopCleanly(seconds(20)), "");
 }
 
 class FailoverTest : public ::testing::Test {
