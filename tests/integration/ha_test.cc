@@ -6,13 +6,21 @@
 // SKYDB_TEST_USER, on 127.0.0.1, and stopped by its pid; every wait is bounded.
 //
 // SKYDB_TEST_HA_CYCLES=N repeats the three faults N times (default 1, what CI runs); the soak
-// command is in docs/scaling.md.
+// command is in docs/scaling.md. pg_auto_failover (a monitor and two nodes, kill -9 of the
+// primary) runs only with SKYDB_TEST_PG_AUTO_FAILOVER=1: its failover takes ~30 s, beyond
+// CI's budget.
 #include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <functional>
 #include <iostream>
+#include <map>
+#include <sstream>
 #include <thread>
 
 #include "ledger.h"
@@ -248,6 +256,191 @@ TEST_F(PatroniTest, WithoutALeaderWritesFailAtTheWriteTimeoutAndResumeAfter) {
   EXPECT_EQ(client->Command({"GET", "after"})->text, "v3");
   EXPECT_TRUE(cluster_->WaitHealthy(seconds(120)).ok()) << cluster_->Describe();
   EXPECT_EQ(c->StopCleanly(seconds(20)), "");
+}
+
+// SIGKILL to `root` and every descendant of it (a process tree this test started).
+void KillTree(pid_t root) {
+  std::map<pid_t, std::vector<pid_t>> children;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc", ec)) {
+    std::string name = entry.path().filename().string();
+    if (name.empty() || name[0] < '0' || name[0] > '9') continue;
+    std::ifstream stat(entry.path() / "stat");
+    std::string line;
+    std::getline(stat, line);
+    auto close = line.rfind(')');
+    if (close == std::string::npos) continue;
+    std::istringstream rest(line.substr(close + 2));
+    char state = 0;
+    pid_t ppid = 0;
+    rest >> state >> ppid;
+    children[ppid].push_back(std::stoi(name));
+  }
+  std::vector<pid_t> todo = {root};
+  while (!todo.empty()) {
+    pid_t pid = todo.back();
+    todo.pop_back();
+    ::kill(pid, SIGKILL);
+    for (pid_t child : children[pid]) todo.push_back(child);
+  }
+}
+
+// pg_auto_failover: a monitor and two nodes (`pg_autoctl create … --run`, as the test user,
+// 127.0.0.1 only, trust), synchronous replication (the default with two nodes: ANY 1).
+class AutoFailover {
+ public:
+  explicit AutoFailover(std::string dir) : dir_(std::move(dir)) {
+    ::mkdir(dir_.c_str(), 0700);
+    auto user = LookupUser(TestUser());
+    if (user.ok() && ::chown(dir_.c_str(), user->uid, user->gid) != 0) ADD_FAILURE() << "chown";
+    ports_ = {FreePort(), FreePort(), FreePort()};
+    Spawn({"create", "monitor", "--pgdata", dir_ + "/monitor", "--pgport",
+           std::to_string(ports_[0]), "--hostname", "127.0.0.1", "--listen", "127.0.0.1", "--auth",
+           "trust", "--no-ssl", "--run"});
+  }
+  ~AutoFailover() {  // the nodes first (each stops its PostgreSQL), then the monitor
+    for (size_t i = processes_.size(); i-- > 0;) {
+      if (processes_[i]) (void)processes_[i]->Signal(SIGTERM);
+      if (processes_[i]) processes_[i]->WaitExit(seconds(30));
+      processes_[i].reset();
+    }
+  }
+  bool WaitMonitor() {
+    for (int i = 0; i < 600; ++i) {
+      if (Monitor("SELECT 1") == "1") return true;
+      std::this_thread::sleep_for(milliseconds(100));
+    }
+    return false;
+  }
+  void AddNode(int n) {
+    Spawn({"create", "postgres", "--pgdata", PgData(n), "--pgport", std::to_string(ports_[n]),
+           "--hostname", "127.0.0.1", "--listen", "127.0.0.1", "--auth", "trust", "--no-ssl",
+           "--monitor",
+           "postgres://autoctl_node@127.0.0.1:" + std::to_string(ports_[0]) +
+               "/pg_auto_failover?sslmode=disable"});
+  }
+  std::string Monitor(const std::string& sql) const {
+    return QueryAt("host=127.0.0.1 port=" + std::to_string(ports_[0]) +
+                       " dbname=pg_auto_failover user=" + TestUser(),
+                   sql);
+  }
+  // Polls until the monitor reports a primary and a secondary, each in its assigned state; the
+  // primary's node number (1 or 2), or 0.
+  int WaitPrimaryAndSecondary(std::chrono::seconds timeout) const {
+    auto deadline = SteadyClock::now() + timeout;
+    while (SteadyClock::now() < deadline) {
+      std::string states = Monitor(
+          "SELECT string_agg(nodeport || ':' || reportedstate || ':' || goalstate, ',' ORDER BY "
+          "nodeport) FROM pgautofailover.node");
+      for (int n : {1, 2}) {
+        int other = 3 - n;
+        std::string p = std::to_string(ports_[n]) + ":primary:primary";
+        std::string s = std::to_string(ports_[other]) + ":secondary:secondary";
+        if (states.find(p) != std::string::npos && states.find(s) != std::string::npos) return n;
+      }
+      std::this_thread::sleep_for(milliseconds(200));
+    }
+    return 0;
+  }
+  std::string State() const {
+    return Monitor(
+        "SELECT string_agg(nodename || ' ' || nodeport || ' ' || reportedstate || '/' || "
+        "goalstate, ', ') FROM pgautofailover.node");
+  }
+  std::string Url() const {
+    return "host=127.0.0.1,127.0.0.1 port=" + std::to_string(ports_[1]) + "," +
+           std::to_string(ports_[2]) + " dbname=postgres user=" + TestUser();
+  }
+  std::string Node(int n, const std::string& sql) const {
+    return QueryAt(
+        "host=127.0.0.1 port=" + std::to_string(ports_[n]) + " dbname=postgres user=" + TestUser(),
+        sql);
+  }
+  // The node "dies": SIGKILL to its pg_autoctl, their children and its PostgreSQL.
+  void KillNine(int n) {
+    std::ifstream pidfile(PgData(n) + "/postmaster.pid");
+    pid_t postmaster = 0;
+    pidfile >> postmaster;
+    KillTree(processes_[static_cast<size_t>(n)]->pid());
+    if (postmaster > 0) KillTree(postmaster);
+    processes_[static_cast<size_t>(n)]->WaitExit(seconds(10));
+  }
+  std::string Log(int n) const { return processes_[static_cast<size_t>(n)]->Log(); }
+
+ private:
+  std::string PgData(int n) const { return dir_ + "/node" + std::to_string(n); }
+  void Spawn(std::vector<std::string> args) {
+    std::vector<std::string> argv = {"--reuid=" + TestUser(), "--regid=" + TestUser(),
+                                     "--init-groups", "--", "/usr/bin/pg_autoctl"};
+    argv.insert(argv.end(), args.begin(), args.end());
+    if (args[1] == "postgres") argv.push_back("--run");
+    std::map<std::string, std::optional<std::string>> env = {
+        {"HOME", dir_},
+        {"XDG_CONFIG_HOME", dir_ + "/config"},
+        {"XDG_DATA_HOME", dir_ + "/data"},
+        {"XDG_RUNTIME_DIR", dir_ + "/run"},
+        {"PG_REGRESS_SOCK_DIR", dir_},  // pg_autoctl's socket directory (-k)
+        {"PGHOST", dir_},
+        {"PATH", "/usr/lib/postgresql/15/bin:/usr/bin:/bin"}};
+    processes_.push_back(std::make_unique<DaemonProcess>("/usr/bin/setpriv", argv, env));
+  }
+
+  std::string dir_;
+  std::vector<int> ports_;                                 // monitor, node 1, node 2
+  std::vector<std::unique_ptr<DaemonProcess>> processes_;  // monitor, node 1, node 2
+};
+
+TEST(PgAutoFailoverTest, PrimaryKilledUnderLoadLosesNothingAcknowledged) {
+  if (std::getenv("SKYDB_TEST_PG_AUTO_FAILOVER") == nullptr) {
+    GTEST_SKIP() << "set SKYDB_TEST_PG_AUTO_FAILOVER=1 to run it (docs/scaling.md)";
+  }
+  if (::geteuid() != 0 || !LookupUser(TestUser()).ok()) GTEST_SKIP() << "needs root";
+  if (::access("/usr/bin/pg_autoctl", X_OK) != 0) GTEST_SKIP() << "pg_autoctl is not installed";
+  TestRoot root;
+  AutoFailover af(root.Dir("pgaf"));
+  ASSERT_TRUE(af.WaitMonitor()) << af.Log(0);
+  af.AddNode(1);
+  std::this_thread::sleep_for(seconds(5));  // node 1 registers first and becomes the primary
+  af.AddNode(2);
+  int primary = af.WaitPrimaryAndSecondary(seconds(180));
+  ASSERT_NE(primary, 0) << af.State() << af.Log(1) << af.Log(2);
+  EXPECT_EQ(af.Node(primary, "SELECT sync_state FROM pg_stat_replication"), "quorum");
+
+  std::string dir_a = root.Dir("a"), dir_b = root.Dir("b");
+  auto a = StartDaemon(af.Url(), dir_a, "10s");
+  auto b = StartDaemon(af.Url(), dir_b, "10s");
+  ASSERT_TRUE(WaitForPong(StoreSocket(dir_a), seconds(90))) << a->Log();
+  ASSERT_TRUE(WaitForPong(StoreSocket(dir_b), seconds(90))) << b->Log();
+  Ledger la(LedgerOptions{StoreSocket(dir_a), 4, 16, 200, "pgafa"});
+  Ledger lb(LedgerOptions{StoreSocket(dir_b), 4, 16, 200, "pgafb"});
+  la.Start();
+  lb.Start();
+  ASSERT_TRUE(la.WaitForAcks(200, seconds(60))) << a->Log();
+  ASSERT_TRUE(lb.WaitForAcks(200, seconds(60))) << b->Log();
+
+  auto fault_at = SteadyClock::now();
+  af.KillNine(primary);
+  auto back_a = la.WaitForAcks(32, seconds(120));
+  auto back_b = lb.WaitForAcks(32, seconds(120));
+  auto resumed_at = SteadyClock::now();
+  la.Stop();
+  lb.Stop();
+  ASSERT_TRUE(back_a.has_value()) << af.State() << a->Log();
+  ASSERT_TRUE(back_b.has_value()) << af.State() << b->Log();
+  auto gap_a = la.LongestAckGap(fault_at, resumed_at);
+  auto gap_b = lb.LongestAckGap(fault_at, resumed_at);
+  ASSERT_TRUE(gap_a && gap_b);
+  std::cout << "pg_auto_failover, kill -9 of the primary node (node " << primary
+            << "): write outage " << gap_a->count() << " ms (daemon a), " << gap_b->count()
+            << " ms (daemon b); " << la.acked() + lb.acked() << " acknowledged, "
+            << la.failed() + lb.failed()
+            << " failed (store.write_timeout = 10 s); monitor: " << af.State() << "\n";
+  for (const std::string& dir : {dir_a, dir_b}) {
+    EXPECT_EQ(Lines(la.Verify(StoreSocket(dir))), "");
+    EXPECT_EQ(Lines(lb.Verify(StoreSocket(dir))), "");
+  }
+  EXPECT_EQ(a->StopCleanly(seconds(20)), "");
+  EXPECT_EQ(b->StopCleanly(seconds(20)), "");
 }
 
 }  // namespace

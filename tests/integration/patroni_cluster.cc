@@ -235,11 +235,8 @@ std::string PatroniCluster::Url(const std::string& dbname) const {
   return "host=" + hosts + " port=" + ports + " dbname=" + dbname + " user=" + TestUser();
 }
 
-std::string PatroniCluster::Query(int i, const std::string& sql) const {
-  std::string conninfo =
-      "host=127.0.0.1 port=" + std::to_string(members_[static_cast<size_t>(i)].pg_port) +
-      " dbname=postgres connect_timeout=5 user=" + TestUser();
-  PGconn* conn = PQconnectdb(conninfo.c_str());
+std::string QueryAt(const std::string& conninfo, const std::string& sql) {
+  PGconn* conn = PQconnectdb((conninfo + " connect_timeout=5").c_str());
   std::string out;
   if (PQstatus(conn) != CONNECTION_OK) {
     out = std::string("ERROR: ") + PQerrorMessage(conn);
@@ -255,6 +252,12 @@ std::string PatroniCluster::Query(int i, const std::string& sql) const {
   }
   PQfinish(conn);
   return out;
+}
+
+std::string PatroniCluster::Query(int i, const std::string& sql) const {
+  return QueryAt("host=127.0.0.1 port=" + std::to_string(members_[static_cast<size_t>(i)].pg_port) +
+                     " dbname=postgres user=" + TestUser(),
+                 sql);
 }
 
 std::string PatroniCluster::Log(int i) const {

@@ -16,6 +16,10 @@
 
 namespace skydb::testing {
 
+// The first column of the first row of `sql` at libpq `conninfo` (5 s connect timeout), or
+// "ERROR: ..."; for the HA tests' direct looks at a member.
+std::string QueryAt(const std::string& conninfo, const std::string& sql);
+
 class PatroniCluster {
  public:
   // The reason the machine cannot run one ("" when it can): patroni, patronictl or etcd
