@@ -63,17 +63,18 @@ Status Serving::Open(const std::string& conninfo, const std::string& description
   // Daemons on one database carry PUBLISH to each other; a memory store has no database.
   // LISTEN needs a session, which a transaction pooler does not keep: there only a direct
   // store.pubsub_database_url carries it.
-  std::string listen_url =
-      config_.store.pubsub_database_url.empty() ? conninfo : config_.store.pubsub_database_url;
-  if (config_.store.pooler == Pooler::kTransaction && config_.store.pubsub_database_url.empty()) {
-    listen_url.clear();
-    if (request.config.kind != StoreKind::kMemory) {
-      spdlog::warn(
-          "pubsub: PUBLISH reaches this daemon's subscribers only: store.pooler = transaction "
-          "and no store.pubsub_database_url (LISTEN needs a direct connection)");
-    }
+  const StoreConfig& stored = config_.store;
+  bool pooled = stored.pooler == Pooler::kTransaction;
+  std::string listen_url = !stored.pubsub_database_url.empty() ? stored.pubsub_database_url
+                           : pooled                            ? ""
+                                                               : conninfo;
+  bool carried = !conninfo.empty() && request.config.kind != StoreKind::kMemory;
+  if (carried && listen_url.empty()) {
+    spdlog::warn(
+        "pubsub: PUBLISH reaches this daemon's subscribers only: store.pooler = transaction "
+        "and no store.pubsub_database_url (LISTEN needs a direct connection)");
   }
-  if (!listen_url.empty() && request.config.kind != StoreKind::kMemory) {
+  if (carried && !listen_url.empty()) {
     carrier_ = pg::NewNotifyCarrier({listen_url});
     options.pubsub_carrier = carrier_.get();
   }
