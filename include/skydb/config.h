@@ -158,6 +158,17 @@ struct AppConfig {
   bool operator==(const AppConfig&) const = default;
 };
 
+// [backup]: base backups and WAL archiving into a repository (docs/backup.md).
+struct BackupConfig {
+  std::string repository;  // backup.repository: a directory; "" = no backups, no archiving
+  std::chrono::milliseconds schedule{86400000};      // backup.schedule: 0 = not by the daemon
+  int64_t retain_count = 7;                          // backup.retain_count: newest N kept
+  std::chrono::milliseconds retain_age{0};           // backup.retain_age: 0 = count only
+  std::chrono::milliseconds archive_timeout{60000};  // backup.archive_timeout: WAL switch
+
+  bool operator==(const BackupConfig&) const = default;
+};
+
 struct Config {
   std::string data_dir = "/var/lib/skydb";  // data_dir (flag --data-dir)
   std::string run_as_user;                  // run_as_user (flag --user): cluster owner when root
@@ -172,6 +183,7 @@ struct Config {
   RespConfig resp;
   HttpConfig http;
   AppConfig app;
+  BackupConfig backup;
 
   bool operator==(const Config&) const = default;
 };

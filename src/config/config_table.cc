@@ -223,6 +223,17 @@ std::string SocketModeRule(const ConfigValue& v) {
   return mode.size() == 4 && mode.front() != '0' ? "has bits above 0777" : "";
 }
 
+// "" or an absolute path that PostgreSQL's archive and restore commands can carry.
+std::string RepositoryRule(const ConfigValue& v) {
+  const auto& path = std::get<std::string>(v);
+  if (path.empty()) return "";
+  if (path.front() != '/') return "must be an absolute path";
+  bool bad = std::any_of(path.begin(), path.end(), [](char c) {
+    return c == '\'' || c == '"' || c == '%' || c == '\\' || c == '\n';
+  });
+  return bad ? "must not hold quotes, % or backslashes" : "";
+}
+
 // "" (any), "15" (any 15.x) or "15.18" (exactly).
 std::string VersionPinRule(const ConfigValue& v) {
   const auto& pin = std::get<std::string>(v);
@@ -466,6 +477,24 @@ std::vector<ConfigKey> BuildTable() {
       Duration("app.stop_timeout", SKYDB_FIELD(app.stop_timeout), 100, kHour)
           .Reloadable()
           .Describe("skydb run: how long the app has to exit after SIGTERM before SIGKILL"),
+      String("backup.repository", SKYDB_FIELD(backup.repository))
+          .Rule(RepositoryRule)
+          .Accepts("an absolute directory path, or \"\" (no backups)")
+          .Describe("directory the cluster user owns where base backups and archived WAL go; "
+                    "set, it turns WAL archiving on; \"\" = no backups"),
+      Duration("backup.schedule", SKYDB_FIELD(backup.schedule), kMinute, 31 * 24 * kHour)
+          .ZeroMeans("only skydb backup")
+          .Describe("the daemon takes a base backup when the newest is this old (with a "
+                    "repository)"),
+      Int("backup.retain_count", SKYDB_FIELD(backup.retain_count), 1, 10000)
+          .Describe("newest base backups kept; older ones and the WAL only they need are removed "
+                    "after each backup"),
+      Duration("backup.retain_age", SKYDB_FIELD(backup.retain_age), kHour, 10 * 365 * 24 * kHour)
+          .ZeroMeans("retain_count alone")
+          .Describe("base backups younger than this are kept too, beyond retain_count"),
+      Duration("backup.archive_timeout", SKYDB_FIELD(backup.archive_timeout), 10 * kSecond, kHour)
+          .Describe("PostgreSQL switches to a new WAL segment (and archives it) at least this "
+                    "often: the most committed work a lost disk can take with it"),
   };
 }
 
