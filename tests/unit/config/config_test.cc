@@ -116,7 +116,29 @@ TEST(ConfigTableTest, HoldsExactlyTheConfigFields) {
                                              "app.password_file",
                                              "app.max_connections",
                                              "app.restart",
-                                             "app.stop_timeout"}));
+                                             "app.stop_timeout",
+                                             "backup.repository",
+                                             "backup.schedule",
+                                             "backup.retain_count",
+                                             "backup.retain_age",
+                                             "backup.archive_timeout"}));
+}
+
+// PostgreSQL's archive and restore commands carry backup.repository inside quotes.
+TEST(ConfigTableTest, BackupRepositoryIsAnAbsolutePathWithoutQuotes) {
+  for (const auto& [value, why] : std::vector<std::pair<std::string, std::string>>{
+           {"backups", "must be an absolute path"},
+           {"/srv/it's", "must not hold quotes, % or backslashes"},
+           {"/srv/100%", "must not hold quotes, % or backslashes"}}) {
+    ConfigInputs inputs;
+    inputs.flags = {{"backup.repository", value}};
+    EXPECT_THAT(ErrorOf(LoadConfigWithOrigins(inputs)), HasSubstr(why)) << value;
+  }
+  ConfigInputs fine;
+  fine.flags = {{"backup.repository", "/srv/backup/shop"}};
+  auto loaded = LoadConfigWithOrigins(fine);
+  ASSERT_TRUE(loaded.ok()) << loaded.error().message;
+  EXPECT_EQ(loaded->config.backup.repository, "/srv/backup/shop");
 }
 
 TEST(ConfigTableTest, EveryRowIsComplete) {
@@ -717,7 +739,8 @@ TEST(UnitsTest, BareZeroIsADurationWhereZeroIsAllowed) {
                 HasSubstr("must be a duration string such as \"30s\""));
     zero_keys += key.zero_allowed ? 1 : 0;
   }
-  EXPECT_EQ(zero_keys, 3);  // store.default_ttl, store.idle_evict, resp.idle_timeout
+  // store.default_ttl, store.idle_evict, resp.idle_timeout, backup.schedule, backup.retain_age
+  EXPECT_EQ(zero_keys, 5);
   EXPECT_THAT(ParseDuration("30").error().message, HasSubstr("has no unit"));
   EXPECT_EQ(ParseDuration(" 0 ")->count(), 0);
 }
