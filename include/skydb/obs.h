@@ -78,10 +78,39 @@ Result<std::unique_ptr<HttpEndpoints>> NewHttpEndpoints(const HttpOptions& optio
 
 // ---- what is observed -----------------------------------------------------------------------
 
+// pg_stat_archiver and the segment being written (docs/backup.md).
+struct ArchiverStats {
+  bool archive_mode = false;  // archive_mode is on
+  int64_t archived_count = 0;
+  int64_t failed_count = 0;
+  std::string last_archived_wal;
+  int64_t last_archived_time = 0;  // epoch seconds; 0 = never
+  std::string last_failed_wal;
+  int64_t last_failed_time = 0;
+  std::string current_wal;  // pg_walfile_name(pg_current_wal_lsn()); "" in recovery
+};
+// Segments written and complete but not yet archived (current − last archived − 1, ≥ 0).
+int64_t PendingWalSegments(const ArchiverStats& a);
+
+// The daemon's scheduled backups and its archive_command's last failure.
+struct BackupStatus {
+  std::string repository;
+  std::chrono::milliseconds schedule{0};
+  bool running = false;
+  int64_t last_success_time = 0;  // epoch seconds of the newest backup's end; 0 none
+  double last_duration_seconds = 0;
+  uint64_t last_size_bytes = 0;
+  uint64_t successes = 0;  // taken by this daemon
+  uint64_t failures = 0;
+  std::string last_error;       // the last scheduled backup's failure; "" after a success
+  std::string archive_failure;  // the last archive-wal failure; "" once one succeeds
+};
+
 // PostgreSQL's figures from its own catalog, as of the poller's last successful query.
 struct PostgresStats {
   std::map<std::string, int64_t> backends_by_state;  // client backends, pg_stat_activity.state
   std::map<std::string, uint64_t> database_bytes;    // pg_database_size per database
+  ArchiverStats archiver;
   std::chrono::system_clock::time_point taken_at;
 };
 
@@ -99,7 +128,8 @@ struct ObservedState {
   bool postgres_answers = false;              // the health check's last PQping
   std::optional<PostgresStats> postgres;      // absent until the first poll succeeds
   uint64_t postgres_poll_failures = 0;
-  std::optional<StoreStats> store;  // absent until the store is open
+  std::optional<BackupStatus> backup;  // absent without backup.repository
+  std::optional<StoreStats> store;     // absent until the store is open
   std::string store_description;
   std::optional<RespServerStats> resp;
   std::optional<Settings> settings;

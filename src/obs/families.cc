@@ -1,4 +1,7 @@
 // DaemonFamilies: every /metrics family, from one ObservedState. docs/operations.md lists them.
+#include <algorithm>
+#include <cstdlib>
+
 #include "skydb/obs.h"
 
 namespace skydb {
@@ -154,6 +157,45 @@ void Postgres(Families& f, const ObservedState& s) {
   }
 }
 
+// WAL archiving (pg_stat_archiver) and the daemon's backups (docs/backup.md).
+void Backup(Families& f, const ObservedState& s) {
+  if (!s.backup) return;
+  const BackupStatus& b = *s.backup;
+  f.Gauge("skydb_backup_last_success_timestamp_seconds",
+          "end of the newest complete base backup in backup.repository (0: none)",
+          D(b.last_success_time));
+  f.Gauge("skydb_backup_last_duration_seconds", "how long the daemon's last base backup took",
+          b.last_duration_seconds);
+  f.Gauge("skydb_backup_last_size_bytes", "size of the daemon's last base backup",
+          D(b.last_size_bytes));
+  f.Gauge("skydb_backup_running", "1 while a scheduled base backup runs", b.running ? 1 : 0);
+  f.Counter("skydb_backup_failures_total", "scheduled base backups that failed", D(b.failures));
+  f.Counter("skydb_backup_successes_total", "scheduled base backups taken by this daemon",
+            D(b.successes));
+  f.Gauge("skydb_wal_archive_failing",
+          "1 while the last archive_command attempt failed (the reason is in /status)",
+          b.archive_failure.empty() ? 0 : 1);
+  if (!s.postgres) return;
+  const ArchiverStats& a = s.postgres->archiver;
+  f.Counter("skydb_wal_archived_total", "WAL segments archived (pg_stat_archiver)",
+            D(a.archived_count));
+  f.Counter("skydb_wal_archive_failed_total", "failed archive attempts (pg_stat_archiver)",
+            D(a.failed_count));
+  f.Gauge("skydb_wal_archive_last_success_timestamp_seconds",
+          "when the last WAL segment was archived (0: never)", D(a.last_archived_time));
+  int64_t pending = PendingWalSegments(a);
+  f.Gauge("skydb_wal_archive_pending_segments",
+          "complete WAL segments not yet archived; each is 16 MiB of pg_wal that cannot be freed",
+          D(pending));
+  int64_t taken =
+      std::chrono::duration_cast<std::chrono::seconds>(s.postgres->taken_at.time_since_epoch())
+          .count();
+  double lag = pending > 0 && a.last_archived_time > 0 ? D(taken - a.last_archived_time) : 0;
+  f.Gauge("skydb_wal_archive_lag_seconds",
+          "with segments pending, the time since the last successful archive; 0 when caught up",
+          lag);
+}
+
 void SettingsGauges(Families& f, const ObservedState& s) {
   if (!s.settings) return;
   // Filled side by side, so neither is a reference into the growing output.
@@ -181,6 +223,22 @@ void SettingsGauges(Families& f, const ObservedState& s) {
 
 }  // namespace
 
+int64_t PendingWalSegments(const ArchiverStats& a) {
+  // A segment name is timeline, log and segment in 8 hex digits each; 256 segments a log.
+  auto number = [](const std::string& name) -> int64_t {
+    if (name.size() != 24) return -1;
+    char* end = nullptr;
+    uint64_t log = std::strtoull(name.substr(8, 8).c_str(), &end, 16);
+    uint64_t seg = std::strtoull(name.substr(16, 8).c_str(), &end, 16);
+    return static_cast<int64_t>(log * 256 + seg);
+  };
+  int64_t current = number(a.current_wal);
+  if (!a.archive_mode || current < 0) return 0;
+  int64_t last = number(a.last_archived_wal);
+  if (last < 0) return 0;  // nothing archived yet: unknown, not a backlog
+  return std::max<int64_t>(0, current - last - 1);
+}
+
 std::vector<MetricFamily> DaemonFamilies(const ObservedState& state) {
   std::vector<MetricFamily> out;
   Families f(out);
@@ -188,6 +246,7 @@ std::vector<MetricFamily> DaemonFamilies(const ObservedState& state) {
   Store(f, state);
   Resp(f, state);
   Postgres(f, state);
+  Backup(f, state);
   SettingsGauges(f, state);
   return out;
 }

@@ -17,6 +17,13 @@ constexpr const char* kBackendsSql =
 constexpr const char* kSizesSql =
     "SELECT datname, pg_database_size(oid) FROM pg_database WHERE datallowconn";
 
+constexpr const char* kArchiverSql =
+    "SELECT current_setting('archive_mode') <> 'off', archived_count, failed_count,"
+    " coalesce(last_archived_wal, ''), coalesce(extract(epoch FROM last_archived_time)::bigint, 0),"
+    " coalesce(last_failed_wal, ''), coalesce(extract(epoch FROM last_failed_time)::bigint, 0),"
+    " CASE WHEN pg_is_in_recovery() THEN '' ELSE pg_walfile_name(pg_current_wal_lsn()) END"
+    " FROM pg_stat_archiver";
+
 class Poller final : public PostgresPoller {
  public:
   explicit Poller(PollerOptions options) : options_(std::move(options)) {
@@ -81,6 +88,18 @@ class Poller final : public PostgresPoller {
     SKYDB_ASSIGN_OR_RETURN(auto sizes, conn_->Exec(kSizesSql));
     for (int i = 0; i < sizes.rows(); ++i) {
       stats.database_bytes[sizes.Get(i, 0)] = std::strtoull(sizes.Get(i, 1).c_str(), nullptr, 10);
+    }
+    SKYDB_ASSIGN_OR_RETURN(auto archiver, conn_->Exec(kArchiverSql));
+    if (archiver.rows() == 1) {
+      ArchiverStats& a = stats.archiver;
+      a.archive_mode = archiver.Get(0, 0) == "t";
+      a.archived_count = std::strtoll(archiver.Get(0, 1).c_str(), nullptr, 10);
+      a.failed_count = std::strtoll(archiver.Get(0, 2).c_str(), nullptr, 10);
+      a.last_archived_wal = archiver.Get(0, 3);
+      a.last_archived_time = std::strtoll(archiver.Get(0, 4).c_str(), nullptr, 10);
+      a.last_failed_wal = archiver.Get(0, 5);
+      a.last_failed_time = std::strtoll(archiver.Get(0, 6).c_str(), nullptr, 10);
+      a.current_wal = archiver.Get(0, 7);
     }
     stats.taken_at = std::chrono::system_clock::now();
     return stats;

@@ -35,6 +35,32 @@ json Cluster(const ObservedState& s) {
   return j;
 }
 
+json Backup(const ObservedState& s) {
+  if (!s.backup) return nullptr;
+  const BackupStatus& b = *s.backup;
+  json j = {{"repository", JsonBytes<json>(b.repository)},
+            {"schedule_seconds", b.schedule.count() / 1000},
+            {"running", b.running},
+            {"last_success_unix", b.last_success_time},
+            {"last_duration_seconds", b.last_duration_seconds},
+            {"last_size_bytes", b.last_size_bytes},
+            {"failures", b.failures},
+            {"last_error", b.last_error},
+            {"archive_failing", !b.archive_failure.empty()},
+            {"archive_failure", b.archive_failure}};
+  if (s.postgres) {
+    const ArchiverStats& a = s.postgres->archiver;
+    j["wal_archived"] = a.archived_count;
+    j["wal_archive_failed"] = a.failed_count;
+    j["last_archived_wal"] = a.last_archived_wal;
+    j["last_archived_unix"] = a.last_archived_time;
+    j["last_failed_wal"] = a.last_failed_wal;
+    j["last_failed_unix"] = a.last_failed_time;
+    j["pending_wal_segments"] = PendingWalSegments(a);
+  }
+  return j;
+}
+
 json Store(const ObservedState& s) {
   if (!s.store) return nullptr;
   const auto& st = *s.store;
@@ -108,6 +134,7 @@ std::string StatusJson(const ObservedState& s) {
         {"database_url", s.app_database_url.empty() ? json(nullptr) : json(s.app_database_url)}}},
       {"sessions", s.store ? json(s.store->sessions) : json(nullptr)},
       {"cluster", Cluster(s)},
+      {"backup", Backup(s)},
       {"store", Store(s)},
       {"pool", Pool(s)},
       {"resp", Resp(s)},

@@ -44,7 +44,21 @@ ObservedState FullState() {
   PostgresStats pg;
   pg.backends_by_state = {{"active", 1}, {"idle", 6}};
   pg.database_bytes = {{"postgres", 8000000}};
+  pg.archiver.archive_mode = true;
+  pg.archiver.archived_count = 40;
+  pg.archiver.failed_count = 3;
+  pg.archiver.last_archived_wal = "0000000100000000000000FE";
+  pg.archiver.last_archived_time = 1000;
+  pg.archiver.current_wal = "000000010000000100000001";
+  pg.taken_at = std::chrono::system_clock::time_point(std::chrono::seconds(1090));
   s.postgres = pg;
+  BackupStatus backup;
+  backup.repository = "/backups/app";
+  backup.last_success_time = 900;
+  backup.last_duration_seconds = 2.5;
+  backup.last_size_bytes = 41000000;
+  backup.archive_failure = "cannot archive 0000000100000000000000FF into /backups/app/wal: full";
+  s.backup = backup;
   s.postgres_poll_failures = 3;
   StoreStats st;
   st.kind = "tiered";
@@ -194,12 +208,21 @@ TEST(StatusJsonTest, NamesWhatTheAppConnectsTo) {
   EXPECT_EQ(j["app"]["database_url"], s.app_database_url);
 }
 
+TEST(StatusJsonTest, BackupNamesTheArchiveFailureAndTheBacklog) {
+  auto j = nlohmann::json::parse(StatusJson(FullState()));
+  EXPECT_EQ(j["backup"]["archive_failing"], true);
+  EXPECT_EQ(j["backup"]["pending_wal_segments"], 2);
+  EXPECT_EQ(j["backup"]["last_archived_wal"], "0000000100000000000000FE");
+  EXPECT_NE(j["backup"]["archive_failure"].get<std::string>().find("full"), std::string::npos);
+}
+
 TEST(StatusJsonTest, AbsentPartsAreNull) {
   ObservedState s;
   s.mode = "memory";
   auto j = nlohmann::json::parse(StatusJson(s));
   EXPECT_TRUE(j["app"]["database_url"].is_null());
   EXPECT_TRUE(j["cluster"].is_null());
+  EXPECT_TRUE(j["backup"].is_null());
   EXPECT_TRUE(j["store"].is_null());
   EXPECT_TRUE(j["sessions"].is_null());
   EXPECT_TRUE(j["memory"]["postgres_pss_bytes"].is_null());
@@ -227,6 +250,28 @@ std::string ReadSource(const std::string& relative) {
   std::stringstream text;
   text << in.rdbuf();
   return text.str();
+}
+
+// Two complete segments (…FF and …100) wait behind the one being written; the lag is the time
+// since the last success.
+TEST(BackupFamiliesTest, ArchiveBacklogAndLag) {
+  auto families = DaemonFamilies(FullState());
+  auto value = [&](const std::string& name) {
+    for (const auto& f : families) {
+      if (f.name == name) return f.samples.at(0).value;
+    }
+    return -1.0;
+  };
+  EXPECT_EQ(value("skydb_wal_archive_pending_segments"), 2);
+  EXPECT_EQ(value("skydb_wal_archive_lag_seconds"), 90);
+  EXPECT_EQ(value("skydb_wal_archive_failing"), 1);
+  EXPECT_EQ(value("skydb_backup_last_success_timestamp_seconds"), 900);
+  ObservedState caught_up = FullState();
+  caught_up.postgres->archiver.last_archived_wal = "000000010000000100000000";
+  EXPECT_EQ(PendingWalSegments(caught_up.postgres->archiver), 0);
+  caught_up.postgres->archiver.archive_mode = false;
+  caught_up.postgres->archiver.last_archived_wal = "";
+  EXPECT_EQ(PendingWalSegments(caught_up.postgres->archiver), 0);
 }
 
 // docs/operations.md promises every metric is explained there.
