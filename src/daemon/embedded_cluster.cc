@@ -9,6 +9,7 @@
 #include "daemon/app_access.h"
 #include "daemon/database_source.h"
 #include "daemon/run_dir.h"
+#include "skydb/backup.h"
 #include "skydb/bundle.h"
 #include "skydb/discovery.h"
 #include "skydb/durable.h"
@@ -73,7 +74,7 @@ class EmbeddedCluster final : public DatabaseSource {
     sup.binaries_major = binaries_.version->major;
     sup.binaries_version = binaries_.version->text;
     sup.cluster_user = cluster_user_;
-    sup.settings_conf = RenderConf(settings_);
+    sup.settings_conf = RenderConf(settings_) + ArchiveConf(config_);
     sup.timing = config_.supervisor;
     sup.migrations = AllMigrations();
     SKYDB_ASSIGN_OR_RETURN(AppAccess app,
@@ -113,7 +114,8 @@ class EmbeddedCluster final : public DatabaseSource {
       spdlog::error("SIGHUP: {}", host.error().message);
       return;
     }
-    s->RequestReload({RenderConf(Tune(*host, profile_, fresh.postgres.settings, AppPool(fresh))),
+    s->RequestReload({RenderConf(Tune(*host, profile_, fresh.postgres.settings, AppPool(fresh))) +
+                          ArchiveConf(config_),
                       fresh.supervisor});
   }
 
@@ -129,6 +131,15 @@ class EmbeddedCluster final : public DatabaseSource {
   }
 
  private:
+  // With a backup repository: archive every WAL segment into it through this very binary's
+  // `archive-wal` (docs/backup.md); its last failure lands in DIR/run for /status and metrics.
+  std::string ArchiveConf(const Config& config) const {
+    if (config.backup.repository.empty()) return "";
+    auto self = env_.fs->RealPath("/proc/self/exe");
+    return ArchiveSettingsConf(self.ok() ? *self : "skydb", config.backup.repository,
+                               ArchiveFailureFile(config_.data_dir), config.backup.archive_timeout);
+  }
+
   void OnReady(const SupervisorSnapshot& snap) {
     DatabaseReady r;
     r.conninfo = supervisor_->ConnInfo();

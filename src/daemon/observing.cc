@@ -68,6 +68,8 @@ void Observing::Stop() {
   if (http_) http_->Shutdown();
   poller_view_ = nullptr;
   poller_.reset();
+  backups_view_ = nullptr;
+  backups_.reset();
 }
 
 void Observing::StartPostgresPolling(const std::string& conninfo) {
@@ -76,6 +78,13 @@ void Observing::StartPostgresPolling(const std::string& conninfo) {
   options.conninfo = conninfo;
   poller_ = StartPostgresPoller(options);
   poller_view_ = poller_.get();
+  Supervisor* supervisor = parts_.source->supervisor();
+  if (supervisor != nullptr && !config_.backup.repository.empty()) {
+    Config config = config_;
+    config.data_dir = AbsolutePath(config_.data_dir);
+    backups_ = std::make_unique<BackupService>(config, env_, *supervisor);
+    backups_view_ = backups_.get();
+  }
 }
 
 int Observing::http_port() const { return http_ && http_socket().empty() ? http_->port() : 0; }
@@ -124,6 +133,7 @@ ObservedState Observing::Observe() const {
     s.postgres = poller->Latest();
     s.postgres_poll_failures = poller->failures();
   }
+  if (BackupService* backups = backups_view_.load()) s.backup = backups->Status();
   return s;
 }
 

@@ -16,6 +16,7 @@
 #include <string>
 #include <thread>
 
+#include "daemon/backup_service.h"
 #include "daemon/database_source.h"
 #include "daemon/serving.h"
 #include "skydb/config.h"
@@ -61,6 +62,8 @@ class Observing {
   std::unique_ptr<HttpEndpoints> http_;
   std::unique_ptr<PostgresPoller> poller_;  // set once, before readers can see it
   std::atomic<PostgresPoller*> poller_view_{nullptr};
+  std::unique_ptr<BackupService> backups_;  // set with the poller, before readers can see it
+  std::atomic<BackupService*> backups_view_{nullptr};
   std::atomic<bool> postgres_answers_{false};
   Mutex mu_;
   CondVar cv_;
