@@ -51,6 +51,7 @@ void AddStatusCommand(CLI::App& app, CommandContext& ctx);
 void AddPsqlCommand(CLI::App& app, CommandContext& ctx);
 void AddEnvCommand(CLI::App& app, CommandContext& ctx);
 void AddRunCommand(CLI::App& app, CommandContext& ctx);
-void AddBundleCommand(CLI::App& app, CommandContext& ctx);  // bundle stage, verify, list
+void AddBundleCommand(CLI::App& app, CommandContext& ctx);   // bundle stage, verify, list
+void AddBackupCommands(CLI::App& app, CommandContext& ctx);  // backup, restore, archive-wal
 
 }  // namespace skydb::cli
