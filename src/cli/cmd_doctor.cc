@@ -80,6 +80,7 @@ std::vector<Finding> RunChecks(const Config& config, const FileSystem& fs,
   findings.insert(findings.end(), data_dir.begin(), data_dir.end());
   std::optional<uint64_t> need = settings ? SharedMemoryNeed(*settings) : std::nullopt;
   findings.push_back(CheckSharedMemory(kShmPath, StatFileSystemSpace(kShmPath), need));
+  findings.push_back(CheckBackupRepository(fs, config.backup.repository));
   return findings;
 }
 

@@ -109,6 +109,22 @@ bool AnyBlocker(const std::vector<Finding>& findings) {
   return false;
 }
 
+Finding CheckBackupRepository(const FileSystem& fs, const std::string& repository) {
+  if (repository.empty()) {
+    return {Severity::kWarning, "backups",
+            "no backup repository is configured: a lost disk, a bad migration or a DELETE "
+            "without WHERE cannot be undone; set backup.repository to a directory on another "
+            "disk (docs/backup.md)"};
+  }
+  if (!fs.IsDirectory(repository)) {
+    return {Severity::kWarning, "backups",
+            "backup.repository = " + repository +
+                " is not a directory yet: create it owned by the service user (mode 0700) so "
+                "that WAL archiving can start"};
+  }
+  return {Severity::kOk, "backups", "base backups and WAL go to " + repository};
+}
+
 Finding CheckServiceUser(const UserFacts& facts) {
   const std::string topic = "service user";
   if (facts.run_as_user.empty()) {

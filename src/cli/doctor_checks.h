@@ -38,6 +38,12 @@ struct Finding {
 
 bool AnyBlocker(const std::vector<Finding>& findings);
 
+// --- backups -----------------------------------------------------------------------------------
+
+// Doctor checks the production profile: no backup.repository warns (a lost disk loses the
+// app's data); a repository that is not a directory warns with how to make it.
+Finding CheckBackupRepository(const FileSystem& fs, const std::string& repository);
+
 // --- service user ------------------------------------------------------------------------------
 
 struct UserFacts {

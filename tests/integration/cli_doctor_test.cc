@@ -134,5 +134,15 @@ TEST_F(CliDoctorTest, MalformedPinIsAConfigError) {
   EXPECT_THAT(run.out, Not(HasSubstr("PostgreSQL binaries")));
 }
 
+TEST_F(CliDoctorTest, WarnsWhenNoBackupRepositoryIsConfigured) {
+  CliRun run = RunSkydb(Doctor({"--user", TestUser()}), CleanEnv());
+  EXPECT_THAT(run.out, HasSubstr("warning  backups: no backup repository is configured"));
+  CliRun configured = RunSkydb({"--set", "backup.repository=" + tmp_.path(), "doctor", "--data-dir",
+                                tmp_.path() + "/data", "--user", TestUser()},
+                               CleanEnv());
+  EXPECT_THAT(configured.out, HasSubstr("backups: base backups and WAL go to " + tmp_.path()));
+  EXPECT_THAT(configured.out, Not(HasSubstr("no backup repository")));
+}
+
 }  // namespace
 }  // namespace skydb::testing

@@ -286,5 +286,17 @@ TEST(RenderTest, TuningWarningsBecomeFindings) {
   EXPECT_EQ(findings[0].severity, Severity::kWarning);
 }
 
+TEST(BackupRepositoryTest, NoneWarnsAndAMissingDirectorySaysHowToMakeIt) {
+  FakeFileSystem fs;
+  Finding none = CheckBackupRepository(fs, "");
+  EXPECT_EQ(none.severity, Severity::kWarning);
+  EXPECT_THAT(none.message, HasSubstr("set backup.repository"));
+  Finding missing = CheckBackupRepository(fs, "/backups/app");
+  EXPECT_EQ(missing.severity, Severity::kWarning);
+  EXPECT_THAT(missing.message, HasSubstr("create it owned by the service user"));
+  fs.AddDir("/backups/app", 0700);
+  EXPECT_EQ(CheckBackupRepository(fs, "/backups/app").severity, Severity::kOk);
+}
+
 }  // namespace
 }  // namespace skydb::cli
