@@ -1,0 +1,293 @@
+// Backups (docs/backup.md) against real daemons over real PostgreSQL 15, run as root with the
+// cluster owned by SKYDB_TEST_USER: a backup under write load restored to a new dir, a
+// point-in-time restore past a DROP TABLE, an archive failure reported and caught up, and every
+// refusal of skydb restore.
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdio>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include "base/strings.h"
+#include "cli_support.h"
+#include "resp_client.h"
+#include "skydb/env.h"
+#include "supervisor_support.h"
+
+namespace skydb::testing {
+namespace {
+
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+
+std::string UtcNow() {
+  std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char text[32];
+  std::strftime(text, sizeof text, "%Y-%m-%d %H:%M:%S", &tm);
+  return text;
+}
+
+class BackupTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (::geteuid() != 0) GTEST_SKIP() << "needs root (the cluster runs as " << TestUser() << ")";
+    auto user = LookupUser(TestUser());
+    if (!user.ok()) GTEST_SKIP() << "no user " << TestUser();
+    uid_ = user->uid;
+    gid_ = user->gid;
+    dir_ = root_.Dir("d");
+    repo_ = root_.Dir("repo");
+    // What an operator does once: a repository directory the cluster user owns.
+    ASSERT_EQ(::mkdir(repo_.c_str(), 0700), 0);
+    ASSERT_EQ(::chown(repo_.c_str(), uid_, gid_), 0);
+  }
+
+  std::vector<std::string> Sets() const {
+    return {"backup.repository=" + repo_, "backup.schedule=0", "backup.archive_timeout=10s"};
+  }
+
+  std::unique_ptr<DaemonProcess> Serve(const std::string& dir, std::vector<std::string> sets) {
+    auto d = StartEmbedded(dir, sets);
+    EXPECT_TRUE(WaitDaemonReady(*d, dir, seconds(90))) << d->Log();
+    EXPECT_TRUE(WaitForPong(StoreSocket(dir), seconds(30))) << d->Log();
+    return d;
+  }
+
+  // psql in the app's database, as the cluster's superuser.
+  static std::string AppSql(const std::string& dir, const std::string& sql) {
+    CliRun run = RunSkydb({"psql", "--data-dir", dir, "--", "-d", "app", "-Atc", sql});
+    if (run.exit_code != 0) return "ERROR: " + run.err;
+    return std::string(Trim(run.out));
+  }
+
+  CliRun Backup(const std::string& dir) {
+    return RunSkydb({"--set", "backup.repository=" + repo_, "backup", "--data-dir", dir});
+  }
+
+  CliRun Restore(const std::string& to, const std::vector<std::string>& how) {
+    std::vector<std::string> args = {"restore", "--from", repo_, "--to", to, "--user", TestUser()};
+    args.insert(args.end(), how.begin(), how.end());
+    return RunSkydb(args);
+  }
+
+  // Switches WAL and waits until the segment that was current is archived.
+  void ArchiveAll(const std::string& dir) {
+    // A commit record first: switching an empty segment would be a no-op.
+    ASSERT_NE(Psql(dir, "SELECT txid_current()").rfind("ERROR", 0), 0u);
+    std::string segment = Psql(dir, "SELECT pg_walfile_name(pg_current_wal_lsn())");
+    ASSERT_EQ(Psql(dir, "SELECT pg_switch_wal() IS NOT NULL"), "t");
+    auto deadline = std::chrono::steady_clock::now() + seconds(60);
+    while (std::chrono::steady_clock::now() < deadline) {
+      std::string last = Psql(dir, "SELECT coalesce(last_archived_wal, '') FROM pg_stat_archiver");
+      if (last.size() == 24 && last.substr(8) >= segment.substr(8)) return;
+      std::this_thread::sleep_for(milliseconds(200));
+    }
+    FAIL() << "segment " << segment << " was not archived within 60 s";
+  }
+
+  TestRoot root_;
+  uid_t uid_ = 0;
+  gid_t gid_ = 0;
+  std::string dir_;
+  std::string repo_;
+};
+
+TEST_F(BackupTest, ABackupUnderWriteLoadRestoresEveryAcknowledgedWrite) {
+  auto d = Serve(dir_, Sets());
+  ASSERT_EQ(AppSql(dir_, "CREATE TABLE orders (id int PRIMARY KEY)"), "CREATE TABLE");
+  // Load: one committed row at a time in the app's database, and sessions over RESP.
+  std::atomic<bool> stop{false};
+  std::thread rows([&] {
+    AppSql(dir_,
+           "DO $$ BEGIN FOR i IN 1..3000 LOOP INSERT INTO orders VALUES (i); COMMIT; "
+           "PERFORM pg_sleep(0.001); END LOOP; END $$");
+  });
+  std::vector<std::string> acked;
+  std::thread sessions([&] {
+    auto client = RespClient::Connect(StoreSocket(dir_), milliseconds(10000));
+    if (!client.ok()) return;
+    for (int i = 0; !stop.load() && i < 100000; ++i) {
+      std::string key = "session:" + std::to_string(i);
+      auto reply = client->Command({"SET", key, "value-" + std::to_string(i)});
+      if (!reply.ok()) return;
+      if (reply->IsOk()) acked.push_back(key);
+    }
+  });
+  std::this_thread::sleep_for(milliseconds(500));
+  CliRun backup = Backup(dir_);
+  ASSERT_EQ(backup.exit_code, 0) << backup.err << d->Log();
+  EXPECT_NE(backup.out.find("verified"), std::string::npos) << backup.out;
+  stop = true;
+  sessions.join();
+  rows.join();
+  std::string committed = AppSql(dir_, "SELECT count(*) || ' ' || max(id) FROM orders");
+  ArchiveAll(dir_);
+  ASSERT_GT(acked.size(), 100u) << "the load did not run";
+
+  CliRun verify = RunSkydb({"backup", "verify", "--repo", repo_});
+  EXPECT_EQ(verify.exit_code, 0) << verify.out << verify.err;
+  CliRun list = RunSkydb({"backup", "list", "--repo", repo_});
+  EXPECT_EQ(list.exit_code, 0) << list.err;
+  EXPECT_NE(list.out.find("restores to any time in"), std::string::npos) << list.out;
+
+  std::string restored = root_.Dir("restored");
+  CliRun restore = Restore(restored, {"--latest"});
+  ASSERT_EQ(restore.exit_code, 0) << restore.err;
+  auto r = Serve(restored, {});
+  EXPECT_EQ(AppSql(restored, "SELECT count(*) || ' ' || max(id) FROM orders"), committed);
+  auto client = RespClient::Connect(StoreSocket(restored), milliseconds(10000));
+  ASSERT_TRUE(client.ok());
+  size_t missing = 0;
+  for (const auto& key : acked) {
+    auto reply = client->Command({"EXISTS", key});
+    if (!reply.ok() || reply->integer != 1) ++missing;
+  }
+  EXPECT_EQ(missing, 0u) << "of " << acked.size() << " acknowledged session writes";
+}
+
+TEST_F(BackupTest, APointInTimeRestoreBringsBackADroppedTableAndNothingLater) {
+  auto d = Serve(dir_, Sets());
+  ASSERT_EQ(Backup(dir_).exit_code, 0) << d->Log();
+  std::this_thread::sleep_for(milliseconds(2100));  // past the backup's end (whole seconds)
+  ASSERT_EQ(AppSql(dir_, "CREATE TABLE keep AS SELECT generate_series(1, 500) AS id"),
+            "SELECT 500");
+  ASSERT_EQ(AppSql(dir_, "CREATE TABLE later (id int)"), "CREATE TABLE");
+  ASSERT_EQ(RedisCli(StoreSocket(dir_), {"SET", "before", "1"}), "OK");
+  std::this_thread::sleep_for(milliseconds(1100));
+  std::string noted = UtcNow();
+  std::this_thread::sleep_for(milliseconds(1100));
+  ASSERT_EQ(AppSql(dir_, "DROP TABLE keep"), "DROP TABLE");
+  ASSERT_EQ(AppSql(dir_, "INSERT INTO later SELECT generate_series(1, 10)"), "INSERT 0 10");
+  ASSERT_EQ(RedisCli(StoreSocket(dir_), {"SET", "after", "1"}), "OK");
+  ArchiveAll(dir_);
+
+  std::string restored = root_.Dir("restored");
+  CliRun restore = Restore(restored, {"--time", noted});
+  ASSERT_EQ(restore.exit_code, 0) << restore.err;
+  auto r = Serve(restored, {});
+  EXPECT_EQ(AppSql(restored, "SELECT count(*) FROM keep"), "500");
+  EXPECT_EQ(AppSql(restored, "SELECT count(*) FROM later"), "0");
+  EXPECT_EQ(RedisCli(StoreSocket(restored), {"EXISTS", "before"}), "1");
+  EXPECT_EQ(RedisCli(StoreSocket(restored), {"EXISTS", "after"}), "0");
+}
+
+TEST_F(BackupTest, RestoreRefusesWhatItMustNotDo) {
+  CliRun none = RunSkydb({"restore", "--from", repo_, "--to", root_.Dir("x"), "--latest"});
+  EXPECT_NE(none.exit_code, 0);
+  EXPECT_NE(none.err.find("is not a skydb backup repository"), std::string::npos) << none.err;
+
+  auto d = Serve(dir_, Sets());
+  ASSERT_EQ(Backup(dir_).exit_code, 0) << d->Log();
+  ArchiveAll(dir_);
+
+  // A running data dir, and a non-empty one.
+  CliRun live = Restore(dir_, {"--latest"});
+  EXPECT_NE(live.exit_code, 0);
+  EXPECT_NE(live.err.find("is running on " + dir_), std::string::npos) << live.err;
+  std::string full = root_.Dir("full");
+  ASSERT_EQ(::mkdir(full.c_str(), 0700), 0);
+  std::ofstream(full + "/notes.txt") << "mine\n";
+  CliRun nonempty = Restore(full, {"--latest"});
+  EXPECT_NE(nonempty.exit_code, 0);
+  EXPECT_NE(nonempty.err.find("is not empty (it holds notes.txt)"), std::string::npos)
+      << nonempty.err;
+
+  // Times outside the range.
+  for (const char* t : {"2001-01-01 00:00:00", "2999-01-01 00:00:00"}) {
+    CliRun outside = Restore(root_.Dir("t"), {"--time", t});
+    EXPECT_NE(outside.exit_code, 0) << t;
+    EXPECT_NE(outside.err.find("is outside what"), std::string::npos) << outside.err;
+    EXPECT_NE(outside.err.find("or --latest"), std::string::npos) << outside.err;
+  }
+  CliRun both = Restore(root_.Dir("t"), {"--latest", "--time", "2001-01-01 00:00:00"});
+  EXPECT_EQ(both.exit_code, 2) << both.err;
+
+  // A repository whose identity is another cluster's.
+  std::string identity_file = repo_ + "/skydb-backup.json";
+  std::ifstream in(identity_file);
+  std::string identity((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  auto at = identity.find("\"system_identifier\": \"") + 22;
+  identity.replace(at, 3, "999");
+  std::ofstream(identity_file, std::ios::trunc) << identity;
+  CliRun other = Restore(root_.Dir("o"), {"--latest"});
+  EXPECT_NE(other.exit_code, 0);
+  EXPECT_NE(other.err.find("is of another cluster"), std::string::npos) << other.err;
+  CliRun again = Backup(dir_);
+  EXPECT_NE(again.exit_code, 0);
+  EXPECT_NE(again.err.find("holds backups of another cluster"), std::string::npos) << again.err;
+  for (const char* target : {"t", "o"}) {
+    EXPECT_FALSE(std::filesystem::exists(root_.Dir(target))) << "a refused restore made " << target;
+  }
+}
+
+// GET http://127.0.0.1:PORT/PATH with curl, bounded; the body, or "" on failure.
+std::string HttpGet(int port, const std::string& path) {
+  std::string command = "curl -sS --max-time 5 http://127.0.0.1:" + std::to_string(port) + path;
+  std::string body;
+  if (FILE* pipe = ::popen(command.c_str(), "r")) {
+    char buffer[4096];
+    size_t n = 0;
+    while ((n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0) body.append(buffer, n);
+    ::pclose(pipe);
+  }
+  return body;
+}
+
+TEST_F(BackupTest, AnUnwritableRepositoryIsReportedThenCaughtUpWithoutAGap) {
+  int port = FreePort();
+  std::vector<std::string> sets = Sets();
+  sets.push_back("http.port=" + std::to_string(port));
+  auto d = Serve(dir_, sets);
+  ASSERT_EQ(Backup(dir_).exit_code, 0) << d->Log();
+  ArchiveAll(dir_);
+  std::string wal = repo_ + "/wal";
+  ASSERT_EQ(AppSql(dir_, "CREATE TABLE t (x int)"), "CREATE TABLE");
+  ASSERT_EQ(::chmod(wal.c_str(), 0500), 0);
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_EQ(AppSql(dir_, "INSERT INTO t SELECT 1"), "INSERT 0 1")
+        << "the cluster must keep accepting writes";
+    ASSERT_EQ(Psql(dir_, "SELECT pg_switch_wal() IS NOT NULL"), "t");
+  }
+  auto deadline = std::chrono::steady_clock::now() + seconds(30);
+  while (std::chrono::steady_clock::now() < deadline &&
+         !d->LogContains("WAL archiving into " + repo_ + " is failing")) {
+    std::this_thread::sleep_for(milliseconds(200));
+  }
+  EXPECT_TRUE(d->LogContains("WAL archiving into " + repo_ + " is failing: cannot archive"))
+      << d->Log();
+  EXPECT_NE(Psql(dir_, "SELECT failed_count FROM pg_stat_archiver"), "0");
+  std::string status = HttpGet(port, "/status");
+  EXPECT_NE(status.find("\"archive_failing\": true"), std::string::npos) << status;
+  EXPECT_NE(status.find("Permission denied"), std::string::npos) << status;
+  std::this_thread::sleep_for(milliseconds(5500));  // the poller's interval: pending segments
+  std::string metrics = HttpGet(port, "/metrics");
+  EXPECT_NE(metrics.find("skydb_wal_archive_failing 1"), std::string::npos) << metrics;
+  EXPECT_EQ(metrics.find("skydb_wal_archive_pending_segments 0"), std::string::npos) << metrics;
+  ASSERT_EQ(::chmod(wal.c_str(), 0700), 0);
+  ArchiveAll(dir_);
+  deadline = std::chrono::steady_clock::now() + seconds(30);
+  while (std::chrono::steady_clock::now() < deadline && !d->LogContains("works again")) {
+    std::this_thread::sleep_for(milliseconds(200));
+  }
+  EXPECT_TRUE(d->LogContains("WAL archiving into " + repo_ + " works again")) << d->Log();
+  CliRun verify = RunSkydb({"backup", "verify", "--repo", repo_});
+  EXPECT_EQ(verify.exit_code, 0) << verify.out << verify.err;
+  EXPECT_NE(verify.out.find("no gap"), std::string::npos) << verify.out;
+  EXPECT_NE(HttpGet(port, "/status").find("\"archive_failing\": false"), std::string::npos);
+}
+
+TEST_F(BackupTest, BackupWithoutARepositorySaysHowToConfigureOne) {
+  CliRun run = RunSkydb({"backup", "--data-dir", dir_});
+  EXPECT_EQ(run.exit_code, 1);
+  EXPECT_NE(run.err.find("backup.repository is not set"), std::string::npos) << run.err;
+}
+
+}  // namespace
+}  // namespace skydb::testing
