@@ -283,6 +283,34 @@ TEST_F(BackupTest, AnUnwritableRepositoryIsReportedThenCaughtUpWithoutAGap) {
   EXPECT_NE(HttpGet(port, "/status").find("\"archive_failing\": false"), std::string::npos);
 }
 
+// The daemon takes the first scheduled backup at once into an empty repository, reports it, and
+// retention keeps retain_count backups after the next one.
+TEST_F(BackupTest, TheDaemonTakesScheduledBackupsAndRetentionPrunes) {
+  int port = FreePort();
+  auto d = Serve(dir_, {"backup.repository=" + repo_, "backup.schedule=1h", "backup.retain_count=1",
+                        "http.port=" + std::to_string(port)});
+  auto deadline = std::chrono::steady_clock::now() + seconds(60);
+  std::string metrics;
+  while (std::chrono::steady_clock::now() < deadline) {
+    metrics = HttpGet(port, "/metrics");
+    if (metrics.find("skydb_backup_successes_total 1") != std::string::npos) break;
+    std::this_thread::sleep_for(milliseconds(250));
+  }
+  ASSERT_NE(metrics.find("skydb_backup_successes_total 1"), std::string::npos)
+      << metrics << d->Log();
+  EXPECT_EQ(metrics.find("skydb_backup_last_success_timestamp_seconds 0\n"), std::string::npos);
+  EXPECT_TRUE(d->LogContains("taken and verified")) << d->Log();
+  std::this_thread::sleep_for(milliseconds(1100));  // a new label (whole seconds)
+  CliRun second = RunSkydb({"--set", "backup.repository=" + repo_, "--set", "backup.retain_count=1",
+                            "backup", "--data-dir", dir_});
+  ASSERT_EQ(second.exit_code, 0) << second.err;
+  int complete = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(repo_ + "/base")) {
+    complete += entry.path().extension() == ".json" ? 1 : 0;
+  }
+  EXPECT_EQ(complete, 1) << "retain_count = 1 keeps one backup";
+}
+
 TEST_F(BackupTest, BackupWithoutARepositorySaysHowToConfigureOne) {
   CliRun run = RunSkydb({"backup", "--data-dir", dir_});
   EXPECT_EQ(run.exit_code, 1);
