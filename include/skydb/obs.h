@@ -87,10 +87,11 @@ struct ArchiverStats {
   int64_t last_archived_time = 0;  // epoch seconds; 0 = never
   std::string last_failed_wal;
   int64_t last_failed_time = 0;
-  std::string current_wal;  // pg_walfile_name(pg_current_wal_lsn()); "" in recovery
+  // pg_wal/archive_status/*.ready (pg_ls_archive_statusdir): complete segments waiting for the
+  // archiver, and how long the oldest has waited.
+  int64_t ready_segments = 0;
+  double oldest_ready_seconds = 0;
 };
-// Segments written and complete but not yet archived (current − last archived − 1, ≥ 0).
-int64_t PendingWalSegments(const ArchiverStats& a);
 
 // The daemon's scheduled backups and its archive_command's last failure.
 struct BackupStatus {

@@ -1,7 +1,4 @@
 // DaemonFamilies: every /metrics family, from one ObservedState. docs/operations.md lists them.
-#include <algorithm>
-#include <cstdlib>
-
 #include "skydb/obs.h"
 
 namespace skydb {
@@ -183,17 +180,12 @@ void Backup(Families& f, const ObservedState& s) {
             D(a.failed_count));
   f.Gauge("skydb_wal_archive_last_success_timestamp_seconds",
           "when the last WAL segment was archived (0: never)", D(a.last_archived_time));
-  int64_t pending = PendingWalSegments(a);
   f.Gauge("skydb_wal_archive_pending_segments",
           "complete WAL segments not yet archived; each is 16 MiB of pg_wal that cannot be freed",
-          D(pending));
-  int64_t taken =
-      std::chrono::duration_cast<std::chrono::seconds>(s.postgres->taken_at.time_since_epoch())
-          .count();
-  double lag = pending > 0 && a.last_archived_time > 0 ? D(taken - a.last_archived_time) : 0;
+          D(a.ready_segments));
   f.Gauge("skydb_wal_archive_lag_seconds",
-          "with segments pending, the time since the last successful archive; 0 when caught up",
-          lag);
+          "how long the oldest complete, unarchived WAL segment has waited; 0 when caught up",
+          a.oldest_ready_seconds);
 }
 
 void SettingsGauges(Families& f, const ObservedState& s) {
@@ -222,22 +214,6 @@ void SettingsGauges(Families& f, const ObservedState& s) {
 }
 
 }  // namespace
-
-int64_t PendingWalSegments(const ArchiverStats& a) {
-  // A segment name is timeline, log and segment in 8 hex digits each; 256 segments a log.
-  auto number = [](const std::string& name) -> int64_t {
-    if (name.size() != 24) return -1;
-    char* end = nullptr;
-    uint64_t log = std::strtoull(name.substr(8, 8).c_str(), &end, 16);
-    uint64_t seg = std::strtoull(name.substr(16, 8).c_str(), &end, 16);
-    return static_cast<int64_t>(log * 256 + seg);
-  };
-  int64_t current = number(a.current_wal);
-  if (!a.archive_mode || current < 0) return 0;
-  int64_t last = number(a.last_archived_wal);
-  if (last < 0) return 0;  // nothing archived yet: unknown, not a backlog
-  return std::max<int64_t>(0, current - last - 1);
-}
 
 std::vector<MetricFamily> DaemonFamilies(const ObservedState& state) {
   std::vector<MetricFamily> out;

@@ -21,8 +21,9 @@ constexpr const char* kArchiverSql =
     "SELECT current_setting('archive_mode') <> 'off', archived_count, failed_count,"
     " coalesce(last_archived_wal, ''), coalesce(extract(epoch FROM last_archived_time)::bigint, 0),"
     " coalesce(last_failed_wal, ''), coalesce(extract(epoch FROM last_failed_time)::bigint, 0),"
-    " CASE WHEN pg_is_in_recovery() THEN '' ELSE pg_walfile_name(pg_current_wal_lsn()) END"
-    " FROM pg_stat_archiver";
+    " r.n, coalesce(extract(epoch FROM now() - r.oldest), 0)"
+    " FROM pg_stat_archiver, (SELECT count(*) AS n, min(modification) AS oldest"
+    " FROM pg_ls_archive_statusdir() WHERE name LIKE '%.ready') r";
 
 class Poller final : public PostgresPoller {
  public:
@@ -99,7 +100,8 @@ class Poller final : public PostgresPoller {
       a.last_archived_time = std::strtoll(archiver.Get(0, 4).c_str(), nullptr, 10);
       a.last_failed_wal = archiver.Get(0, 5);
       a.last_failed_time = std::strtoll(archiver.Get(0, 6).c_str(), nullptr, 10);
-      a.current_wal = archiver.Get(0, 7);
+      a.ready_segments = std::strtoll(archiver.Get(0, 7).c_str(), nullptr, 10);
+      a.oldest_ready_seconds = std::strtod(archiver.Get(0, 8).c_str(), nullptr);
     }
     stats.taken_at = std::chrono::system_clock::now();
     return stats;

@@ -56,7 +56,8 @@ json Backup(const ObservedState& s) {
     j["last_archived_unix"] = a.last_archived_time;
     j["last_failed_wal"] = a.last_failed_wal;
     j["last_failed_unix"] = a.last_failed_time;
-    j["pending_wal_segments"] = PendingWalSegments(a);
+    j["pending_wal_segments"] = a.ready_segments;
+    j["oldest_pending_wal_seconds"] = a.oldest_ready_seconds;
   }
   return j;
 }
