@@ -8,6 +8,7 @@
 
 #include <atomic>
 #include <cstdio>
+#include <cstdlib>
 #include <ctime>
 #include <filesystem>
 #include <fstream>
@@ -281,6 +282,41 @@ TEST_F(BackupTest, AnUnwritableRepositoryIsReportedThenCaughtUpWithoutAGap) {
   EXPECT_EQ(verify.exit_code, 0) << verify.out << verify.err;
   EXPECT_NE(verify.out.find("no gap"), std::string::npos) << verify.out;
   EXPECT_NE(HttpGet(port, "/status").find("\"archive_failing\": false"), std::string::npos);
+}
+
+// A repository on a 20 MiB tmpfs: the second WAL segment and any base backup do not fit.
+TEST_F(BackupTest, AFullRepositoryIsAClearErrorAndTheClusterRunsOn) {
+  std::string mount = "mount -t tmpfs -o size=20m,mode=0700,uid=" + std::to_string(uid_) +
+                      ",gid=" + std::to_string(gid_) + " tmpfs " + repo_ + " 2>&1";
+  if (std::system(mount.c_str()) != 0) GTEST_SKIP() << "cannot mount a tmpfs here";
+  struct Unmount {
+    std::string path;
+    ~Unmount() { (void)std::system(("umount " + path).c_str()); }
+  } unmount{repo_};
+  int port = FreePort();
+  std::vector<std::string> sets = Sets();
+  sets.push_back("http.port=" + std::to_string(port));
+  auto d = Serve(dir_, sets);
+  CliRun backup = Backup(dir_);
+  EXPECT_NE(backup.exit_code, 0);
+  EXPECT_NE(backup.err.find("No space left on device"), std::string::npos) << backup.err;
+  EXPECT_NE(backup.err.find("the cluster keeps running"), std::string::npos) << backup.err;
+  ASSERT_EQ(AppSql(dir_, "CREATE TABLE still (x int)"), "CREATE TABLE");
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_EQ(AppSql(dir_, "INSERT INTO still SELECT generate_series(1, 1000)"), "INSERT 0 1000");
+    ASSERT_EQ(Psql(dir_, "SELECT pg_switch_wal() IS NOT NULL"), "t");
+  }
+  std::string status;
+  auto deadline = std::chrono::steady_clock::now() + seconds(60);
+  while (std::chrono::steady_clock::now() < deadline) {
+    status = HttpGet(port, "/status");
+    if (status.find("No space left on device") != std::string::npos) break;
+    std::this_thread::sleep_for(milliseconds(250));
+  }
+  EXPECT_NE(status.find("No space left on device"), std::string::npos) << status << d->Log();
+  EXPECT_TRUE(d->LogContains("is failing: cannot archive")) << d->Log();
+  EXPECT_EQ(AppSql(dir_, "SELECT count(*) FROM still"), "3000");
+  d.reset();
 }
 
 // The daemon takes the first scheduled backup at once into an empty repository, reports it, and
