@@ -6,6 +6,7 @@
 #include <atomic>
 #include <filesystem>
 
+#include "base/strings.h"
 #include "daemon/app_access.h"
 #include "daemon/database_source.h"
 #include "daemon/run_dir.h"
@@ -18,6 +19,8 @@
 
 namespace skydb::daemon {
 namespace {
+
+constexpr char kInstalledSkydb[] = "/usr/bin/skydb";
 
 // PostgreSQL's stderr, tagged, at a level that matches its severity.
 void ForwardPostgresLine(std::string_view line) {
@@ -68,6 +71,9 @@ class EmbeddedCluster final : public DatabaseSource {
     SKYDB_ASSIGN_OR_RETURN(HostFacts host,
                            ReadHostFacts(*env_.fs, SchedAffinityCpuCount(), config_.host));
     settings_ = Tune(host, profile_, config_.postgres.settings, AppPool(config_));
+    if (!config_.backup.repository.empty()) {
+      SKYDB_ASSIGN_OR_RETURN(archiver_, ArchiverBinary());
+    }
     SupervisorOptions sup;
     sup.data_dir = config_.data_dir;
     sup.bin_dir = binaries_.bin_dir;
@@ -131,12 +137,26 @@ class EmbeddedCluster final : public DatabaseSource {
   }
 
  private:
-  // With a backup repository: archive every WAL segment into it through this very binary's
-  // `archive-wal` (docs/backup.md); its last failure lands in DIR/run for /status and metrics.
+  // The skydb binary whose `archive-wal` PostgreSQL runs: this process when it is skydb; in an
+  // app that links libskydb, the installed /usr/bin/skydb.
+  Result<std::string> ArchiverBinary() const {
+    auto self = env_.fs->RealPath("/proc/self/exe");
+    if (self.ok() && StartsWith(std::filesystem::path(*self).filename().string(), "skydb")) {
+      return *self;
+    }
+    if (env_.fs->IsExecutable(kInstalledSkydb)) return std::string(kInstalledSkydb);
+    return Error::NotFound(
+        "backup.repository is set, but this process (" + (self.ok() ? *self : "?") +
+        ") is not the skydb binary and " + kInstalledSkydb +
+        " is missing; PostgreSQL's archive_command runs `skydb archive-wal`: install the skydb "
+        "package, or leave backup.repository empty");
+  }
+
+  // With a backup repository: archive every WAL segment into it through skydb's `archive-wal`
+  // (docs/backup.md); its last failure lands in DIR/run for /status and metrics.
   std::string ArchiveConf(const Config& config) const {
     if (config.backup.repository.empty()) return "";
-    auto self = env_.fs->RealPath("/proc/self/exe");
-    return ArchiveSettingsConf(self.ok() ? *self : "skydb", config.backup.repository,
+    return ArchiveSettingsConf(archiver_, config.backup.repository,
                                ArchiveFailureFile(config_.data_dir), config.backup.archive_timeout);
   }
 
@@ -163,6 +183,7 @@ class EmbeddedCluster final : public DatabaseSource {
   ClusterUser cluster_user_;
   Candidate binaries_;
   Settings settings_;
+  std::string archiver_;  // the skydb binary for archive_command, with a backup repository
   std::unique_ptr<Supervisor> supervisor_;
   std::atomic<Supervisor*> supervisor_view_{nullptr};
   std::atomic<bool> stop_requested_{false};
