@@ -266,21 +266,23 @@ std::map<std::string, uint64_t> ErrorCounts::Snapshot() const {
   return {counts_.begin(), counts_.end()};
 }
 
-ReplyFn CountingReply(ReplyFn reply, const ServerCounters& counters, size_t slot, Clock& clock,
-                      std::shared_ptr<std::atomic<bool>> ran) {
-  auto start = clock.Now();
-  // The clock outlives the store (the daemon owns both); the counters may not: shared.
-  return std::move(reply).Observed([stats = counters.replies, &clock, slot, start,
-                                    ran = std::move(ran)](std::string_view r) {
-    auto usec = std::chrono::duration_cast<std::chrono::microseconds>(clock.Now() - start).count();
-    stats->usec[slot].fetch_add(static_cast<uint64_t>(std::max<int64_t>(usec, 0)),
-                                std::memory_order_relaxed);
-    if (r.empty() || r.front() != '-') return;
-    stats->errors_total.fetch_add(1, std::memory_order_relaxed);
-    stats->errors.Count(ErrorCode(r));
-    auto& by = ran->load(std::memory_order_relaxed) ? stats->failed : stats->rejected;
-    by[slot].fetch_add(1, std::memory_order_relaxed);
-  });
+void CountReply(const ReplyTally& tally, std::string_view r) {
+  ReplyCounters& stats = *tally.counters;
+  auto usec =
+      std::chrono::duration_cast<std::chrono::microseconds>(tally.clock->Now() - tally.start)
+          .count();
+  stats.usec[tally.slot].fetch_add(static_cast<uint64_t>(std::max<int64_t>(usec, 0)),
+                                   std::memory_order_relaxed);
+  if (r.empty() || r.front() != '-') return;
+  stats.errors_total.fetch_add(1, std::memory_order_relaxed);
+  stats.errors.Count(ErrorCode(r));
+  auto& by = tally.ran ? stats.failed : stats.rejected;
+  by[tally.slot].fetch_add(1, std::memory_order_relaxed);
+}
+
+ReplyFn CountingReply(ReplyFn reply, const ServerCounters& counters, size_t slot,
+                      const Clock& clock, Clock::TimePoint start, bool ran) {
+  return std::move(reply).Counted(ReplyTally{counters.replies, &clock, slot, start, ran});
 }
 
 // LATENCY LATEST / SLOWLOG GET|LEN|RESET: skydb keeps neither a latency monitor nor a slow log,

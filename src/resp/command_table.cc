@@ -144,12 +144,12 @@ void CommandExecutor::Execute(ClientState& client, std::vector<std::string> args
   size_t slot = spec == nullptr ? ServerCounters::kUnknownCommandSlot
                                 : static_cast<size_t>(spec - kCommands.data());
   counters_.by_command[slot].fetch_add(1, std::memory_order_relaxed);
-  auto ran = std::make_shared<std::atomic<bool>>(false);
-  reply = CountingReply(std::move(reply), counters_, slot, clock_, ran);
+  auto start = clock_.Now();
   // A command refused inside MULTI dooms the transaction, as in Redis.
   auto refuse = [&](std::string text) {
     if (client.in_multi) client.multi_refused = true;
-    reply(ErrorReply(text));
+    CountingReply(std::move(reply), counters_, slot, clock_, start,
+                  /*ran=*/false)(ErrorReply(text));
   };
   if (spec == nullptr) return refuse(UnknownCommand(args));
   if (!ArityOk(*spec, args.size())) return refuse(WrongArity(spec->name));
@@ -161,10 +161,11 @@ void CommandExecutor::Execute(ClientState& client, std::vector<std::string> args
     return refuse(SubscribedModeError(args));
   }
   if (client.in_multi && !RunsInsideMulti(*spec)) {
-    return QueueInMulti(client, std::move(args), reply);
+    return QueueInMulti(client, std::move(args),
+                        CountingReply(std::move(reply), counters_, slot, clock_, start, false));
   }
+  reply = CountingReply(std::move(reply), counters_, slot, clock_, start, /*ran=*/true);
   CommandContext ctx{*this, client, args, reply};
-  ran->store(true, std::memory_order_relaxed);
   spec->handler(ctx);
 }
 

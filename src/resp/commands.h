@@ -97,9 +97,9 @@ struct ServerCounters {
 };
 
 // `reply`, counting what it answers into `counters` (slot `slot`, dispatched at `start`): an
-// error before `*ran` is set is a rejection, after it a failure.
-ReplyFn CountingReply(ReplyFn reply, const ServerCounters& counters, size_t slot, Clock& clock,
-                      std::shared_ptr<std::atomic<bool>> ran);
+// error is a rejection unless the command `ran`, then a failure.
+ReplyFn CountingReply(ReplyFn reply, const ServerCounters& counters, size_t slot,
+                      const Clock& clock, Clock::TimePoint start, bool ran);
 
 struct ExecutorConfig {
   std::string requirepass;

@@ -86,16 +86,8 @@ std::optional<ReplyClaim> ReplyFn::Claim(size_t bytes) const {
   return ReplyClaim(budget_, bytes);
 }
 
-ReplyFn ReplyFn::Observed(std::function<void(std::string_view reply)> observe) && {
-  Sink inner = std::move(sink_);
-  return ReplyFn(std::move(budget_), [inner = std::move(inner), observe = std::move(observe)](
-                                         std::string reply, ReplyClaim claim) {
-    observe(reply);
-    inner(std::move(reply), std::move(claim));
-  });
-}
-
 void ReplyFn::operator()(std::string reply) const {
+  if (tally_) CountReply(*tally_, reply);
   ReplyClaim claim;
   if (budget_ != nullptr) {
     budget_->Add(reply.size());
@@ -106,6 +98,7 @@ void ReplyFn::operator()(std::string reply) const {
 
 void ReplyFn::operator()(std::string reply, ReplyClaim claim) const {
   if (!claim.has_budget()) return (*this)(std::move(reply));
+  if (tally_) CountReply(*tally_, reply);
   claim.Resize(reply.size());
   sink_(std::move(reply), std::move(claim));
 }

@@ -30,6 +30,8 @@
 #include <type_traits>
 #include <utility>
 
+#include "skydb/env.h"
+
 namespace skydb::resp {
 
 // The reply bytes all connections hold, against the server-wide limit.
@@ -114,6 +116,20 @@ class ReplyClaim {
   size_t bytes_ = 0;
 };
 
+struct ReplyCounters;  // commands.h
+
+// How one command's reply is counted for INFO (commandstats, errorstats), kept by value in its
+// ReplyFn: no allocation per command.
+struct ReplyTally {
+  std::shared_ptr<ReplyCounters> counters;  // shared: a store may answer after the server is gone
+  const Clock* clock = nullptr;             // outlives the store (the daemon owns both)
+  size_t slot = 0;
+  Clock::TimePoint start{};
+  bool ran = false;  // an error before the command ran is a rejection, after it a failure
+};
+// Counts `reply` (cmd_info.cc).
+void CountReply(const ReplyTally& tally, std::string_view reply);
+
 // The reply one request owes: called exactly once, from any thread.
 class ReplyFn {
  public:
@@ -139,8 +155,11 @@ class ReplyFn {
   // The most one reply may hold: a larger one can never be sent, whatever the client reads.
   size_t limit() const { return budget_ ? budget_->limit() : std::numeric_limits<size_t>::max(); }
 
-  // This reply, with `observe` shown each reply before it is handed over (INFO's statistics).
-  ReplyFn Observed(std::function<void(std::string_view reply)> observe) &&;
+  // This reply, counted by `tally` before it is handed over.
+  ReplyFn Counted(ReplyTally tally) && {
+    tally_ = std::move(tally);
+    return std::move(*this);
+  }
 
   void operator()(std::string reply) const;                    // counted as it is handed over
   void operator()(std::string reply, ReplyClaim claim) const;  // built under `claim`
@@ -148,6 +167,7 @@ class ReplyFn {
  private:
   std::shared_ptr<ReplyBudget> budget_;
   Sink sink_;
+  std::optional<ReplyTally> tally_;
 };
 
 // The encoded size of a bulk string of `n` bytes ("$<n>\r\n...\r\n").
