@@ -56,10 +56,11 @@ profile() {  # $1 name, $2 socket, then the server's command; $runner runs valgr
     sleep 0.1
   done
   redis-cli -s "$sock" SET key:__rand_int__ "$value" >/dev/null
-  # Only the measured requests are counted: collection is switched on around them.
-  callgrind_control -i on "$pid" >/dev/null
+  # Only the measured requests are counted: collection is switched on around them, by the
+  # server's own user (vgdb run by root waits forever on a server of another user).
+  ${runner[@]+"${runner[@]}"} callgrind_control -i on "$pid" >/dev/null
   redis-benchmark -s "$sock" -t get -P 16 -c 16 -n "$requests" -d 2080 -q >"$out/$name.benchmark.txt"
-  callgrind_control -i off "$pid" >/dev/null
+  ${runner[@]+"${runner[@]}"} callgrind_control -i off "$pid" >/dev/null
   kill -TERM "$pid"
   wait "$pid" 2>/dev/null || true
   pid=""
