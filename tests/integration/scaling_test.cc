@@ -316,7 +316,7 @@ TEST_F(ExternalTest, SchemaNewerThanTheBinaryIsRefusedOlderIsMigrated) {
   {
     auto d = StartExternal(url, dir);
     ASSERT_TRUE(WaitForPong(StoreSocket(dir), seconds(60))) << d->Log();
-    EXPECT_TRUE(d->LogContains("applied 1 migration(s)")) << d->Log();
+    EXPECT_TRUE(d->WaitLogContains("applied 1 migration(s)", seconds(5))) << d->Log();
     EXPECT_EQ(d->StopCleanly(seconds(20)), "");
   }
   // Newer: a later skydb migrated this database.
@@ -570,7 +570,9 @@ TEST_F(ExternalTest, ThroughPgBouncerInTransactionModeTheLedgerHoldsAcrossItsRes
   std::string dir_c = root_.Dir("c");
   auto c = StartExternal(url, dir_c, {"store.pooler=transaction"});
   ASSERT_TRUE(WaitForPong(StoreSocket(dir_c), seconds(60))) << c->Log();
-  EXPECT_TRUE(c->LogContains("pubsub: PUBLISH reaches this daemon's subscribers only")) << c->Log();
+  EXPECT_TRUE(
+      c->WaitLogContains("pubsub: PUBLISH reaches this daemon's subscribers only", seconds(5)))
+      << c->Log();
   for (auto* d : {a.get(), b.get(), c.get()}) EXPECT_EQ(d->StopCleanly(seconds(20)), "");
 }
 

@@ -203,7 +203,8 @@ TEST_F(MemoryDaemonTest, TenThousandClientsHeldAndTheNextOneToldWhy) {
   ASSERT_EQ(::setrlimit(RLIMIT_NOFILE, &high), 0);
   std::string socket = StoreSocket(dir_);
   ASSERT_TRUE(WaitForPong(socket, seconds(30))) << daemon_->Log();
-  EXPECT_TRUE(daemon_->LogContains("open-file limit raised from 1024 to")) << daemon_->Log();
+  EXPECT_TRUE(daemon_->WaitLogContains("open-file limit raised from 1024 to", seconds(5)))
+      << daemon_->Log();
 
   std::vector<int> fds;
   fds.reserve(kClients);

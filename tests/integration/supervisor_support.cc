@@ -96,6 +96,16 @@ std::string DaemonProcess::Log() const {
   return log_;
 }
 
+bool DaemonProcess::WaitLogContains(const std::string& text,
+                                    std::chrono::milliseconds timeout) const {
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (!LogContains(text)) {
+    if (std::chrono::steady_clock::now() >= deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return true;
+}
+
 std::optional<ExitStatus> DaemonProcess::WaitExit(std::chrono::milliseconds timeout) {
   if (!child_) return ExitStatus{};
   auto status = child_->WaitFor(timeout);

@@ -55,6 +55,9 @@ class DaemonProcess {
   pid_t pid() const { return child_ ? child_->pid() : 0; }
   std::string Log() const;
   bool LogContains(const std::string& text) const { return Log().find(text) != std::string::npos; }
+  // Polls the log until it contains `text`: a line logged after the socket or the status file
+  // says ready reaches the collected log a moment later. False after `timeout`.
+  bool WaitLogContains(const std::string& text, std::chrono::milliseconds timeout) const;
   // Waits for the daemon to exit; its status, or nullopt on timeout.
   std::optional<ExitStatus> WaitExit(std::chrono::milliseconds timeout);
   Status Signal(int sig) { return child_->Signal(sig); }

@@ -59,7 +59,7 @@ TEST_F(SupervisorIntegrationTest, FreshDirReadySelectStopCleanlyAndReuse) {
   EXPECT_EQ(Psql(dir_, "SHOW data_checksums"), "on");
   EXPECT_EQ(Psql(dir_, "SHOW listen_addresses"), "");
   EXPECT_EQ(Psql(dir_, "SELECT max(version) FROM skydb_schema_migrations"), "103");
-  EXPECT_TRUE(d->LogContains("skydb ready: PostgreSQL 15")) << d->Log();
+  EXPECT_TRUE(d->WaitLogContains("skydb ready: PostgreSQL 15", seconds(5))) << d->Log();
   EXPECT_TRUE(d->LogContains("postgres: ")) << "PostgreSQL's stderr is forwarded, tagged";
   auto owner = NewRealFileSystem()->Stat(dir_ + "/pgdata");
   ASSERT_TRUE(owner.ok());
@@ -329,7 +329,7 @@ TEST_F(SupervisorIntegrationTest, SighupReloadsPinnedSettings) {
     std::this_thread::sleep_for(milliseconds(100));
   }
   EXPECT_EQ(Psql(dir_, "SHOW work_mem"), "7MB") << d->Log();
-  EXPECT_TRUE(d->LogContains("reloaded")) << d->Log();
+  EXPECT_TRUE(d->WaitLogContains("reloaded", seconds(5))) << d->Log();
   StopCleanly(*d);
 }
 
@@ -376,7 +376,7 @@ TEST_F(SupervisorIntegrationTest, ServedSessionsSurviveADaemonRestart) {
   std::string socket = dir_ + "/run/skydb.sock";
   auto d = ServeReady();
   ASSERT_TRUE(WaitForPong(socket, seconds(30))) << d->Log();
-  EXPECT_TRUE(d->LogContains("tiered store (sync)")) << d->Log();
+  EXPECT_TRUE(d->WaitLogContains("tiered store (sync)", seconds(5))) << d->Log();
   EXPECT_EQ(RedisCli(socket, {"SET", "session:1", "hello", "EX", "1800"}), "OK");
   EXPECT_EQ(RedisCli(socket, {"GET", "session:1"}), "hello");
   EXPECT_EQ(RedisCli(socket, {"DBSIZE"}), "1");
@@ -401,7 +401,7 @@ TEST_F(SupervisorIntegrationTest, MemoryOnlyServeSaysSoAndNeedsNoPostgres) {
   ASSERT_TRUE(WaitForPong(socket, seconds(30))) << d->Log();
   EXPECT_EQ(RedisCli(socket, {"SET", "k", "v"}), "OK");
   EXPECT_NE(RedisCli(socket, {"INFO", "persistence"}).find("store_kind:memory"), std::string::npos);
-  EXPECT_TRUE(d->LogContains("MEMORY-ONLY store")) << d->Log();
+  EXPECT_TRUE(d->WaitLogContains("MEMORY-ONLY store", seconds(5))) << d->Log();
   EXPECT_FALSE(NewRealFileSystem()->Exists(dir_ + "/pgdata"));
   StopCleanly(*d);
 }
