@@ -55,7 +55,7 @@ set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 set(CPACK_DEBIAN_PACKAGE_SECTION database)
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)  # Depends on the exact shared libraries linked
 set(CPACK_DEBIAN_PACKAGE_DEPENDS "postgresql-15, systemd")
-set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "postgresql-client-15, redis-tools")
+set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "postgresql-client-15, redis-tools, zstd, lz4")
 set(CPACK_DEBIAN_PACKAGE_CONTROL_STRICT_PERMISSION ON)
 set(CPACK_DEBIAN_PACKAGE_GENERATE_SHLIBS ON)  # shlibs and the ldconfig trigger for libskydb
 # One package per component: skydb (Unspecified) and libskydb-dev (dev). The maintainer

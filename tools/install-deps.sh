@@ -19,7 +19,7 @@ packages=(
   python3-psycopg2 golang-go
   clang libclang-rt-14-dev clang-format
   prometheus systemd
-  patchelf
+  patchelf zstd lz4
   php-cli php-redis ruby-redis python3-django python3-django-redis-sessions
   prometheus-redis-exporter pgbouncer
   patroni etcd-server etcd-client postgresql-15-auto-failover pg-auto-failover-cli

@@ -1,5 +1,6 @@
 // Physical backups of the private cluster with PostgreSQL's own tools (docs/backup.md):
-// pg_basebackup (plain format, with its backup manifest) verified by pg_verifybackup, WAL
+// pg_basebackup (plain format, or compressed tar files, with its backup manifest) verified by
+// pg_verifybackup (a compressed backup is extracted to a temporary directory first), WAL
 // archived by `skydb archive-wal` (PostgreSQL's archive_command), and restores that replay the
 // archive to its end or to a moment (recovery_target_time).
 //
@@ -7,11 +8,13 @@
 //
 //   REPO/skydb-backup.json    which cluster it holds (system identifier, major version)
 //   REPO/wal/                 archived WAL segments and timeline history files
-//   REPO/base/LABEL/          one base backup, exactly as pg_basebackup wrote it
+//   REPO/base/LABEL/          one base backup, exactly as pg_basebackup wrote it (a plain
+//                             data dir, or base.tar.*, pg_wal.tar* and backup_manifest)
 //   REPO/base/LABEL.json      what skydb knows of it: times, size, WAL range, verification
 //
 // A backup in progress is REPO/base/LABEL.partial/ and has no .json; it is never listed and
-// never restored.
+// never restored. REPO/base/LABEL.verifying/ is a compressed backup extracted for
+// pg_verifybackup, removed once checked.
 //
 // Thread-safety: pure functions are pure; the rest run commands through the given Env and may
 // be called from any thread, one backup per repository at a time (the caller's job: the daemon
@@ -26,12 +29,28 @@
 #include <string>
 #include <vector>
 
+#include "skydb/config.h"
 #include "skydb/env.h"
 #include "skydb/result.h"
 
 namespace skydb {
 
 // ---- the repository -------------------------------------------------------------------------
+
+// "none", "gzip", "lz4", "zstd": the backup.compression value and BackupInfo::compression.
+std::string CompressionName(BackupCompression compression);
+std::optional<BackupCompression> ParseCompressionName(const std::string& name);
+
+// Byte-level progress of one long step (copying, extracting), reported about once a second
+// while it runs and once when it ends.
+struct CopyProgress {
+  std::string step;       // "copying the cluster", "extracting to verify", ...
+  uint64_t done = 0;      // bytes written so far
+  uint64_t total = 0;     // bytes expected; 0 = unknown
+  bool estimate = false;  // total is an estimate (the live cluster's size)
+  bool finished = false;
+};
+using CopyProgressFn = std::function<void(const CopyProgress&)>;
 
 struct RepositoryIdentity {
   std::string system_identifier;  // pg_control's "Database system identifier"
@@ -40,11 +59,13 @@ struct RepositoryIdentity {
 };
 
 struct BackupInfo {
-  std::string label;       // "20261202T061500Z"
-  std::string path;        // REPO/base/LABEL
-  int64_t start_time = 0;  // epoch seconds
-  int64_t end_time = 0;    // epoch seconds: the earliest moment it restores to
-  uint64_t bytes = 0;
+  std::string label;        // "20261202T061500Z"
+  std::string path;         // REPO/base/LABEL
+  int64_t start_time = 0;   // epoch seconds
+  int64_t end_time = 0;     // epoch seconds: the earliest moment it restores to
+  uint64_t bytes = 0;       // as stored in the repository
+  uint64_t data_bytes = 0;  // as restored (== bytes for an uncompressed backup)
+  std::string compression = "none";
   std::string system_identifier;
   std::string start_wal;  // first WAL segment it needs (from REPO/wal or its own pg_wal)
   bool verified = false;  // pg_verifybackup passed right after it was taken
@@ -120,12 +141,15 @@ struct BackupTarget {
   int port = 5432;
   std::string superuser;
   std::string repository;
-  int64_t retain_count = 7;                          // newest N complete backups are kept
-  std::chrono::milliseconds retain_age{0};           // and every one younger than this; 0 = none
+  int64_t retain_count = 7;                 // newest N complete backups are kept
+  std::chrono::milliseconds retain_age{0};  // and every one younger than this; 0 = none
+  BackupCompression compression = BackupCompression::kNone;
   std::function<void(const std::string&)> progress;  // a phase line; may be null
+  CopyProgressFn bytes;                              // byte-level progress; may be null
 };
 
-// A base backup now: pg_basebackup into REPO/base/LABEL.partial, pg_verifybackup, rename,
+// A base backup now: pg_basebackup into REPO/base/LABEL.partial (compressed tar files with a
+// compression: then extracted into LABEL.verifying for the check), pg_verifybackup, rename,
 // LABEL.json, then retention (older backups and the WAL no kept backup needs are removed).
 // Creates the repository on first use; refuses one that holds another cluster.
 // One backup per repository at a time: a second one is refused while REPO/backup.lock is held.
@@ -137,8 +161,10 @@ struct VerifyReport {
   size_t wal_segments = 0;
 };
 // pg_verifybackup on every backup and the WAL archive's continuity from the oldest backup on.
-Result<VerifyReport> VerifyRepository(const std::string& bin_dir, const std::string& repo,
-                                      Env& env);
+// A compressed backup is extracted into REPO/base/LABEL.verifying first (so the caller must be
+// able to write the repository) and that copy removed after.
+Result<VerifyReport> VerifyRepository(const std::string& bin_dir, const std::string& repo, Env& env,
+                                      const CopyProgressFn& bytes = nullptr);
 
 // The range a repository restores to: the oldest backup's end .. the last archived commit.
 struct RestoreRange {
@@ -155,12 +181,14 @@ struct RestoreRequest {
   std::optional<int64_t> time_micros;  // --time; nullopt = --latest
   std::string bin_dir;                 // "" = the repository's
   std::function<void(const std::string&)> progress;
+  CopyProgressFn bytes;
 };
 
 struct RestorePlan {
   BackupInfo backup;
   RestoreRange range;
   std::string bin_dir;
+  std::string system_identifier;  // the repository's cluster
 };
 
 // Chooses the newest backup that ends at or before the time (or the newest for --latest) and
@@ -168,7 +196,8 @@ struct RestorePlan {
 // nothing.
 Result<RestorePlan> PlanRestore(const RestoreRequest& request, Env& env);
 
-// The data dir NEW_DIR/pgdata from the plan's backup with recovery.signal and the recovery
+// The data dir NEW_DIR/pgdata from the plan's backup (copied, or extracted from its tar files
+// and then checked to be the repository's cluster) with recovery.signal and the recovery
 // settings (restore_command from REPO/wal, the target, promote at the end). NEW_DIR must exist
 // and be empty (the caller checks that no daemon runs there and makes it).
 Status WriteRestore(const RestoreRequest& request, const RestorePlan& plan, Env& env);

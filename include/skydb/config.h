@@ -159,12 +159,21 @@ struct AppConfig {
 };
 
 // [backup]: base backups and WAL archiving into a repository (docs/backup.md).
+// backup.compression: how base backups are stored (docs/backup.md).
+enum class BackupCompression {
+  kNone,  // plain directory, exactly as pg_basebackup -F plain writes it
+  kGzip,  // tar, gzip (pg_wal.tar too)
+  kLz4,   // tar, lz4 (pg_wal.tar stays uncompressed: PostgreSQL 15 compresses it only with gzip)
+  kZstd,  // tar, zstd (pg_wal.tar likewise)
+};
+
 struct BackupConfig {
   std::string repository;  // backup.repository: a directory; "" = no backups, no archiving
   std::chrono::milliseconds schedule{86400000};      // backup.schedule: 0 = not by the daemon
   int64_t retain_count = 7;                          // backup.retain_count: newest N kept
   std::chrono::milliseconds retain_age{0};           // backup.retain_age: 0 = count only
   std::chrono::milliseconds archive_timeout{60000};  // backup.archive_timeout: WAL switch
+  BackupCompression compression = BackupCompression::kNone;  // backup.compression
 
   bool operator==(const BackupConfig&) const = default;
 };

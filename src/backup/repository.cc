@@ -64,6 +64,8 @@ std::string RenderBackupInfo(const BackupInfo& info) {
   j["start_time"] = info.start_time;
   j["end_time"] = info.end_time;
   j["bytes"] = info.bytes;
+  j["data_bytes"] = info.data_bytes;
+  j["compression"] = info.compression;
   j["system_identifier"] = info.system_identifier;
   j["start_wal"] = info.start_wal;
   j["verified"] = info.verified;
@@ -80,6 +82,8 @@ Result<BackupInfo> ParseBackupInfo(const std::string& text) {
   info.start_time = Field<int64_t>(j, "start_time", 0);
   info.end_time = Field<int64_t>(j, "end_time", 0);
   info.bytes = Field<uint64_t>(j, "bytes", 0);
+  info.data_bytes = Field<uint64_t>(j, "data_bytes", info.bytes);
+  info.compression = Field<std::string>(j, "compression", "none");
   info.system_identifier = Field<std::string>(j, "system_identifier", "");
   info.start_wal = Field<std::string>(j, "start_wal", "");
   info.verified = Field<bool>(j, "verified", false);

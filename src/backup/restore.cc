@@ -7,7 +7,17 @@
 namespace skydb {
 namespace {
 
+using backup_internal::ExtractTarBackup;
+using backup_internal::RunWatched;
 using backup_internal::SystemIdentifier;
+
+Error OtherCluster(const BackupInfo& backup, const std::string& repo, const std::string& id,
+                   const std::string& repo_id) {
+  return Error::Conflict("backup " + backup.label + " in " + repo +
+                         " is of another cluster (system identifier " + id +
+                         ", the repository's WAL is of " + repo_id +
+                         "): its WAL would not replay; restore it from its own repository");
+}
 
 std::string Range(const RestoreRange& r) {
   return FormatUtcMicros(r.from_micros) + " .. " + FormatUtcMicros(r.to_micros);
@@ -66,13 +76,15 @@ Result<RestorePlan> PlanRestore(const RestoreRequest& request, Env& env) {
     }
   }
   plan.backup = *chosen;
-  SKYDB_ASSIGN_OR_RETURN(std::string id,
-                         SystemIdentifier(*env.runner, plan.bin_dir, plan.backup.path));
+  plan.system_identifier = identity.system_identifier;
+  // A compressed backup's pg_control is inside its tar file: its description says whose it is
+  // here, and WriteRestore checks the extracted copy again.
+  std::string id = plan.backup.system_identifier;
+  if (plan.backup.compression == "none") {
+    SKYDB_ASSIGN_OR_RETURN(id, SystemIdentifier(*env.runner, plan.bin_dir, plan.backup.path));
+  }
   if (id != identity.system_identifier) {
-    return Error::Conflict("backup " + plan.backup.label + " in " + repo +
-                           " is of another cluster (system identifier " + id +
-                           ", the repository's WAL is of " + identity.system_identifier +
-                           "): its WAL would not replay; restore it from its own repository");
+    return OtherCluster(plan.backup, repo, id, identity.system_identifier);
   }
   return plan;
 }
@@ -81,15 +93,37 @@ Status WriteRestore(const RestoreRequest& request, const RestorePlan& plan, Env&
   FileSystem& fs = *env.fs;
   std::string pgdata = request.target + "/pgdata";
   SKYDB_RETURN_IF_ERROR(fs.MakeDir(pgdata, 0700));
-  if (request.progress) request.progress("copying backup " + plan.backup.label + " to " + pgdata);
-  CommandSpec copy;
-  copy.argv = {"/bin/cp", "-a", "--", plan.backup.path + "/.", pgdata};
-  copy.timeout = std::chrono::hours(24);
-  SKYDB_ASSIGN_OR_RETURN(CommandOutput out, env.runner->Run(copy));
-  if (out.exit_code != 0) {
-    return Error::Io("copying " + plan.backup.path + " to " + pgdata +
-                     " failed: " + std::string(Trim(out.err)) + "; remove " + request.target +
-                     " and run skydb restore again");
+  std::string again = "; remove " + request.target + " and run skydb restore again";
+  if (plan.backup.compression != "none") {
+    if (request.progress) {
+      request.progress("extracting backup " + plan.backup.label + " (" + plan.backup.compression +
+                       ") into " + pgdata);
+    }
+    if (auto extracted = ExtractTarBackup(env, plan.backup.path, pgdata, plan.backup.data_bytes,
+                                          "extracting", request.bytes);
+        !extracted.ok()) {
+      return Error::Io(extracted.error().message + again);
+    }
+    SKYDB_ASSIGN_OR_RETURN(std::string id, SystemIdentifier(*env.runner, plan.bin_dir, pgdata));
+    if (id != plan.system_identifier) {
+      return Error::Conflict(
+          OtherCluster(plan.backup, request.repository, id, plan.system_identifier).message +
+          again);
+    }
+  } else {
+    if (request.progress) {
+      request.progress("copying backup " + plan.backup.label + " to " + pgdata);
+    }
+    CommandSpec copy;
+    copy.argv = {"/bin/cp", "-a", "--", plan.backup.path + "/.", pgdata};
+    copy.timeout = std::chrono::hours(24);
+    CopyProgress progress{"copying", 0, plan.backup.bytes, false, false};
+    SKYDB_ASSIGN_OR_RETURN(CommandOutput out,
+                           RunWatched(env, copy, pgdata, progress, request.bytes));
+    if (out.exit_code != 0) {
+      return Error::Io("copying " + plan.backup.path + " to " + pgdata +
+                       " failed: " + std::string(Trim(out.err)) + again);
+    }
   }
   SKYDB_RETURN_IF_ERROR(fs.Chmod(pgdata, 0700));
   std::string auto_conf = pgdata + "/postgresql.auto.conf";

@@ -70,19 +70,13 @@ Result<std::string> SystemIdentifier(ProcessRunner& runner, const std::string& b
 
 namespace {
 
+using backup_internal::ExtractTarBackup;
+using backup_internal::RemoveTree;
+using backup_internal::RunWatched;
 using backup_internal::SystemIdentifier;
+using backup_internal::TreeBytes;
 
-// Bytes of every regular file under `path`.
-uint64_t TreeBytes(const FileSystem& fs, const std::string& path) {
-  auto info = fs.Stat(path);
-  if (!info.ok()) return 0;
-  if (info->type != FileType::kDirectory) return info->type == FileType::kRegular ? info->size : 0;
-  uint64_t total = 0;
-  if (auto names = fs.ListDir(path); names.ok()) {
-    for (const auto& name : *names) total += TreeBytes(fs, path + "/" + name);
-  }
-  return total;
-}
+constexpr uint64_t kWalSegmentBytes = 16 << 20;
 
 // backup_label's "START WAL LOCATION: 0/2000028 (file 000000010000000000000002)" and
 // "START TIME: 2026-12-02 06:15:00 UTC".
@@ -177,38 +171,96 @@ Result<BackupInfo> TakeBackup(const BackupTarget& target, Env& env) {
     return Error::Conflict("a backup labelled " + info.label + " already exists in " + base +
                            "; wait a second and run it again");
   }
-  Say(target, "copying the cluster (pg_basebackup) into " + partial);
-  SKYDB_RETURN_IF_ERROR(RunStep(
-      *env.runner,
-      {target.bin_dir + "/pg_basebackup", "-D", partial, "-h", target.socket_dir, "-p",
-       std::to_string(target.port), "-U", target.superuser, "-X", "stream", "-c", "fast",
-       "--no-password", "-l", "skydb " + info.label},
-      kBackupTimeout,
-      "the base backup into " + partial +
-          " failed; a full disk there shows as \"No space left on device\" (the cluster keeps "
-          "running)"));
-  auto ended = env.clock->WallNow();
-  Say(target, "verifying " + partial + " (pg_verifybackup)");
-  SKYDB_RETURN_IF_ERROR(
-      RunStep(*env.runner, {target.bin_dir + "/pg_verifybackup", partial}, kBackupTimeout,
-              "the backup in " + partial + " does not verify; it is kept there for inspection"));
-  info.verified = true;
-  info.end_time =
-      std::chrono::duration_cast<std::chrono::seconds>(ended.time_since_epoch()).count() + 1;
-  if (auto label = fs.ReadFile(partial + "/backup_label"); label.ok()) {
-    ReadBackupLabel(*label, info);
+  bool compressed = target.compression != BackupCompression::kNone;
+  info.compression = CompressionName(target.compression);
+  std::vector<std::string> argv = {target.bin_dir + "/pg_basebackup",
+                                   "-D",
+                                   partial,
+                                   "-h",
+                                   target.socket_dir,
+                                   "-p",
+                                   std::to_string(target.port),
+                                   "-U",
+                                   target.superuser,
+                                   "-X",
+                                   "stream",
+                                   "-c",
+                                   "fast",
+                                   "--no-password",
+                                   "-l",
+                                   "skydb " + info.label};
+  if (compressed) {
+    argv.insert(argv.end(), {"-F", "tar", "-Z", "client-" + info.compression});
   }
-  SKYDB_ASSIGN_OR_RETURN(info.system_identifier,
-                         SystemIdentifier(*env.runner, target.bin_dir, partial));
+  Say(target, "copying the cluster (pg_basebackup" +
+                  (compressed ? ", " + info.compression + " tar files" : std::string()) +
+                  ") into " + partial);
+  CommandSpec copy;
+  copy.argv = std::move(argv);
+  copy.timeout = kBackupTimeout;
+  copy.env["TZ"] = "UTC";
+  copy.env["LC_ALL"] = "C";
+  // The cluster's size less its recycled WAL; pg_basebackup streams only the WAL it needs.
+  CopyProgress progress{"copying the cluster", 0, 0, true, false};
+  if (!compressed && target.bytes) {
+    uint64_t all = TreeBytes(fs, target.pgdata);
+    uint64_t wal = TreeBytes(fs, target.pgdata + "/pg_wal");
+    progress.total = all - std::min(all, wal) + kWalSegmentBytes;
+  }
+  SKYDB_ASSIGN_OR_RETURN(CommandOutput copied,
+                         RunWatched(env, copy, partial, progress, target.bytes));
+  if (copied.exit_code != 0) {
+    return Error::Io("pg_basebackup failed (exit " + std::to_string(copied.exit_code) +
+                     "): " + std::string(Trim(copied.err.empty() ? copied.out : copied.err)))
+        .Within("the base backup into " + partial +
+                " failed; a full disk there shows as \"No space left on device\" (the cluster "
+                "keeps running)");
+  }
+  auto ended = env.clock->WallNow();
   info.bytes = TreeBytes(fs, partial);
+  // What pg_verifybackup and pg_controldata read: the copy itself, or its extraction.
+  std::string checked = partial;
+  if (compressed) {
+    checked = info.path + ".verifying";
+    SKYDB_RETURN_IF_ERROR(RemoveTree(env, checked));
+    SKYDB_RETURN_IF_ERROR(fs.MakeDir(checked, 0700));
+    Say(target, "extracting " + partial + " into " + checked + " to verify it");
+    if (auto extracted =
+            ExtractTarBackup(env, partial, checked, 0, "extracting to verify", target.bytes);
+        !extracted.ok()) {
+      (void)RemoveTree(env, checked);
+      return std::move(extracted).error().Within(
+          "the compressed backup in " + partial +
+          " cannot be extracted for verification (it needs its uncompressed size free in " +
+          RepositoryBaseDir(target.repository) + "); it is kept there for inspection");
+    }
+  }
+  Say(target, "verifying " + checked + " (pg_verifybackup)");
+  auto verified =
+      RunStep(*env.runner, {target.bin_dir + "/pg_verifybackup", checked}, kBackupTimeout,
+              "the backup in " + partial + " does not verify; it is kept there for inspection");
+  if (verified.ok()) {
+    info.verified = true;
+    info.end_time =
+        std::chrono::duration_cast<std::chrono::seconds>(ended.time_since_epoch()).count() + 1;
+    if (auto label = fs.ReadFile(checked + "/backup_label"); label.ok()) {
+      ReadBackupLabel(*label, info);
+    }
+    info.data_bytes = compressed ? TreeBytes(fs, checked) : info.bytes;
+  }
+  auto id = verified.ok() ? SystemIdentifier(*env.runner, target.bin_dir, checked)
+                          : Result<std::string>(std::move(verified).error());
+  if (compressed) SKYDB_RETURN_IF_ERROR(RemoveTree(env, checked));
+  if (!id.ok()) return std::move(id).error();
+  info.system_identifier = *id;
   SKYDB_RETURN_IF_ERROR(fs.Rename(partial, info.path));
   SKYDB_RETURN_IF_ERROR(fs.WriteFileAtomic(info.path + ".json", RenderBackupInfo(info), 0600));
   SKYDB_RETURN_IF_ERROR(ApplyRetention(target, env));
   return info;
 }
 
-Result<VerifyReport> VerifyRepository(const std::string& bin_dir, const std::string& repo,
-                                      Env& env) {
+Result<VerifyReport> VerifyRepository(const std::string& bin_dir, const std::string& repo, Env& env,
+                                      const CopyProgressFn& bytes) {
   SKYDB_ASSIGN_OR_RETURN(auto identity, ReadRepositoryIdentity(*env.fs, repo));
   std::string bin = bin_dir.empty() ? identity.bin_dir : bin_dir;
   SKYDB_ASSIGN_OR_RETURN(auto backups, ListBackups(*env.fs, repo));
@@ -220,8 +272,28 @@ Result<VerifyReport> VerifyRepository(const std::string& bin_dir, const std::str
       report.problems.push_back(b.label + " is a backup of another cluster (system identifier " +
                                 b.system_identifier + ")");
     }
-    auto verified = RunTool(*env.runner, {bin + "/pg_verifybackup", b.path});
-    if (!verified.ok()) report.problems.push_back(b.label + ": " + verified.error().message);
+    if (b.compression == "none") {
+      auto verified = RunTool(*env.runner, {bin + "/pg_verifybackup", b.path});
+      if (!verified.ok()) report.problems.push_back(b.label + ": " + verified.error().message);
+      continue;
+    }
+    std::string checked = b.path + ".verifying";
+    auto extracted = RemoveTree(env, checked);
+    if (extracted.ok()) extracted = env.fs->MakeDir(checked, 0700);
+    if (extracted.ok()) {
+      extracted =
+          ExtractTarBackup(env, b.path, checked, b.data_bytes, "extracting " + b.label, bytes);
+    }
+    if (!extracted.ok()) {
+      report.problems.push_back(b.label + ": cannot be extracted into " + checked +
+                                " to verify it: " + extracted.error().message);
+    } else if (auto verified = RunTool(*env.runner, {bin + "/pg_verifybackup", checked});
+               !verified.ok()) {
+      report.problems.push_back(b.label + ": " + verified.error().message);
+    }
+    if (auto removed = RemoveTree(env, checked); !removed.ok()) {
+      report.problems.push_back(removed.error().message);
+    }
   }
   SKYDB_ASSIGN_OR_RETURN(auto names, env.fs->ListDir(RepositoryWalDir(repo)));
   std::vector<std::string> since;

@@ -5,6 +5,7 @@
 // run_as_user, after making NEW_DIR for it).
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <memory>
 
@@ -45,6 +46,33 @@ std::function<void(const std::string&)> BackupProgress() {
   };
 }
 
+std::string BackupMib(uint64_t bytes) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.1f MiB", static_cast<double>(bytes) / (1 << 20));
+  return text;
+}
+
+// Bytes on one line that rewrites itself ("copying: 312.0 MiB of ~685.0 MiB (45%)") on a
+// terminal; nothing when stderr is not one.
+CopyProgressFn ByteProgress() {
+  if (::isatty(STDERR_FILENO) == 0) return nullptr;
+  return [](const CopyProgress& p) {
+    std::string line = p.step + ": " + BackupMib(p.done);
+    if (p.total > 0) {
+      line += " of " + std::string(p.estimate ? "~" : "") + BackupMib(p.total);
+      char percent[16];
+      std::snprintf(
+          percent, sizeof percent, " (%.0f%%)",
+          std::min(100.0, 100.0 * static_cast<double>(p.done) / static_cast<double>(p.total)));
+      line += percent;
+    } else {
+      line += " written";
+    }
+    std::fprintf(stderr, "\rskydb: %s\033[K%s", line.c_str(), p.finished ? "\n" : "");
+    std::fflush(stderr);
+  };
+}
+
 int BackupFail(const char* command, const std::string& message) {
   std::fprintf(stderr, "skydb %s: %s\n", command, message.c_str());
   return kExitFailure;
@@ -65,12 +93,6 @@ Status BecomeUser(Env& env, const std::string& user) {
 std::string AbsoluteOf(const FileSystem& fs, const std::string& path) {
   auto real = fs.RealPath(path);
   return real.ok() ? *real : path;
-}
-
-std::string BackupMib(uint64_t bytes) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%.1f MiB", static_cast<double>(bytes) / (1 << 20));
-  return text;
 }
 
 std::string UtcSeconds(int64_t epoch) { return FormatUtcMicros(epoch * 1000000).substr(0, 19); }
@@ -109,14 +131,20 @@ int RunBackupNow(CommandContext& ctx, const BackupFlags& flags) {
   target.repository = config->backup.repository;
   target.retain_count = config->backup.retain_count;
   target.retain_age = config->backup.retain_age;
+  target.compression = config->backup.compression;
   target.progress = BackupProgress();
+  target.bytes = ByteProgress();
   auto started = env.clock->Now();
   auto info = TakeBackup(target, env);
   if (!info.ok()) return BackupFail("backup", info.error().message);
   double seconds = std::chrono::duration<double>(env.clock->Now() - started).count();
-  std::printf("backup %s: %s in %.1f s (%.1f MiB/s), verified; restores from %s UTC on\n",
-              info->path.c_str(), BackupMib(info->bytes).c_str(), seconds,
-              static_cast<double>(info->bytes) / (1 << 20) / std::max(seconds, 0.001),
+  std::string stored = BackupMib(info->bytes);
+  if (info->compression != "none") {
+    stored += " (" + info->compression + ", " + BackupMib(info->data_bytes) + " of data)";
+  }
+  std::printf("backup %s: %s in %.1f s (%.1f MiB/s of data), verified; restores from %s UTC on\n",
+              info->path.c_str(), stored.c_str(), seconds,
+              static_cast<double>(info->data_bytes) / (1 << 20) / std::max(seconds, 0.001),
               UtcSeconds(info->end_time).c_str());
   return kExitOk;
 }
@@ -145,12 +173,13 @@ int RunBackupList(CommandContext& ctx, const BackupFlags& flags) {
   if (!backups.ok()) return BackupFail("backup list", backups.error().message);
   std::printf("repository %s: cluster %s, PostgreSQL %d\n", repo->c_str(),
               identity->system_identifier.c_str(), identity->pg_major);
-  std::printf("%-18s  %-19s  %-19s  %10s  %s\n", "LABEL", "START (UTC)", "END (UTC)", "SIZE",
-              "VERIFIED");
+  std::printf("%-18s  %-19s  %-19s  %12s  %-11s  %12s  %s\n", "LABEL", "START (UTC)", "END (UTC)",
+              "SIZE", "COMPRESSION", "DATA", "VERIFIED");
   for (const auto& b : *backups) {
-    std::printf("%-18s  %-19s  %-19s  %10s  %s\n", b.label.c_str(),
+    std::printf("%-18s  %-19s  %-19s  %12s  %-11s  %12s  %s\n", b.label.c_str(),
                 UtcSeconds(b.start_time).c_str(), UtcSeconds(b.end_time).c_str(),
-                BackupMib(b.bytes).c_str(), b.verified ? "yes" : "no");
+                BackupMib(b.bytes).c_str(), b.compression.c_str(), BackupMib(b.data_bytes).c_str(),
+                b.verified ? "yes" : "no");
   }
   auto range = RepositoryRange(identity->bin_dir, *repo, env);
   if (range.ok()) {
@@ -165,7 +194,17 @@ int RunBackupList(CommandContext& ctx, const BackupFlags& flags) {
 int RunBackupVerify(CommandContext& ctx, const BackupFlags& flags) {
   auto repo = RepositoryFor(ctx, flags, "backup verify");
   if (!repo) return kExitUsage;
-  auto report = VerifyRepository("", *repo, ctx.env);
+  // A compressed backup is extracted into the repository to be checked: as root, that is done
+  // as the repository's owner, never as root.
+  if (auto owner = ctx.env.fs->Stat(*repo);
+      ctx.env.host->EffectiveUid() == 0 && owner.ok() && owner->uid != 0) {
+    auto who = LookupUserByUid(owner->uid);
+    if (!who.ok()) return BackupFail("backup verify", who.error().message);
+    if (auto became = BecomeUser(ctx.env, who->name); !became.ok()) {
+      return BackupFail("backup verify", became.error().message);
+    }
+  }
+  auto report = VerifyRepository("", *repo, ctx.env, ByteProgress());
   if (!report.ok()) return BackupFail("backup verify", report.error().message);
   for (const auto& problem : report->problems) {
     std::fprintf(stderr, "skydb backup verify: %s\n", problem.c_str());
@@ -206,6 +245,7 @@ int RunRestore(CommandContext& ctx, const RestoreFlags& flags) {
   request.target = flags.to;
   request.bin_dir = config->postgres.bin_dir;
   request.progress = BackupProgress();
+  request.bytes = ByteProgress();
   if (!flags.time.empty()) {
     request.time_micros = ParseUtcTimeMicros(flags.time);
     if (!request.time_micros) {

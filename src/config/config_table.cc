@@ -495,6 +495,13 @@ std::vector<ConfigKey> BuildTable() {
       Duration("backup.archive_timeout", SKYDB_FIELD(backup.archive_timeout), 10 * kSecond, kHour)
           .Describe("PostgreSQL switches to a new WAL segment (and archives it) at least this "
                     "often: the most committed work a lost disk can take with it"),
+      Row::OfEnum<BackupCompression>("backup.compression", SKYDB_FIELD(backup.compression),
+                                     {{"none", BackupCompression::kNone},
+                                      {"gzip", BackupCompression::kGzip},
+                                      {"lz4", BackupCompression::kLz4},
+                                      {"zstd", BackupCompression::kZstd}})
+          .Describe("how base backups are stored: none = a plain copy; gzip, lz4, zstd = "
+                    "compressed tar files, extracted to a temporary directory to verify"),
   };
 }
 

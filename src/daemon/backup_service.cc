@@ -103,6 +103,7 @@ void BackupService::TakeScheduled() {
   target.repository = config_.backup.repository;
   target.retain_count = config_.backup.retain_count;
   target.retain_age = config_.backup.retain_age;
+  target.compression = config_.backup.compression;
   {
     MutexLock lock(mu_);
     status_.running = true;

@@ -12,6 +12,7 @@
 #include <ctime>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <thread>
 
 #include "base/strings.h"
@@ -228,17 +229,21 @@ TEST_F(BackupTest, RestoreRefusesWhatItMustNotDo) {
   }
 }
 
-// GET http://127.0.0.1:PORT/PATH with curl, bounded; the body, or "" on failure.
-std::string HttpGet(int port, const std::string& path) {
-  std::string command = "curl -sS --max-time 5 http://127.0.0.1:" + std::to_string(port) + path;
-  std::string body;
+// What a shell command prints on its standard output ("" when it cannot start).
+std::string CommandOutputOf(const std::string& command) {
+  std::string out;
   if (FILE* pipe = ::popen(command.c_str(), "r")) {
     char buffer[4096];
     size_t n = 0;
-    while ((n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0) body.append(buffer, n);
+    while ((n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0) out.append(buffer, n);
     ::pclose(pipe);
   }
-  return body;
+  return out;
+}
+
+// GET http://127.0.0.1:PORT/PATH with curl, bounded; the body, or "" on failure.
+std::string HttpGet(int port, const std::string& path) {
+  return CommandOutputOf("curl -sS --max-time 5 http://127.0.0.1:" + std::to_string(port) + path);
 }
 
 TEST_F(BackupTest, AnUnwritableRepositoryIsReportedThenCaughtUpWithoutAGap) {
@@ -345,6 +350,107 @@ TEST_F(BackupTest, TheDaemonTakesScheduledBackupsAndRetentionPrunes) {
     complete += entry.path().extension() == ".json" ? 1 : 0;
   }
   EXPECT_EQ(complete, 1) << "retain_count = 1 keeps one backup";
+}
+
+// `command` run under a pseudo-terminal (util-linux script), as an operator at a terminal runs
+// it; its output, which is what that terminal showed.
+std::string OnATerminal(const std::string& command) {
+  return CommandOutputOf("script -qefc '" + command + "' /dev/null 2>&1");
+}
+
+// Compressed backups: gzip (pg_wal.tar.gz too), zstd (pg_wal.tar plain) and lz4 are stored as
+// tar files, verified through an extraction, listed with their compression, and restored to a
+// time (from the gzip one) and to the end (from the zstd one).
+TEST_F(BackupTest, CompressedBackupsVerifyListAndRestoreToATimeAndToTheEnd) {
+  auto d = Serve(dir_, Sets());
+  auto backup = [&](const char* compression) {
+    return RunSkydb({"--set", "backup.repository=" + repo_, "--set",
+                     std::string("backup.compression=") + compression, "backup", "--data-dir",
+                     dir_});
+  };
+  ASSERT_EQ(AppSql(dir_, "CREATE TABLE orders AS SELECT generate_series(1, 1000) AS id"),
+            "SELECT 1000");
+  CliRun gzip = backup("gzip");
+  ASSERT_EQ(gzip.exit_code, 0) << gzip.err << d->Log();
+  EXPECT_NE(gzip.out.find("(gzip, "), std::string::npos) << gzip.out;
+  std::this_thread::sleep_for(milliseconds(2100));  // past its end (whole seconds)
+  ASSERT_EQ(AppSql(dir_, "INSERT INTO orders SELECT generate_series(1001, 1500)"), "INSERT 0 500");
+  std::this_thread::sleep_for(milliseconds(1100));
+  std::string noted = UtcNow();
+  std::this_thread::sleep_for(milliseconds(1100));
+  ASSERT_EQ(backup("lz4").exit_code, 0);
+  std::this_thread::sleep_for(milliseconds(1100));  // a new label
+  ASSERT_EQ(backup("zstd").exit_code, 0);
+  ASSERT_EQ(AppSql(dir_, "INSERT INTO orders SELECT generate_series(1501, 1600)"), "INSERT 0 100");
+  ArchiveAll(dir_);
+
+  std::set<std::string> files;
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(repo_ + "/base")) {
+    files.insert(entry.path().filename().string());
+  }
+  for (const char* name : {"base.tar.gz", "pg_wal.tar.gz", "base.tar.lz4", "base.tar.zst",
+                           "pg_wal.tar", "backup_manifest"}) {
+    EXPECT_EQ(files.count(name), 1u) << name << " is not in " << repo_ << "/base";
+  }
+  for (const auto& name : files) {
+    EXPECT_EQ(name.find(".verifying"), std::string::npos) << "left behind: " << name;
+  }
+  CliRun list = RunSkydb({"backup", "list", "--repo", repo_});
+  ASSERT_EQ(list.exit_code, 0) << list.err;
+  for (const char* c : {" gzip ", " lz4 ", " zstd "}) {
+    EXPECT_NE(list.out.find(c), std::string::npos) << list.out;
+  }
+  CliRun verify = RunSkydb({"backup", "verify", "--repo", repo_});
+  EXPECT_EQ(verify.exit_code, 0) << verify.out << verify.err;
+  EXPECT_NE(verify.out.find("3 backups verified"), std::string::npos) << verify.out;
+
+  std::string at_time = root_.Dir("at-time");
+  CliRun restore = Restore(at_time, {"--time", noted});
+  ASSERT_EQ(restore.exit_code, 0) << restore.err;
+  std::string latest = root_.Dir("latest");
+  restore = Restore(latest, {"--latest"});
+  ASSERT_EQ(restore.exit_code, 0) << restore.err;
+  d.reset();
+  {
+    auto r = Serve(at_time, {});
+    EXPECT_EQ(AppSql(at_time, "SELECT count(*) FROM orders"), "1500");
+  }
+  auto r = Serve(latest, {});
+  EXPECT_EQ(AppSql(latest, "SELECT count(*) FROM orders"), "1600");
+}
+
+// A damaged compressed backup fails verification by name.
+TEST_F(BackupTest, ADamagedCompressedBackupFailsVerification) {
+  auto d = Serve(dir_, Sets());
+  CliRun run = RunSkydb({"--set", "backup.repository=" + repo_, "--set", "backup.compression=gzip",
+                         "backup", "--data-dir", dir_});
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  std::string tar;
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(repo_ + "/base")) {
+    if (entry.path().filename() == "base.tar.gz") tar = entry.path().string();
+  }
+  ASSERT_FALSE(tar.empty());
+  ASSERT_EQ(::truncate(tar.c_str(), static_cast<off_t>(std::filesystem::file_size(tar) / 2)), 0);
+  CliRun verify = RunSkydb({"backup", "verify", "--repo", repo_});
+  EXPECT_EQ(verify.exit_code, 1) << verify.out;
+  EXPECT_NE(verify.err.find("cannot be extracted"), std::string::npos) << verify.err;
+}
+
+// At a terminal, backup and restore show how many bytes they have copied.
+TEST_F(BackupTest, AtATerminalBackupAndRestoreShowBytesCopied) {
+  if (std::system("command -v script >/dev/null 2>&1") != 0) GTEST_SKIP() << "no script(1)";
+  auto d = Serve(dir_, Sets());
+  std::string shown = OnATerminal(std::string(SKYDB_BINARY) + " --set backup.repository=" + repo_ +
+                                  " backup --data-dir " + dir_);
+  EXPECT_NE(shown.find("skydb: copying the cluster: "), std::string::npos) << shown;
+  EXPECT_NE(shown.find(" MiB of ~"), std::string::npos) << shown;
+  ArchiveAll(dir_);
+  std::string to = root_.Dir("restored");
+  shown = OnATerminal(std::string(SKYDB_BINARY) + " restore --from " + repo_ + " --to " + to +
+                      " --user " + TestUser() + " --latest");
+  EXPECT_NE(shown.find("skydb: copying: "), std::string::npos) << shown;
+  EXPECT_NE(shown.find("(100%)"), std::string::npos) << shown;
+  EXPECT_NE(shown.find("restored backup"), std::string::npos) << shown;
 }
 
 TEST_F(BackupTest, BackupWithoutARepositorySaysHowToConfigureOne) {

@@ -5,6 +5,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "backup/pg_tools.h"
 #include "support/fakes.h"
 
 namespace skydb {
@@ -12,6 +13,7 @@ namespace {
 
 using ::testing::ElementsAre;
 using testing::FakeFileSystem;
+using testing::FakeProcessRunner;
 using ::testing::HasSubstr;
 using ::testing::Not;
 
@@ -141,6 +143,110 @@ TEST(RepositoryTest, ListsOnlyCompleteBackupsAndReadsTheIdentity) {
   EXPECT_EQ((*backups)[0].path, "/repo/base/20261202T061500Z");
   EXPECT_EQ((*backups)[0].bytes, 42u);
   EXPECT_TRUE((*backups)[0].verified);
+}
+
+TEST(RepositoryTest, ADescriptionKeepsItsCompressionAndOlderOnesReadAsPlain) {
+  BackupInfo info;
+  info.label = "20261202T061500Z";
+  info.bytes = 10;
+  info.data_bytes = 40;
+  info.compression = "zstd";
+  auto back = ParseBackupInfo(RenderBackupInfo(info));
+  ASSERT_TRUE(back.ok());
+  EXPECT_EQ(back->compression, "zstd");
+  EXPECT_EQ(back->data_bytes, 40u);
+  // Written before compression existed: plain, and its data is its size.
+  auto old = ParseBackupInfo(R"({"label": "20261201T000000Z", "bytes": 7})");
+  ASSERT_TRUE(old.ok());
+  EXPECT_EQ(old->compression, "none");
+  EXPECT_EQ(old->data_bytes, 7u);
+  for (auto c : {BackupCompression::kNone, BackupCompression::kGzip, BackupCompression::kLz4,
+                 BackupCompression::kZstd}) {
+    EXPECT_EQ(ParseCompressionName(CompressionName(c)), c);
+  }
+  EXPECT_FALSE(ParseCompressionName("bzip2").has_value());
+}
+
+// A fake file system and process runner behind an Env.
+struct FakeEnv {
+  FakeFileSystem fs;
+  FakeProcessRunner runner;
+  Env env;
+  FakeEnv() {
+    env.fs = &fs;
+    env.runner = &runner;
+  }
+};
+
+// The extraction of a tar-format backup: base.tar first (it makes pg_wal), each file through
+// the program its suffix names, the manifest beside them.
+TEST(ExtractTarBackupTest, EachFileGoesThroughItsOwnProgramBaseFirst) {
+  FakeEnv f;
+  auto& fs = f.fs;
+  auto& runner = f.runner;
+  auto& env = f.env;
+  fs.AddExecutable("/usr/bin/tar");
+  fs.AddExecutable("/usr/bin/zstd");
+  fs.AddFile("/b/pg_wal.tar", "w");
+  fs.AddFile("/b/base.tar.zst", "b");
+  fs.AddFile("/b/backup_manifest", "{manifest}");
+  fs.AddDir("/x");
+  runner.Answer("/usr/bin/tar -I /usr/bin/zstd -x -p -f /b/base.tar.zst -C /x", {0, 0, "", ""});
+  runner.Answer("/usr/bin/tar -x -p -f /b/pg_wal.tar -C /x/pg_wal", {0, 0, "", ""});
+  ASSERT_TRUE(backup_internal::ExtractTarBackup(env, "/b", "/x", 0, "extracting", nullptr).ok());
+  EXPECT_THAT(runner.calls(),
+              ElementsAre("/usr/bin/tar -I /usr/bin/zstd -x -p -f /b/base.tar.zst -C /x",
+                          "/usr/bin/tar -x -p -f /b/pg_wal.tar -C /x/pg_wal"));
+  EXPECT_EQ(*fs.ReadFile("/x/backup_manifest"), "{manifest}");
+  EXPECT_TRUE(fs.IsDirectory("/x/pg_wal"));
+}
+
+TEST(ExtractTarBackupTest, AMissingProgramOrAStrangeFileSaysWhatToDo) {
+  FakeEnv f;
+  auto& fs = f.fs;
+  auto& env = f.env;
+  fs.AddExecutable("/bin/tar");
+  fs.AddFile("/b/base.tar.lz4", "b");
+  fs.AddDir("/x");
+  auto missing = backup_internal::ExtractTarBackup(env, "/b", "/x", 0, "extracting", nullptr);
+  ASSERT_FALSE(missing.ok());
+  EXPECT_THAT(missing.error().message, HasSubstr("install the lz4 package"));
+  fs.AddExecutable("/usr/bin/lz4");
+  fs.AddFile("/b/16384.tar.lz4", "t");
+  auto strange = backup_internal::ExtractTarBackup(env, "/b", "/x", 0, "extracting", nullptr);
+  ASSERT_FALSE(strange.ok());
+  EXPECT_THAT(strange.error().message, HasSubstr("16384.tar.lz4"));
+  FakeFileSystem empty;
+  env.fs = &empty;
+  empty.AddExecutable("/bin/tar");
+  empty.AddDir("/b");
+  empty.AddDir("/x");
+  auto none = backup_internal::ExtractTarBackup(env, "/b", "/x", 0, "extracting", nullptr);
+  ASSERT_FALSE(none.ok());
+  EXPECT_THAT(none.error().message, HasSubstr("no base.tar"));
+}
+
+// With a reporter the copy runs on its own thread and the end is always reported, finished.
+TEST(RunWatchedTest, ReportsTheBytesUnderTheWatchedDirectoryWhenItEnds) {
+  FakeEnv f;
+  auto& fs = f.fs;
+  auto& runner = f.runner;
+  auto& env = f.env;
+  fs.AddFile("/dest/a", std::string(300, 'a'));
+  fs.AddFile("/dest/sub/b", std::string(200, 'b'));
+  runner.Answer("/bin/cp x y", {0, 0, "", ""});
+  CommandSpec spec;
+  spec.argv = {"/bin/cp", "x", "y"};
+  std::vector<CopyProgress> seen;
+  auto out = backup_internal::RunWatched(env, spec, "/dest", {"copying", 0, 1000, false, false},
+                                         [&](const CopyProgress& p) { seen.push_back(p); });
+  ASSERT_TRUE(out.ok());
+  EXPECT_EQ(out->exit_code, 0);
+  ASSERT_FALSE(seen.empty());
+  EXPECT_TRUE(seen.back().finished);
+  EXPECT_EQ(seen.back().done, 500u);
+  EXPECT_EQ(seen.back().total, 1000u);
+  EXPECT_EQ(seen.back().step, "copying");
 }
 
 }  // namespace

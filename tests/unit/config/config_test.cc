@@ -121,7 +121,8 @@ TEST(ConfigTableTest, HoldsExactlyTheConfigFields) {
                                              "backup.schedule",
                                              "backup.retain_count",
                                              "backup.retain_age",
-                                             "backup.archive_timeout"}));
+                                             "backup.archive_timeout",
+                                             "backup.compression"}));
 }
 
 // PostgreSQL's archive and restore commands carry backup.repository inside quotes.
