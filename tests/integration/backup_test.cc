@@ -453,6 +453,60 @@ TEST_F(BackupTest, AtATerminalBackupAndRestoreShowBytesCopied) {
   EXPECT_NE(shown.find("restored backup"), std::string::npos) << shown;
 }
 
+// Two real clusters: a repository holds one cluster's backups and WAL, and every way of mixing
+// in the other's is refused, changing nothing.
+TEST_F(BackupTest, ARepositoryOfAnotherClusterIsRefusedEverywhere) {
+  std::string other_dir = root_.Dir("other");
+  std::string other_repo = root_.Dir("other-repo");
+  ASSERT_EQ(::mkdir(other_repo.c_str(), 0700), 0);
+  ASSERT_EQ(::chown(other_repo.c_str(), uid_, gid_), 0);
+  auto a = Serve(dir_, Sets());
+  auto b = Serve(other_dir, {"backup.repository=" + other_repo, "backup.schedule=0",
+                             "backup.archive_timeout=10s"});
+  ASSERT_EQ(Backup(dir_).exit_code, 0) << a->Log();
+  ArchiveAll(dir_);
+  std::this_thread::sleep_for(milliseconds(1100));  // the other's label sorts later
+  CliRun other_backup =
+      RunSkydb({"--set", "backup.repository=" + other_repo, "backup", "--data-dir", other_dir});
+  ASSERT_EQ(other_backup.exit_code, 0) << other_backup.err << b->Log();
+  ArchiveAll(other_dir);
+
+  // The other cluster's base backup into this repository.
+  CliRun into = Backup(other_dir);
+  EXPECT_NE(into.exit_code, 0);
+  EXPECT_NE(into.err.find("holds backups of another cluster"), std::string::npos) << into.err;
+
+  // The other's WAL segment under a name this repository already has.
+  std::string name;
+  for (const auto& entry : std::filesystem::directory_iterator(other_repo + "/wal")) {
+    std::string n = entry.path().filename().string();
+    if (n.size() == 24 && std::filesystem::exists(repo_ + "/wal/" + n)) name = n;
+  }
+  ASSERT_FALSE(name.empty()) << "no segment name in both archives";
+  std::ifstream before_in(repo_ + "/wal/" + name, std::ios::binary);
+  std::string before((std::istreambuf_iterator<char>(before_in)), {});
+  CliRun archive = RunSkydb({"archive-wal", "--repo", repo_, other_repo + "/wal/" + name, name});
+  EXPECT_NE(archive.exit_code, 0);
+  EXPECT_NE(archive.err.find("holds another cluster's WAL"), std::string::npos) << archive.err;
+  std::ifstream after_in(repo_ + "/wal/" + name, std::ios::binary);
+  std::string after((std::istreambuf_iterator<char>(after_in)), {});
+  EXPECT_TRUE(before == after) << "archive-wal overwrote " << name;
+
+  // The other's base backup copied into this repository's base/ by hand: restore refuses it.
+  std::string copy = "cp -a " + other_repo + "/base/. " + repo_ + "/base/";
+  ASSERT_EQ(std::system(copy.c_str()), 0);
+  std::string to = root_.Dir("mixed");
+  CliRun restore = Restore(to, {"--latest"});
+  EXPECT_NE(restore.exit_code, 0);
+  EXPECT_NE(restore.err.find("is of another cluster"), std::string::npos) << restore.err;
+  EXPECT_NE(restore.err.find("restore it from its own repository"), std::string::npos)
+      << restore.err;
+  EXPECT_FALSE(std::filesystem::exists(to)) << "a refused restore made " << to;
+  CliRun verify = RunSkydb({"backup", "verify", "--repo", repo_});
+  EXPECT_NE(verify.exit_code, 0);
+  EXPECT_NE(verify.err.find("is a backup of another cluster"), std::string::npos) << verify.err;
+}
+
 TEST_F(BackupTest, BackupWithoutARepositorySaysHowToConfigureOne) {
   CliRun run = RunSkydb({"backup", "--data-dir", dir_});
   EXPECT_EQ(run.exit_code, 1);
