@@ -80,7 +80,8 @@ std::vector<Finding> RunChecks(const Config& config, const FileSystem& fs,
   findings.insert(findings.end(), data_dir.begin(), data_dir.end());
   std::optional<uint64_t> need = settings ? SharedMemoryNeed(*settings) : std::nullopt;
   findings.push_back(CheckSharedMemory(kShmPath, StatFileSystemSpace(kShmPath), need));
-  findings.push_back(CheckBackupRepository(fs, config.backup.repository));
+  findings.push_back(
+      CheckBackupRepository(fs, config.backup.repository, config.backup.compression));
   return findings;
 }
 

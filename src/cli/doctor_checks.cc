@@ -109,7 +109,8 @@ bool AnyBlocker(const std::vector<Finding>& findings) {
   return false;
 }
 
-Finding CheckBackupRepository(const FileSystem& fs, const std::string& repository) {
+Finding CheckBackupRepository(const FileSystem& fs, const std::string& repository,
+                              BackupCompression compression) {
   if (repository.empty()) {
     return {Severity::kWarning, "backups",
             "no backup repository is configured: a lost disk, a bad migration or a DELETE "
@@ -121,6 +122,21 @@ Finding CheckBackupRepository(const FileSystem& fs, const std::string& repositor
             "backup.repository = " + repository +
                 " is not a directory yet: create it owned by the service user (mode 0700) so "
                 "that WAL archiving can start"};
+  }
+  const char* program = compression == BackupCompression::kGzip   ? "gzip"
+                        : compression == BackupCompression::kLz4  ? "lz4"
+                        : compression == BackupCompression::kZstd ? "zstd"
+                                                                  : nullptr;
+  if (program != nullptr) {
+    for (const std::string& name : {std::string("tar"), std::string(program)}) {
+      if (!fs.IsExecutable("/usr/bin/" + name) && !fs.IsExecutable("/bin/" + name)) {
+        return {Severity::kWarning, "backups",
+                "backup.compression = " + std::string(program) + ", but there is no " + name +
+                    " program in /usr/bin or /bin: every compressed backup would fail its "
+                    "verification; install the " +
+                    name + " package"};
+      }
+    }
   }
   return {Severity::kOk, "backups", "base backups and WAL go to " + repository};
 }

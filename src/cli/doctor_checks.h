@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "skydb/config.h"
 #include "skydb/discovery.h"
 #include "skydb/env.h"
 #include "skydb/result.h"
@@ -41,8 +42,11 @@ bool AnyBlocker(const std::vector<Finding>& findings);
 // --- backups -----------------------------------------------------------------------------------
 
 // Doctor checks the production profile: no backup.repository warns (a lost disk loses the
-// app's data); a repository that is not a directory warns with how to make it.
-Finding CheckBackupRepository(const FileSystem& fs, const std::string& repository);
+// app's data); a repository that is not a directory warns with how to make it; a
+// backup.compression whose program (tar, gzip, lz4, zstd) is missing warns that every backup
+// would fail its verification.
+Finding CheckBackupRepository(const FileSystem& fs, const std::string& repository,
+                              BackupCompression compression = BackupCompression::kNone);
 
 // --- service user ------------------------------------------------------------------------------
 

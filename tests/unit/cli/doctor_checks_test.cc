@@ -298,5 +298,19 @@ TEST(BackupRepositoryTest, NoneWarnsAndAMissingDirectorySaysHowToMakeIt) {
   EXPECT_EQ(CheckBackupRepository(fs, "/backups/app").severity, Severity::kOk);
 }
 
+TEST(BackupRepositoryTest, ACompressionWithoutItsProgramWarns) {
+  FakeFileSystem fs;
+  fs.AddDir("/backups/app", 0700);
+  fs.AddExecutable("/usr/bin/tar");
+  Finding zstd = CheckBackupRepository(fs, "/backups/app", BackupCompression::kZstd);
+  EXPECT_EQ(zstd.severity, Severity::kWarning);
+  EXPECT_THAT(zstd.message, HasSubstr("install the zstd package"));
+  fs.AddExecutable("/bin/zstd");
+  EXPECT_EQ(CheckBackupRepository(fs, "/backups/app", BackupCompression::kZstd).severity,
+            Severity::kOk);
+  EXPECT_EQ(CheckBackupRepository(fs, "/backups/app", BackupCompression::kNone).severity,
+            Severity::kOk);
+}
+
 }  // namespace
 }  // namespace skydb::cli
