@@ -145,6 +145,33 @@ uint64_t Histogram::Quantile(double q) const {
   return max_;
 }
 
+void LoadTally::Merge(const LoadTally& other) {
+  established += other.established;
+  attempts += other.attempts;
+  errors += other.errors;
+  error_replies += other.error_replies;
+  bad_replies += other.bad_replies;
+  stale_reads += other.stale_reads;
+  dropped += other.dropped;
+  unfinished += other.unfinished;
+  missed += other.missed;
+  interactions += other.interactions;
+  writes_acked += other.writes_acked;
+  read_hits += other.read_hits;
+  interaction.Merge(other.interaction);
+  get.Merge(other.get);
+  set.Merge(other.set);
+  if (!other.first_failure.empty() &&
+      (first_failure.empty() || other.first_failure_ns < first_failure_ns)) {
+    first_failure = other.first_failure;
+    first_failure_ns = other.first_failure_ns;
+  }
+}
+
+double CpuCapacityCores(int threads, int cores_available) {
+  return std::max(1, std::min(threads, cores_available));
+}
+
 std::optional<std::string> ValidateExpectation(const StoreExpectation& want) {
   static const std::map<std::string, std::vector<std::string>> kAllowed = {
       {"tiered", {"sync", "async"}},
@@ -208,6 +235,10 @@ double CpuFraction(const RunFacts& facts) {
   return budget > 0 ? facts.generator_cpu_seconds / budget : 0;
 }
 
+double CpuCores(const RunFacts& facts) {
+  return facts.wall_seconds > 0 ? facts.generator_cpu_seconds / facts.wall_seconds : 0;
+}
+
 std::vector<std::string> InvalidReasons(const RunFacts& facts, const Limits& limits) {
   std::vector<std::string> reasons;
   char buf[256];
@@ -228,10 +259,24 @@ std::vector<std::string> InvalidReasons(const RunFacts& facts, const Limits& lim
   double cpu = CpuFraction(facts);
   if (cpu > limits.max_cpu_fraction) {
     std::snprintf(buf, sizeof buf,
-                  "the generator used %.0f%% of its %.2f core(s) (limit %.0f%%): it may be the "
-                  "bottleneck",
-                  cpu * 100, facts.cpu_capacity_cores, limits.max_cpu_fraction * 100);
+                  "the generator used %.0f%% of its %.2f core(s) (%.2f cores busy, %d load "
+                  "thread(s); limit %.0f%%): it may be the bottleneck",
+                  cpu * 100, facts.cpu_capacity_cores, CpuCores(facts), facts.threads,
+                  limits.max_cpu_fraction * 100);
     reasons.emplace_back(buf);
+  }
+  // One thread is one epoll loop: a busy one throttles its own connections even when the
+  // process as a whole is below the gate. With one thread the process gate already says it.
+  if (facts.threads > 1 && facts.wall_seconds > 0) {
+    for (size_t t = 0; t < facts.thread_cpu_seconds.size(); ++t) {
+      double used = facts.thread_cpu_seconds[t] / facts.wall_seconds;
+      if (used <= limits.max_cpu_fraction) continue;
+      std::snprintf(buf, sizeof buf,
+                    "load thread %zu used %.0f%% of a core (limit %.0f%%): it may be the "
+                    "bottleneck for its connections",
+                    t, used * 100, limits.max_cpu_fraction * 100);
+      reasons.emplace_back(buf);
+    }
   }
   if (facts.foreign_cpu_seconds && facts.wall_seconds > 0 &&
       *facts.foreign_cpu_seconds / facts.wall_seconds > limits.max_foreign_cores) {

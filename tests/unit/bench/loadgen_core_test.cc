@@ -1,5 +1,5 @@
-// The load generator's pure rules: reply parsing, INFO, the histogram, the store check and
-// every validity gate, without a server.
+// The load generator's pure rules: reply parsing, INFO, the histogram, merging the load
+// threads' tallies, the store check and every validity gate, without a server.
 #include "loadgen_core.h"
 
 #include <gtest/gtest.h>
@@ -98,6 +98,96 @@ TEST(LoadgenHistogram, MergesAndReportsZeroWhenEmpty) {
   EXPECT_EQ(a.Quantile(0.5), 10u);
 }
 
+TEST(LoadgenHistogram, MergingThreadsIsExactlyRecordingInOne) {
+  // Three "threads" each record their share; the merge must equal one histogram that saw
+  // every sample, bucket for bucket, so no quantile moves when the load is split.
+  std::mt19937_64 rng(11);
+  Histogram whole, parts[3];
+  for (int i = 0; i < 30000; ++i) {
+    uint64_t v = rng() % 4 == 0 ? rng() % 128 : 1000 + rng() % 80'000'000;
+    whole.Record(v);
+    parts[rng() % 3].Record(v);
+  }
+  Histogram merged;
+  for (const auto& part : parts) merged.Merge(part);
+  EXPECT_TRUE(merged == whole);
+  EXPECT_EQ(merged.count(), 30000u);
+  EXPECT_EQ(merged.max(), whole.max());
+  for (double q : {0.001, 0.5, 0.9, 0.99, 0.999, 1.0}) {
+    EXPECT_EQ(merged.Quantile(q), whole.Quantile(q)) << "q=" << q;
+  }
+  Histogram empty;
+  merged.Merge(empty);
+  EXPECT_TRUE(merged == whole);
+}
+
+TEST(LoadgenLoadTally, MergeSumsEveryCounterAndKeepsTheEarliestFailure) {
+  LoadTally a, b;
+  a.established = 3;
+  a.attempts = 100;
+  a.errors = 2;
+  a.error_replies = 1;
+  a.stale_reads = 1;
+  a.interactions = 90;
+  a.writes_acked = 89;
+  a.read_hits = 80;
+  a.interaction.Record(500);
+  a.get.Record(200);
+  a.set.Record(300);
+  a.first_failure = "SET: later";
+  a.first_failure_ns = 2000;
+  b.established = 2;
+  b.attempts = 50;
+  b.errors = 3;
+  b.bad_replies = 1;
+  b.dropped = 1;
+  b.unfinished = 1;
+  b.missed = 7;
+  b.interactions = 45;
+  b.writes_acked = 45;
+  b.read_hits = 40;
+  b.interaction.Record(900'000);
+  b.get.Record(100);
+  b.set.Record(100);
+  b.first_failure = "GET: earlier";
+  b.first_failure_ns = 1000;
+
+  LoadTally sum = a;
+  sum.Merge(b);
+  EXPECT_EQ(sum.established, 5);
+  EXPECT_EQ(sum.attempts, 150u);
+  EXPECT_EQ(sum.errors, 5u);
+  EXPECT_EQ(sum.error_replies, 1u);
+  EXPECT_EQ(sum.bad_replies, 1u);
+  EXPECT_EQ(sum.stale_reads, 1u);
+  EXPECT_EQ(sum.dropped, 1u);
+  EXPECT_EQ(sum.unfinished, 1u);
+  EXPECT_EQ(sum.missed, 7u);
+  EXPECT_EQ(sum.interactions, 135u);
+  EXPECT_EQ(sum.writes_acked, 134u);
+  EXPECT_EQ(sum.read_hits, 120u);
+  EXPECT_EQ(sum.interaction.count(), 2u);
+  EXPECT_EQ(sum.interaction.max(), 900'000u);
+  EXPECT_EQ(sum.get.count(), 2u);
+  EXPECT_EQ(sum.set.count(), 2u);
+  EXPECT_EQ(sum.first_failure, "GET: earlier");
+  EXPECT_EQ(sum.first_failure_ns, 1000);
+
+  LoadTally clean;  // a thread that saw no failure keeps the other's
+  clean.Merge(a);
+  EXPECT_EQ(clean.first_failure, "SET: later");
+  a.Merge(LoadTally{});
+  EXPECT_EQ(a.first_failure, "SET: later");
+}
+
+TEST(LoadgenCpuCapacity, IsOneCorePerThreadUpToTheCoresAvailable) {
+  EXPECT_DOUBLE_EQ(CpuCapacityCores(1, 2), 1);
+  EXPECT_DOUBLE_EQ(CpuCapacityCores(2, 2), 2);
+  EXPECT_DOUBLE_EQ(CpuCapacityCores(4, 2), 2);
+  EXPECT_DOUBLE_EQ(CpuCapacityCores(2, 1), 1);
+  EXPECT_DOUBLE_EQ(CpuCapacityCores(1, 0), 1);  // an unreadable affinity mask still has one
+}
+
 std::map<std::string, std::string> SkydbInfo(const std::string& kind, const std::string& dur) {
   return {{"redis_version", "7.0.0"},
           {"skydb_version", "0.1.0"},
@@ -184,6 +274,35 @@ TEST(LoadgenInvalidReasons, EachGateFiresAloneAndSaysWhy) {
     EXPECT_NE(reasons[0].find(c.reason_contains), std::string::npos)
         << c.name << ": " << reasons[0];
   }
+}
+
+TEST(LoadgenInvalidReasons, SeveralThreadsAreJudgedOnTheirCapacityAndEachAlone) {
+  RunFacts f = GoodRun();
+  f.threads = 2;
+  f.cpu_capacity_cores = 2;
+  f.generator_cpu_seconds = 12;  // 1.2 cores of 2
+  f.thread_cpu_seconds = {6.5, 5.4};
+  EXPECT_TRUE(InvalidReasons(f, Limits{}).empty());
+  EXPECT_DOUBLE_EQ(CpuFraction(f), 0.6);
+  EXPECT_DOUBLE_EQ(CpuCores(f), 1.2);
+
+  f.thread_cpu_seconds = {7.5, 4.4};  // the process is below its gate, one loop is not
+  auto reasons = InvalidReasons(f, Limits{});
+  ASSERT_EQ(reasons.size(), 1u);
+  EXPECT_NE(reasons[0].find("load thread 0 used 75% of a core"), std::string::npos) << reasons[0];
+
+  f.generator_cpu_seconds = 15;  // 75% of two cores
+  f.thread_cpu_seconds = {7.0, 7.0};
+  reasons = InvalidReasons(f, Limits{});
+  ASSERT_EQ(reasons.size(), 1u);
+  EXPECT_NE(reasons[0].find("75% of its 2.00 core(s) (1.50 cores busy, 2 load thread(s)"),
+            std::string::npos)
+      << reasons[0];
+
+  RunFacts one = GoodRun();  // one thread: the process gate alone, never said twice
+  one.generator_cpu_seconds = 7.5;
+  one.thread_cpu_seconds = {7.4};
+  EXPECT_EQ(InvalidReasons(one, Limits{}).size(), 1u);
 }
 
 TEST(LoadgenInvalidReasons, LimitsAreInclusiveAndConfigurable) {
