@@ -13,6 +13,9 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <ctime>
+#include <functional>
+#include <memory>
 #include <queue>
 #include <random>
 #include <thread>
@@ -28,11 +31,19 @@ uint64_t Ns(Clock::duration d) {
   return d.count() < 0 ? 0 : static_cast<uint64_t>(std::chrono::nanoseconds(d).count());
 }
 
-double CpuSeconds() {
+// The whole process: every load thread, the boundary thread and the main thread.
+double ProcessCpuSeconds() {
   rusage ru{};
   getrusage(RUSAGE_SELF, &ru);
   return static_cast<double>(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
          static_cast<double>(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+}
+
+// The calling thread alone.
+double ThreadCpuSeconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) / 1e9;
 }
 
 enum class Phase {
@@ -45,6 +56,7 @@ enum class Phase {
 };
 
 struct Conn {
+  long index = 0;  // among all C connections (every thread's)
   int fd = -1;
   Phase phase = Phase::kDone;
   std::string out;
@@ -55,9 +67,12 @@ struct Conn {
   std::string base;  // this connection's value; bytes 0..15 are replaced by the counter
   long owned = 0;    // sessions owned: index, index + C, ...
   long slot = 0;     // which owned session is next
+  long current = 0;  // which owned session the interaction in progress uses
   long session = -1;
-  TimePoint start;    // the interaction's start (intended, in open loop)
-  TimePoint op_sent;  // when the current command was sent
+  std::vector<uint32_t> acked;     // per owned session: counter of the last acknowledged write
+  std::vector<uint8_t> uncertain;  // per owned session: the last write failed (either value ok)
+  TimePoint start;                 // the interaction's start (intended, in open loop)
+  TimePoint op_sent;               // when the current command was sent
   bool in_window = false;
   TimePoint due;  // open loop: next intended start
   Reply reply;
@@ -69,18 +84,58 @@ struct Timer {
   bool operator>(const Timer& o) const { return due > o.due; }
 };
 
-class Driver {
+// The run's timeline, the same for every thread.
+struct Schedule {
+  TimePoint launch, t0, t1;  // load starts; the measured window is [t0, t1)
+  TimePoint drain_end;       // in-window interactions may finish until then
+  bool open_loop = false;
+  Clock::duration interval{};  // open loop: between one connection's intended starts
+};
+
+Schedule MakeSchedule(const DriverOptions& o) {
+  using std::chrono::duration;
+  using std::chrono::duration_cast;
+  Schedule s;
+  s.launch = Clock::now();
+  if (o.populate) {
+    s.t0 = s.launch;
+    s.t1 = TimePoint::max();
+    s.drain_end = TimePoint::max();
+  } else {
+    s.t0 = s.launch + duration_cast<Clock::duration>(duration<double>(o.warmup_seconds));
+    s.t1 = s.t0 + duration_cast<Clock::duration>(duration<double>(o.duration_seconds));
+    s.drain_end = s.t1 + duration_cast<Clock::duration>(duration<double>(o.drain_seconds));
+  }
+  s.open_loop = o.rate > 0 && !o.populate;
+  if (s.open_loop) {
+    s.interval = duration_cast<Clock::duration>(duration<double>(o.connections / o.rate));
+  }
+  return s;
+}
+
+// One epoll thread's share of the load: connections [first, first + count) of C. Touches
+// nothing another worker touches.
+class Worker {
  public:
-  Driver(const DriverOptions& o, WindowHooks& hooks) : o_(o), hooks_(hooks) {}
-  DriverResult Run();
+  Worker(const DriverOptions& o, int index, long first, long count)
+      : o_(o), index_(index), first_(first), count_(count) {}
+  ~Worker();
+  Worker(const Worker&) = delete;
+  Worker& operator=(const Worker&) = delete;
+
+  void Connect();
+  void Establish();
+  void Load(const Schedule& s);
+  const LoadTally& tally() const { return r_; }
+  double cpu_seconds() const { return cpu_seconds_; }
+  TimePoint finished_at() const { return finished_at_; }
 
  private:
   void Fail(const std::string& what) {
-    if (r_.first_failure.empty()) r_.first_failure = what;
+    if (!r_.first_failure.empty()) return;
+    r_.first_failure = what;
+    r_.first_failure_ns = static_cast<int64_t>(Ns(Clock::now().time_since_epoch()));
   }
-  void Connect();
-  void Establish();
-  void Load();
   void Kill(size_t i, const std::string& why);
   void Flush(size_t i);
   void OnReadable(size_t i);
@@ -89,30 +144,44 @@ class Driver {
   void ScheduleNext(size_t i, TimePoint now);
   std::string Key(long session) const { return o_.key_prefix + std::to_string(session); }
   std::string_view ValueFor(size_t i, uint32_t counter);
-  bool Matches(size_t i, const Reply& reply, long session);
+  bool Matches(size_t i, const Reply& reply);
   void Wait(TimePoint until);
 
   const DriverOptions& o_;
-  WindowHooks& hooks_;
-  DriverResult r_;
+  const int index_;
+  const long first_, count_;
+  LoadTally r_;
+  double cpu_seconds_ = 0;
+  TimePoint finished_at_;
   int epfd_ = -1;
   std::vector<Conn> conns_;
-  std::vector<uint32_t> acked_;     // per session: counter of the last acknowledged write
-  std::vector<uint8_t> uncertain_;  // per session: the last write failed (either value ok)
   std::priority_queue<Timer, std::vector<Timer>, std::greater<>> timers_;
-  TimePoint launch_, t0_, t1_;
+  TimePoint t0_, t1_;
   bool open_loop_ = false;
   Clock::duration interval_{};
   std::string scratch_;
 };
 
-void Driver::Connect() {
-  std::mt19937_64 rng(o_.seed);
+Worker::~Worker() {
+  for (Conn& c : conns_) {
+    if (c.fd >= 0) ::close(c.fd);
+  }
+  if (epfd_ >= 0) ::close(epfd_);
+}
+
+void Worker::Connect() {
+  epfd_ = ::epoll_create1(EPOLL_CLOEXEC);
+  // Worker 0's seeds are the single-threaded generator's, so --threads 1 writes what it did.
+  std::mt19937_64 rng(o_.seed + 2 * static_cast<uint64_t>(index_));
   auto C = static_cast<long>(o_.connections);
-  conns_.resize(static_cast<size_t>(o_.connections));
-  for (long c = 0; c < C; ++c) {
-    Conn& conn = conns_[static_cast<size_t>(c)];
+  conns_.resize(static_cast<size_t>(count_));
+  for (long k = 0; k < count_; ++k) {
+    Conn& conn = conns_[static_cast<size_t>(k)];
+    long c = first_ + k;
+    conn.index = c;
     conn.owned = (o_.sessions - c + C - 1) / C;
+    conn.acked.assign(static_cast<size_t>(conn.owned), 0);
+    conn.uncertain.assign(static_cast<size_t>(conn.owned), 0);
     conn.base.resize(o_.value_bytes);
     for (auto& ch : conn.base) ch = static_cast<char>('a' + rng() % 26);
     int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -129,15 +198,15 @@ void Driver::Connect() {
     conn.fd = fd;
     epoll_event ev{};
     ev.events = EPOLLIN;
-    ev.data.u64 = static_cast<uint64_t>(c);
+    ev.data.u64 = static_cast<uint64_t>(k);
     ::epoll_ctl(epfd_, EPOLL_CTL_ADD, fd, &ev);
     conn.phase = Phase::kPinging;
     AppendCommand(&conn.out, {"PING"});
-    Flush(static_cast<size_t>(c));
+    Flush(static_cast<size_t>(k));
   }
 }
 
-void Driver::Kill(size_t i, const std::string& why) {
+void Worker::Kill(size_t i, const std::string& why) {
   Conn& c = conns_[i];
   if (c.phase == Phase::kDead) return;
   Fail(why);
@@ -151,7 +220,7 @@ void Driver::Kill(size_t i, const std::string& why) {
   c.fd = -1;
 }
 
-void Driver::Flush(size_t i) {
+void Worker::Flush(size_t i) {
   Conn& c = conns_[i];
   while (c.out_sent < c.out.size()) {
     ssize_t n = ::send(c.fd, c.out.data() + c.out_sent, c.out.size() - c.out_sent, MSG_NOSIGNAL);
@@ -178,7 +247,7 @@ void Driver::Flush(size_t i) {
   }
 }
 
-void Driver::OnReadable(size_t i) {
+void Worker::OnReadable(size_t i) {
   char buf[65536];
   while (true) {
     Conn& c = conns_[i];
@@ -214,7 +283,7 @@ void Driver::OnReadable(size_t i) {
   }
 }
 
-std::string_view Driver::ValueFor(size_t i, uint32_t counter) {
+std::string_view Worker::ValueFor(size_t i, uint32_t counter) {
   scratch_ = conns_[i].base;
   char head[17];
   std::snprintf(head, sizeof head, "%016x", counter);
@@ -222,11 +291,12 @@ std::string_view Driver::ValueFor(size_t i, uint32_t counter) {
   return scratch_;
 }
 
-bool Driver::Matches(size_t i, const Reply& reply, long session) {
-  uint32_t acked = acked_[static_cast<size_t>(session)];
-  bool uncertain = uncertain_[static_cast<size_t>(session)] != 0;
+bool Worker::Matches(size_t i, const Reply& reply) {
+  const Conn& c = conns_[i];
+  uint32_t acked = c.acked[static_cast<size_t>(c.current)];
+  bool uncertain = c.uncertain[static_cast<size_t>(c.current)] != 0;
   if (reply.type == Reply::Type::kNil) return acked == 0;
-  const std::string& base = conns_[i].base;
+  const std::string& base = c.base;
   if (reply.text.size() != base.size()) return false;
   if (std::memcmp(reply.text.data() + 16, base.data() + 16, base.size() - 16) != 0) return false;
   char head[17];
@@ -239,7 +309,7 @@ bool Driver::Matches(size_t i, const Reply& reply, long session) {
   return false;
 }
 
-void Driver::OnReply(size_t i) {
+void Worker::OnReply(size_t i) {
   Conn& c = conns_[i];
   const Reply& reply = c.reply;
   TimePoint now = Clock::now();
@@ -262,16 +332,15 @@ void Driver::OnReply(size_t i) {
         ++r_.bad_replies;
         ++r_.errors;
         Fail("GET answered with a reply that is neither a bulk string nor nil");
-      } else if (!Matches(i, reply, c.session)) {
+      } else if (!Matches(i, reply)) {
         ++r_.stale_reads;
         ++r_.errors;
         Fail("GET " + Key(c.session) + " did not return the value this session last wrote");
       } else if (c.in_window && reply.type == Reply::Type::kBulk) {
         ++r_.read_hits;
       }
-      auto s = static_cast<size_t>(c.session);
       std::string key = Key(c.session);
-      std::string_view value = ValueFor(i, acked_[s] + 1);
+      std::string_view value = ValueFor(i, c.acked[static_cast<size_t>(c.current)] + 1);
       std::string ttl = std::to_string(o_.ttl_seconds);
       AppendCommand(&c.out, {"SET", key, value, "EX", ttl});
       c.phase = Phase::kAwaitSet;
@@ -280,14 +349,14 @@ void Driver::OnReply(size_t i) {
       return;
     }
     case Phase::kAwaitSet: {
-      auto s = static_cast<size_t>(c.session);
+      auto s = static_cast<size_t>(c.current);
       if (c.in_window) r_.set.Record(Ns(now - c.op_sent));
       if (reply.type == Reply::Type::kSimple && reply.text == "OK") {
-        ++acked_[s];
-        uncertain_[s] = 0;
+        ++c.acked[s];
+        c.uncertain[s] = 0;
         if (c.in_window) ++r_.writes_acked;
       } else {
-        uncertain_[s] = 1;
+        c.uncertain[s] = 1;
         if (reply.type == Reply::Type::kError) {
           ++r_.error_replies;
           Fail("SET: " + reply.text);
@@ -310,9 +379,10 @@ void Driver::OnReply(size_t i) {
   }
 }
 
-void Driver::StartInteraction(size_t i, TimePoint start) {
+void Worker::StartInteraction(size_t i, TimePoint start) {
   Conn& c = conns_[i];
-  c.session = static_cast<long>(i) + c.slot * o_.connections;
+  c.current = c.slot;
+  c.session = c.index + c.current * o_.connections;
   c.slot = (c.slot + 1) % c.owned;
   c.start = start;
   c.in_window = start >= t0_ && start < t1_;
@@ -324,7 +394,7 @@ void Driver::StartInteraction(size_t i, TimePoint start) {
 }
 
 // After an interaction (or at the start): the next one now, later, or never.
-void Driver::ScheduleNext(size_t i, TimePoint now) {
+void Worker::ScheduleNext(size_t i, TimePoint now) {
   Conn& c = conns_[i];
   if (c.phase != Phase::kIdle || c.owned == 0) {
     if (c.phase == Phase::kIdle) c.phase = Phase::kDone;
@@ -357,7 +427,7 @@ void Driver::ScheduleNext(size_t i, TimePoint now) {
   }
 }
 
-void Driver::Wait(TimePoint until) {
+void Worker::Wait(TimePoint until) {
   epoll_event events[256];
   TimePoint now = Clock::now();
   auto left = until > now ? until - now : Clock::duration::zero();
@@ -372,7 +442,7 @@ void Driver::Wait(TimePoint until) {
   }
 }
 
-void Driver::Establish() {
+void Worker::Establish() {
   TimePoint deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(
                                           std::chrono::duration<double>(o_.establish_seconds));
   auto pinging = [this] {
@@ -385,58 +455,33 @@ void Driver::Establish() {
   }
 }
 
-void Driver::Load() {
-  using std::chrono::duration;
-  using std::chrono::duration_cast;
-  launch_ = Clock::now();
-  if (o_.populate) {
-    t0_ = launch_;
-    t1_ = TimePoint::max();
-  } else {
-    t0_ = launch_ + duration_cast<Clock::duration>(duration<double>(o_.warmup_seconds));
-    t1_ = t0_ + duration_cast<Clock::duration>(duration<double>(o_.duration_seconds));
-  }
-  open_loop_ = o_.rate > 0 && !o_.populate;
-  std::mt19937_64 rng(o_.seed + 1);
-  if (open_loop_) {
-    interval_ = duration_cast<Clock::duration>(duration<double>(o_.connections / o_.rate));
-  }
+void Worker::Load(const Schedule& s) {
+  t0_ = s.t0;
+  t1_ = s.t1;
+  open_loop_ = s.open_loop;
+  interval_ = s.interval;
+  std::mt19937_64 rng(o_.seed + 2 * static_cast<uint64_t>(index_) + 1);
   for (size_t i = 0; i < conns_.size(); ++i) {
     Conn& c = conns_[i];
     if (c.phase != Phase::kIdle) continue;
     if (open_loop_) {
       std::uniform_real_distribution<double> phase(0, 1);
-      c.due = launch_ + duration_cast<Clock::duration>(interval_ * phase(rng));
+      c.due = s.launch + std::chrono::duration_cast<Clock::duration>(interval_ * phase(rng));
     }
-    ScheduleNext(i, launch_);
-  }
-  // Window boundaries run on their own thread so a slow /proc read never stalls the load.
-  std::thread boundaries;
-  if (!o_.populate) {
-    boundaries = std::thread([this] {
-      std::this_thread::sleep_until(t0_);
-      hooks_.OnWindowStart();
-      std::this_thread::sleep_until(t0_ + (t1_ - t0_) / 2);
-      hooks_.OnWindowMiddle();
-      std::this_thread::sleep_until(t1_);
-      hooks_.OnWindowEnd();
-    });
+    ScheduleNext(i, s.launch);
   }
   bool started = false, ended = false;
-  double cpu0 = o_.populate ? CpuSeconds() : 0;
-  TimePoint drain_end =
-      o_.populate ? TimePoint::max()
-                  : t1_ + duration_cast<Clock::duration>(duration<double>(o_.drain_seconds));
-  TimePoint finished_at = launch_;
+  double cpu0 = o_.populate ? ThreadCpuSeconds() : 0;
+  finished_at_ = s.launch;
   while (true) {
     TimePoint now = Clock::now();
     if (!started && now >= t0_) {
       started = true;
-      cpu0 = CpuSeconds();
+      cpu0 = ThreadCpuSeconds();
     }
     if (!ended && now >= t1_) {
       ended = true;
-      r_.cpu_seconds = CpuSeconds() - cpu0;
+      cpu_seconds_ = ThreadCpuSeconds() - cpu0;
     }
     while (!timers_.empty() && timers_.top().due <= now) {
       Timer t = timers_.top();
@@ -446,23 +491,17 @@ void Driver::Load() {
     bool busy = std::any_of(conns_.begin(), conns_.end(), [](const Conn& c) {
       return c.phase == Phase::kIdle || c.phase == Phase::kAwaitGet || c.phase == Phase::kAwaitSet;
     });
-    if (!busy || now >= drain_end) {
-      finished_at = now;
+    if (!busy || now >= s.drain_end) {
+      finished_at_ = now;
       break;
     }
-    TimePoint until = std::min(drain_end, now + std::chrono::milliseconds(100));
+    TimePoint until = std::min(s.drain_end, now + std::chrono::milliseconds(100));
     if (!started) until = std::min(until, t0_);
     if (!ended) until = std::min(until, t1_);
     if (!timers_.empty()) until = std::min(until, timers_.top().due);
     Wait(until);
   }
-  if (o_.populate) {
-    r_.cpu_seconds = CpuSeconds() - cpu0;
-    r_.window_seconds = duration<double>(finished_at - launch_).count();
-  } else {
-    if (!ended) r_.cpu_seconds = CpuSeconds() - cpu0;
-    r_.window_seconds = duration<double>(t1_ - t0_).count();
-  }
+  if (!ended) cpu_seconds_ = ThreadCpuSeconds() - cpu0;
   for (Conn& c : conns_) {
     if ((c.phase == Phase::kAwaitGet || c.phase == Phase::kAwaitSet) && c.in_window) {
       ++r_.unfinished;
@@ -477,28 +516,73 @@ void Driver::Load() {
       r_.missed += static_cast<uint64_t>((t1_ - first) / interval_) + 1;
     }
   }
-  if (boundaries.joinable()) boundaries.join();
 }
 
-DriverResult Driver::Run() {
-  epfd_ = ::epoll_create1(EPOLL_CLOEXEC);
-  acked_.assign(static_cast<size_t>(o_.sessions), 0);
-  uncertain_.assign(static_cast<size_t>(o_.sessions), 0);
-  Connect();
-  Establish();
-  if (r_.established == o_.connections) Load();
-  for (Conn& c : conns_) {
-    if (c.fd >= 0) ::close(c.fd);
+// Runs `job` on every worker at once: worker 0 on the calling thread, the others on their own.
+void OnEach(std::vector<std::unique_ptr<Worker>>& workers,
+            const std::function<void(Worker&)>& job) {
+  std::vector<std::thread> threads;
+  for (size_t w = 1; w < workers.size(); ++w) {
+    threads.emplace_back([&job, &workers, w] { job(*workers[w]); });
   }
-  ::close(epfd_);
-  return r_;
+  job(*workers[0]);
+  for (auto& t : threads) t.join();
 }
 
 }  // namespace
 
 DriverResult RunLoad(const DriverOptions& options, WindowHooks& hooks) {
-  Driver driver(options, hooks);
-  return driver.Run();
+  DriverResult r;
+  const long C = options.connections;
+  r.threads = static_cast<int>(std::clamp<long>(options.threads, 1, C));
+  std::vector<std::unique_ptr<Worker>> workers;
+  for (long t = 0; t < r.threads; ++t) {
+    long first = C * t / r.threads, end = C * (t + 1) / r.threads;
+    workers.push_back(std::make_unique<Worker>(options, static_cast<int>(t), first, end - first));
+  }
+  OnEach(workers, [](Worker& w) {
+    w.Connect();
+    w.Establish();
+  });
+  int established = 0;
+  for (const auto& w : workers) established += w->tally().established;
+  if (established == options.connections) {
+    Schedule s = MakeSchedule(options);
+    // Window boundaries run on their own thread so a slow /proc read never stalls the load;
+    // the process's CPU is read there, at the boundaries, for every thread at once.
+    double cpu0 = 0, cpu1 = 0;
+    std::thread boundaries;
+    if (options.populate) {
+      cpu0 = ProcessCpuSeconds();
+    } else {
+      boundaries = std::thread([&hooks, &s, &cpu0, &cpu1] {
+        std::this_thread::sleep_until(s.t0);
+        cpu0 = ProcessCpuSeconds();
+        hooks.OnWindowStart();
+        std::this_thread::sleep_until(s.t0 + (s.t1 - s.t0) / 2);
+        hooks.OnWindowMiddle();
+        std::this_thread::sleep_until(s.t1);
+        cpu1 = ProcessCpuSeconds();
+        hooks.OnWindowEnd();
+      });
+    }
+    OnEach(workers, [&s](Worker& w) { w.Load(s); });
+    if (boundaries.joinable()) boundaries.join();
+    if (options.populate) {
+      cpu1 = ProcessCpuSeconds();
+      TimePoint last = s.launch;
+      for (const auto& w : workers) last = std::max(last, w->finished_at());
+      r.window_seconds = std::chrono::duration<double>(last - s.launch).count();
+    } else {
+      r.window_seconds = std::chrono::duration<double>(s.t1 - s.t0).count();
+    }
+    r.cpu_seconds = cpu1 - cpu0;
+  }
+  for (const auto& w : workers) {
+    r.tally.Merge(w->tally());
+    r.thread_cpu_seconds.push_back(w->cpu_seconds());
+  }
+  return r;
 }
 
 }  // namespace skydb::loadgen

@@ -1,14 +1,22 @@
-// The load itself: C non-blocking unix-socket connections on one epoll thread, each owning a
-// share of N sessions; an interaction is GET key, then SET key value EX ttl, then (closed loop)
-// think time or (open loop) the connection's next scheduled start. Open-loop latency runs from
-// the intended start, so a slow server cannot hide its queueing (no coordinated omission).
+// The load itself: C non-blocking unix-socket connections, each owning a share of N sessions,
+// spread over T epoll threads, each owning a contiguous share of the connections and so of
+// their sessions (no state is shared between threads). An interaction is GET key, then SET key
+// value EX ttl, then (closed loop) think time or (open loop) the connection's next scheduled
+// start. Open-loop latency runs from the intended start, so a slow server cannot hide its
+// queueing (no coordinated omission).
 //
-// Thread-safety: RunLoad is self-contained and may run once per process at a time.
+// Every thread starts its interactions on the same schedule (one warm-up, one window) and counts
+// into its own LoadTally; RunLoad merges them. The process's CPU (every thread) is read at the
+// window's boundaries, and each load thread reads its own.
+//
+// Thread-safety: RunLoad is self-contained and may run once per process at a time; the hooks
+// are called from a thread of its own.
 // Failure: connection and protocol failures are counted in the result, never thrown.
 #pragma once
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "loadgen_core.h"
 
@@ -25,31 +33,20 @@ struct DriverOptions {
   double duration_seconds = 10;
   double drain_seconds = 10;  // after the window: how long in-window interactions may finish
   double think_ms = 0;        // closed loop: pause between a connection's interactions
-  double rate = 0;            // > 0: open loop at this many interactions/s in total
+  double rate = 0;            // > 0: open loop at this many interactions/s in total (each
+                              // connection rate / C, so each thread its connections' share)
+  int threads = 1;            // epoll threads, 1..connections
   bool populate = false;      // one interaction per session, no warm-up, then stop
   double establish_seconds = 5;
   uint64_t seed = 1;
 };
 
 struct DriverResult {
-  int established = 0;
-  std::string first_failure;  // the first error seen, verbatim, for the report
-  uint64_t attempts = 0;      // interactions started, warm-up included
-  uint64_t errors = 0;        // error_replies + bad_replies + stale_reads + dropped + unfinished
-  uint64_t error_replies = 0;
-  uint64_t bad_replies = 0;   // a reply of the wrong shape (not a bulk or nil for GET, not +OK)
-  uint64_t stale_reads = 0;   // GET did not return the value this session last wrote
-  uint64_t dropped = 0;       // connections lost during the load
-  uint64_t unfinished = 0;    // in-window interactions still in flight at the drain deadline
-  uint64_t missed = 0;        // open loop: intended starts in the window never started
-  uint64_t interactions = 0;  // completed, started in the window
-  uint64_t writes_acked = 0;  // SET +OK, interactions started in the window
-  uint64_t read_hits = 0;     // GETs in the window that found a value
+  int threads = 1;  // load threads that ran
+  LoadTally tally;  // every thread's, merged
   double window_seconds = 0;
-  double cpu_seconds = 0;  // this process over the window
-  Histogram interaction;   // start (intended in open loop) → SET reply
-  Histogram get;           // GET sent → reply
-  Histogram set;           // SET sent → reply
+  double cpu_seconds = 0;                  // this process, every thread, over the window
+  std::vector<double> thread_cpu_seconds;  // each load thread's own, over the window
 };
 
 // Called at the start and at the end of the measured window (for server CPU readings) and at

@@ -3,7 +3,9 @@
 // then SET key value EX 1800. Closed loop (think time) or open loop (a target rate, latency
 // from the intended start). Prints one JSON object: the run's conditions, whether it is valid
 // and why not, and — only when valid — throughput and latency. Exit 0 valid, 1 invalid,
-// 2 usage error. Not a test; bench/run_all.sh drives it and tests/integration/bench smoke-tests it.
+// 2 usage error. --threads N spreads the connections over N epoll threads; the CPU gate then
+// judges the whole process against min(N, cores) and each thread against one core. Not a test;
+// bench/run_all.sh drives it and tests/integration/bench smoke-tests it.
 #include <sys/resource.h>
 #include <sys/utsname.h>
 #include <unistd.h>
@@ -127,6 +129,7 @@ ordered_json Conditions(const Flags& f, const std::map<std::string, std::string>
       {"ttl_seconds", f.load.ttl_seconds},
       {"sessions", f.load.sessions},
       {"connections", f.load.connections},
+      {"threads", f.load.threads},
       {"loop", f.load.populate   ? "populate"
                : f.load.rate > 0 ? "open"
                                  : "closed"},
@@ -157,68 +160,89 @@ int Run(const Flags& f) {
   std::map<std::string, std::string> info_after;
   skydb::loadgen::ReadServerInfo(f.load.socket_path, f.expect.store, &info_after);
 
+  const skydb::loadgen::LoadTally& t = r.tally;
   skydb::loadgen::RunFacts facts;
   facts.sessions_wanted = f.load.connections;
-  facts.sessions_established = r.established;
-  facts.attempts = r.attempts;
-  facts.errors = r.errors;
-  facts.writes_acked = r.writes_acked;
+  facts.sessions_established = t.established;
+  facts.attempts = t.attempts;
+  facts.errors = t.errors;
+  facts.writes_acked = t.writes_acked;
   facts.generator_cpu_seconds = r.cpu_seconds;
   facts.wall_seconds = r.window_seconds;
-  facts.cpu_capacity_cores = std::min(1.0, static_cast<double>(skydb::loadgen::CoresAvailable()));
+  facts.cpu_capacity_cores =
+      skydb::loadgen::CpuCapacityCores(r.threads, skydb::loadgen::CoresAvailable());
+  facts.threads = r.threads;
+  facts.thread_cpu_seconds = r.thread_cpu_seconds;
   facts.store_mismatch = mismatch;
   if (!f.server_pids.empty()) {
     facts.foreign_cpu_seconds =
         std::max(0.0, probe.machine_busy_seconds() - probe.cpu_seconds() - r.cpu_seconds);
   }
   auto reasons = skydb::loadgen::InvalidReasons(facts, f.limits);
+  auto per_second = [&r](double seconds) -> ordered_json {
+    if (r.window_seconds <= 0) return nullptr;
+    return seconds / r.window_seconds;
+  };
+  ordered_json thread_cores = ordered_json::array();
+  for (double s : r.thread_cpu_seconds) thread_cores.push_back(per_second(s));
+  bool probed = !f.server_pids.empty() && !f.load.populate;
 
   ordered_json out;
   out["valid"] = reasons.empty();
   out["invalid_reasons"] = reasons;
   out["conditions"] = Conditions(f, info_before, load_start);
+  // The generator's CPU three ways: the fraction of its capacity (the gate), the cores it kept
+  // busy, and each load thread's share of its one core (the per-thread gate). The server's
+  // cores and the machine's say whether, on a shared machine, the server had room to go faster.
   out["checks"] = {
-      {"sessions_established", r.established},
-      {"attempts", r.attempts},
-      {"errors", r.errors},
-      {"error_replies", r.error_replies},
-      {"bad_replies", r.bad_replies},
-      {"stale_reads", r.stale_reads},
-      {"dropped_connections", r.dropped},
-      {"unfinished", r.unfinished},
+      {"sessions_established", t.established},
+      {"attempts", t.attempts},
+      {"errors", t.errors},
+      {"error_replies", t.error_replies},
+      {"bad_replies", t.bad_replies},
+      {"stale_reads", t.stale_reads},
+      {"dropped_connections", t.dropped},
+      {"unfinished", t.unfinished},
       {"max_error_ratio", f.limits.max_error_ratio},
+      {"generator_threads", r.threads},
       {"generator_cpu_fraction", skydb::loadgen::CpuFraction(facts)},
       {"generator_cpu_capacity_cores", facts.cpu_capacity_cores},
+      {"generator_cpu_cores", skydb::loadgen::CpuCores(facts)},
+      {"generator_thread_cpu_cores", thread_cores},
       {"max_cpu_fraction", f.limits.max_cpu_fraction},
+      {"server_cpu_cores", probed ? per_second(probe.cpu_seconds()) : ordered_json(nullptr)},
+      {"machine_busy_cores",
+       probed ? per_second(probe.machine_busy_seconds()) : ordered_json(nullptr)},
       {"foreign_cpu_cores", facts.foreign_cpu_seconds && r.window_seconds > 0
                                 ? ordered_json(*facts.foreign_cpu_seconds / r.window_seconds)
                                 : ordered_json(nullptr)},
       {"max_foreign_cores", f.limits.max_foreign_cores},
-      {"writes_acked", r.writes_acked},
+      {"writes_acked", t.writes_acked},
       {"store_check", mismatch ? *mismatch : "ok"},
-      {"first_failure", r.first_failure},
+      {"first_failure", t.first_failure},
   };
   if (reasons.empty()) {
     double secs = r.window_seconds;
     ordered_json res = {
         {"window_s", secs},
-        {"interactions", r.interactions},
-        {"interactions_per_s", secs > 0 ? static_cast<double>(r.interactions) / secs : 0},
-        {"writes_per_s", secs > 0 ? static_cast<double>(r.writes_acked) / secs : 0},
-        {"read_hits", r.read_hits},
-        {"missed_intended_starts", r.missed},
-        {"interaction", Latency(r.interaction)},
-        {"get", Latency(r.get)},
-        {"set", Latency(r.set)},
+        {"interactions", t.interactions},
+        {"interactions_per_s", secs > 0 ? static_cast<double>(t.interactions) / secs : 0},
+        {"writes_per_s", secs > 0 ? static_cast<double>(t.writes_acked) / secs : 0},
+        {"read_hits", t.read_hits},
+        {"missed_intended_starts", t.missed},
+        {"interaction", Latency(t.interaction)},
+        {"get", Latency(t.get)},
+        {"set", Latency(t.set)},
+        {"generator_threads", r.threads},
     };
     if (f.load.rate > 0 && !f.load.populate) {
-      double achieved = secs > 0 ? static_cast<double>(r.interactions) / secs : 0;
-      res["saturated"] = r.missed > 0 || achieved < 0.95 * f.load.rate;
+      double achieved = secs > 0 ? static_cast<double>(t.interactions) / secs : 0;
+      res["saturated"] = t.missed > 0 || achieved < 0.95 * f.load.rate;
     }
-    if (!f.server_pids.empty() && !f.load.populate) {
+    if (probed) {
       res["server_cpu_s"] = probe.cpu_seconds();
       res["server_cpu_us_per_write"] =
-          r.writes_acked > 0 ? probe.cpu_seconds() / static_cast<double>(r.writes_acked) * 1e6 : 0;
+          t.writes_acked > 0 ? probe.cpu_seconds() / static_cast<double>(t.writes_acked) * 1e6 : 0;
       ordered_json mem = ordered_json::array();
       for (const auto& m : probe.middle()) {
         mem.push_back({{"pid", m.pid},
@@ -276,12 +300,16 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(0.0, 3600000.0));
   app.add_option("--rate", f.load.rate, "open loop: interactions/s in total (0: closed loop)")
       ->check(CLI::Range(0.0, 1e9));
+  app.add_option("--threads", f.load.threads,
+                 "epoll threads, each driving its share of the connections (default 1)")
+      ->check(CLI::Range(1, 64));
   app.add_flag("--populate", f.load.populate, "one interaction per session, then stop");
   app.add_option("--establish-timeout", f.load.establish_seconds, "seconds for every PING");
   app.add_option("--max-error-ratio", f.limits.max_error_ratio, "errors/interactions gate")
       ->check(CLI::Range(0.0, 1.0));
   app.add_option("--max-cpu-fraction", f.limits.max_cpu_fraction,
-                 "generator CPU gate, a fraction of one core")
+                 "generator CPU gate: a fraction of min(threads, cores), and of one core for "
+                 "each thread")
       ->check(CLI::Range(0.0, 1.0));
   app.add_option("--max-foreign-cores", f.limits.max_foreign_cores,
                  "gate on other processes' CPU during the window, in cores (needs --server-pid)")
@@ -303,6 +331,13 @@ int main(int argc, char** argv) {
   if (f.load.sessions < f.load.connections) {
     std::fprintf(stderr, "skydb_loadgen: --sessions (%ld) must be at least --connections (%d)\n",
                  f.load.sessions, f.load.connections);
+    return 2;
+  }
+  if (f.load.threads > f.load.connections) {
+    std::fprintf(stderr,
+                 "skydb_loadgen: --threads (%d) must be at most --connections (%d): each thread "
+                 "drives its own connections\n",
+                 f.load.threads, f.load.connections);
     return 2;
   }
   if (app.count("--key-prefix") == 0) {

@@ -119,6 +119,31 @@ class LoadgenSmoke(unittest.TestCase):
         self.assertAlmostEqual(out["result"]["interactions_per_s"], 200, delta=60)
         self.assertFalse(out["result"]["saturated"])
 
+    def test_two_load_threads_split_the_connections_and_merge_their_counts(self):
+        rc, out, err = loadgen(self.daemon.socket, "--threads", "2", "--think-ms", "1")
+        self.assertEqual(rc, 0, (out, err))
+        res, checks = out["result"], out["checks"]
+        self.assertEqual(out["conditions"]["threads"], 2)
+        self.assertEqual(res["generator_threads"], 2)
+        self.assertEqual(checks["generator_threads"], 2)
+        self.assertEqual(checks["sessions_established"], 4)
+        self.assertEqual(len(checks["generator_thread_cpu_cores"]), 2)
+        self.assertEqual(checks["stale_reads"], 0)
+        self.assertGreater(res["read_hits"], 0)
+        # the merged histograms hold every thread's interactions, no more and no fewer
+        self.assertEqual(res["interactions"], res["interaction"]["count"])
+        self.assertEqual(res["interactions"], res["set"]["count"])
+        self.assertLessEqual(checks["generator_cpu_capacity_cores"], 2)
+        self.assertAlmostEqual(checks["generator_cpu_fraction"]
+                               * checks["generator_cpu_capacity_cores"],
+                               checks["generator_cpu_cores"], places=6)
+
+    def test_an_open_loop_rate_is_split_across_threads(self):
+        rc, out, err = loadgen(self.daemon.socket, "--rate", "200", "--threads", "2", duration=2)
+        self.assertEqual(rc, 0, (out, err))
+        self.assertAlmostEqual(out["result"]["interactions_per_s"], 200, delta=60)
+        self.assertFalse(out["result"]["saturated"])
+
     def test_a_wrong_store_expectation_is_invalid(self):
         rc, out, _ = loadgen(self.daemon.socket, store="tiered", durability="sync")
         self.assertInvalidBecause(rc, out, "store_kind memory")
@@ -163,6 +188,9 @@ class LoadgenSmoke(unittest.TestCase):
         rc, out, err = loadgen(self.daemon.socket, store="memory", durability="sync")
         self.assertEqual(rc, 2)
         self.assertIn("must be one of none", err)
+        rc, out, err = loadgen(self.daemon.socket, "--threads", "5")  # 4 connections
+        self.assertEqual(rc, 2)
+        self.assertIn("--threads (5) must be at most --connections (4)", err)
 
 
 if __name__ == "__main__":
