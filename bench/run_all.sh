@@ -4,7 +4,9 @@
 #             redis-server appendfsync everysec | naive PostgreSQL store (one INSERT ... ON
 #             CONFLICT per write, own transaction, 6-connection pool, on a skydb-tuned cluster),
 #             driven by skydb_loadgen (GET then SET EX 1800 of 2,080 bytes per interaction):
-#             a closed-loop saturation run, then an open-loop run at half of it;
+#             a closed-loop saturation run, then an open-loop run at half of it; the
+#             memory-speed arms (memory, tiered-async and their redis anchor, redis-everysec)
+#             with --threads generator threads (default 2), the others with one;
 #             counterbalanced (arms forward, reversed, forward), 3 repeats; on this machine's
 #             disk and under a 1 ms fsync model (bench/slowfsync.c preloaded into PostgreSQL
 #             and redis-server).
@@ -19,6 +21,7 @@
 # SKYDB_TEST_USER, default skydbtest).
 #
 # Usage: bench/run_all.sh [--seconds 10] [--warmup 2] [--connections 64] [--repeats 3]
+#                         [--threads 2] [--threaded-arms "memory tiered-async redis-everysec"]
 #                         [--disks "native slow"] [--skip-memory] [--skip-startup] [--force]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -27,6 +30,12 @@ seconds=10
 warmup=2
 connections=64
 repeats=3
+# One generator thread saturates the fsync-bound arms with CPU to spare but not a memory-speed
+# server, so these arms get --threads. By default an arm and the redis arm it is compared with
+# get the same count; every line records its own (the loadgen's conditions.threads) and the
+# table marks a ratio between arms that ran different counts.
+threads=2
+threaded_arms="memory tiered-async redis-everysec"
 disks="native slow"
 skip_memory=0
 skip_startup=0
@@ -37,11 +46,25 @@ while [ $# -gt 0 ]; do
     --warmup) warmup="$2"; shift 2 ;;
     --connections) connections="$2"; shift 2 ;;
     --repeats) repeats="$2"; shift 2 ;;
+    --threads) threads="$2"; shift 2 ;;
+    --threaded-arms) threaded_arms="$2"; shift 2 ;;
     --disks) disks="$2"; shift 2 ;;
     --skip-memory) skip_memory=1; shift ;;
     --skip-startup) skip_startup=1; shift ;;
     --force) force=1; shift ;;
     *) echo "run_all.sh: unknown argument $1 (see the usage line at the top)" >&2; exit 2 ;;
+  esac
+done
+
+if ! [[ "$threads" =~ ^[1-9][0-9]*$ ]] || [ "$threads" -gt "$connections" ]; then
+  echo "run_all.sh: --threads must be a whole number from 1 to --connections ($connections)" >&2
+  exit 2
+fi
+arms=(tiered-sync tiered-async memory redis-always redis-everysec naive)
+for a in $threaded_arms; do
+  case " ${arms[*]} " in
+    *" $a "*) ;;
+    *) echo "run_all.sh: --threaded-arms: no arm named $a (arms: ${arms[*]})" >&2; exit 2 ;;
   esac
 done
 
@@ -68,7 +91,6 @@ if above && [ "$force" -eq 0 ]; then
        "--force and the output is flagged as not a result)" >&2
   exit 3
 fi
-arms=(tiered-sync tiered-async memory redis-always redis-everysec naive)
 ndisks=$(wc -w <<<"$disks")
 slot=$(awk -v s="$seconds" -v w="$warmup" 'BEGIN{print 2 * (s + w) + 4}')
 estimate=$(awk -v n="$ndisks" -v r="$repeats" -v a="${#arms[@]}" -v s="$slot" \
@@ -159,6 +181,13 @@ print("host=%s port=%s user=%s dbname=%s" % (s["socket_dir"], s["port"], s["supe
   pids=("${server_pids[@]}")
 }
 
+threads_of() {  # arm → skydb_loadgen --threads
+  case " $threaded_arms " in
+    *" $1 "*) echo "$threads" ;;
+    *) echo 1 ;;
+  esac
+}
+
 expect_of() {  # arm → loadgen's --expect-store/--expect-durability
   case "$1" in
     tiered-sync) echo "tiered sync" ;;
@@ -177,24 +206,28 @@ record() {  # $1 phase JSON fields (without braces), $2 loadgen JSON → one lin
 }
 
 run_load() {  # $1 arm, $2 disk, $3 repeat, $4 loop (closed|half), $5 extra loadgen args
-  local expect pid_args=() p line
+  local expect pid_args=() p line nthreads
   read -r -a expect <<<"$(expect_of "$1")"
+  nthreads=$(threads_of "$1")
   for p in "${pids[@]}"; do pid_args+=(--server-pid "$p"); done
   # shellcheck disable=SC2086
   line=$("$loadgen" --socket "$sock" --expect-store "${expect[0]}" \
            --expect-durability "${expect[1]}" --connections "$connections" --warmup "$warmup" \
+           --threads "$nthreads" \
            --duration "$seconds" --commit "$commit" "${pid_args[@]}" --label "arm=$1" \
            --label "disk=$2" --label "repeat=$3" --label "phase=$4" --label "postgres=$pgver" \
            --label "redis=$redisver" $5 || true)
   [ -n "$line" ] || line='{"valid":false,"invalid_reasons":["skydb_loadgen printed nothing"],"result":null}'
-  record "\"phase\":\"load\",\"arm\":\"$1\",\"disk\":\"$2\",\"repeat\":$3,\"loop\":\"$4\"" "$line"
+  record "\"phase\":\"load\",\"arm\":\"$1\",\"disk\":\"$2\",\"repeat\":$3,\"loop\":\"$4\",\"threads\":$nthreads" \
+    "$line"
   echo "$line"
 }
 
+loadgen_threads=$(for a in "${arms[@]}"; do printf '%s=%s ' "$a" "$(threads_of "$a")"; done)
 python3 - "$commit" "$cores" "$force" "$seconds" "$warmup" "$connections" "$repeats" "$disks" \
-  >"$out" <<'PY'
+  "$loadgen_threads" >"$out" <<'PY'
 import json, os, platform, subprocess, sys
-commit, cores, force, seconds, warmup, conns, repeats, disks = sys.argv[1:]
+commit, cores, force, seconds, warmup, conns, repeats, disks, threads = sys.argv[1:]
 run = lambda *a: subprocess.run(a, capture_output=True, text=True).stdout.strip()
 cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), "")
 mem = next(int(l.split()[1]) // 1024 for l in open("/proc/meminfo") if l.startswith("MemTotal"))
@@ -204,7 +237,8 @@ print(json.dumps({"phase": "conditions", "commit": commit, "host": platform.node
   "postgres": run("/usr/lib/postgresql/15/bin/postgres", "--version"),
   "redis": run("redis-server", "--version"), "compiler_build": os.environ.get("BENCH_BUILD_DIR", "build"),
   "seconds": float(seconds), "warmup": float(warmup), "connections": int(conns),
-  "repeats": int(repeats), "disks": disks.split(), "value_bytes": 2080, "fsync_model_us": 1000}))
+  "repeats": int(repeats), "disks": disks.split(), "value_bytes": 2080, "fsync_model_us": 1000,
+  "loadgen_threads": {a: int(n) for a, n in (kv.split("=") for kv in threads.split())}}))
 PY
 
 for disk in $disks; do

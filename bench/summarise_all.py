@@ -27,6 +27,11 @@ def ratio(a, b):
     return f"{a / b:.2f}×" if a and b else "—"
 
 
+def threads_of(run):
+    """The generator's load threads for one run (files before --threads existed ran one)."""
+    return run.get("conditions", {}).get("threads", 1)
+
+
 def main(path):
     rows = [json.loads(line) for line in open(path) if line.strip()]
     cond = next((r for r in rows if r.get("phase") == "conditions"), {})
@@ -42,16 +47,25 @@ def main(path):
     for disk in cond.get("disks", ["native", "slow"]):
         closed = {a: [] for a in ARMS}
         half = {a: [] for a in ARMS}
+        threads = {a: set() for a in ARMS}
         for r in loads:
             if r["disk"] != disk or not r["run"].get("valid"):
                 continue
-            (closed if r["loop"] == "closed" else half)[r["arm"]].append(r["run"]["result"])
+            result = dict(r["run"]["result"])
+            busy = r["run"]["checks"].get("machine_busy_cores")
+            cores = r["run"].get("conditions", {}).get("cores_available")
+            if busy is not None and cores:
+                result["machine_busy_fraction"] = busy / cores
+            (closed if r["loop"] == "closed" else half)[r["arm"]].append(result)
+            threads[r["arm"]].add(threads_of(r["run"]))
         if not any(closed.values()):
             continue
         label = "this machine's disk" if disk == "native" else "1 ms fsync model (LD_PRELOAD)"
+        mixed = full = False
         print(f"\n== {disk}: {label} ==")
-        print(f"{'arm':15} {'saturated interactions/s':34} {'vs naive':>8} {'vs redis':>8} "
-              f"{'GET p50 µs':>10} {'p99 µs at half load':>26} {'server CPU µs/write':>19}")
+        print(f"{'arm':15} {'saturated interactions/s':34} {'vs naive':>8} {'vs redis':>9} "
+              f"{'GET p50 µs':>10} {'p99 µs at half load':>26} {'server CPU µs/write':>19} "
+              f"{'server cores':>12} {'gen thr':>7}")
         med = {a: statistics.median([x["interactions_per_s"] for x in v]) if v else None
                for a, v in closed.items()}
         for arm in ARMS:
@@ -63,9 +77,27 @@ def main(path):
             get50 = statistics.median(x["get"]["p50_us"] for x in runs)
             p99 = [x["interaction"]["p99_us"] for x in half[arm] if not x.get("saturated")]
             cpu = [x["server_cpu_us_per_write"] for x in runs if "server_cpu_us_per_write" in x]
+            cores = [x["server_cpu_s"] / x["window_s"] for x in runs
+                     if "server_cpu_s" in x and x.get("window_s")]
+            core50 = f"{statistics.median(cores):.2f}" if cores else "—"
+            busy = [x["machine_busy_fraction"] for x in runs if "machine_busy_fraction" in x]
+            if busy and statistics.median(busy) >= 0.9:
+                core50 += "‡"  # the machine, not only the server, was full
+                full = True
+            thr = ",".join(str(t) for t in sorted(threads[arm]))
+            anchor = REDIS_OF[arm]
+            vs_redis = ratio(med[arm], med[anchor])
+            if threads[anchor] and threads[arm] != threads[anchor]:
+                vs_redis += "†"  # the two arms ran different generator thread counts
+                mixed = True
             print(f"{arm:15} {med_range(ips):34} {ratio(med[arm], med['naive']):>8} "
-                  f"{ratio(med[arm], med[REDIS_OF[arm]]):>8} {get50:10.0f} "
-                  f"{med_range(p99):>26} {med_range(cpu, '{:.1f}'):>19}")
+                  f"{vs_redis:>9} {get50:10.0f} "
+                  f"{med_range(p99):>26} {med_range(cpu, '{:.1f}'):>19} {core50:>12} {thr:>7}")
+        if mixed:
+            print("† the arm and its redis anchor ran different generator thread counts")
+        if full:
+            print("‡ the machine was at least 90% busy (generator, server and others): the figure "
+                  "may be the shared machine's bound, not the server's")
         sync = closed["tiered-sync"]
         pss = [m["descendants_pss_kib"] / 1024 for x in sync
                for m in x.get("server_memory_mid_window", []) if m["descendants"] > 0]
