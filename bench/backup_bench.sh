@@ -2,6 +2,10 @@
 # Backup and restore throughput and the WAL archive lag under the load model (docs/backup.md,
 # "Measured"). Run as root from the repository root after building skydb and skydb_loadgen:
 #   bench/backup_bench.sh [BUILD_DIR] [APP_MIB] [RATE] [SECONDS]
+# BACKUP_COMPRESSIONS (default "gzip lz4 zstd") are each measured after the plain backup: the
+# backup (copy, extraction, verification), its size, the restore (extraction) and the start.
+# The app table's rows are hex digests (about 4 bits per character, like session tokens), so
+# compression ratios are not those of a table of repeated bytes.
 # Prints one line per figure with its conditions. Not a test.
 set -euo pipefail
 build="${1:-build}"
@@ -25,6 +29,12 @@ cleanup() {
   rm -rf "$root"
 }
 trap cleanup EXIT
+stop_restored() {
+  [ -n "$restored_pid" ] || return 0
+  kill -TERM "$restored_pid" 2>/dev/null || true
+  for _ in $(seq 100); do kill -0 "$restored_pid" 2>/dev/null || break; sleep 0.2; done
+  restored_pid=""
+}
 
 wait_ready() {  # DIR
   for _ in $(seq 600); do
@@ -78,7 +88,7 @@ echo "archive under load: ${rate}/s target (${achieved}/s achieved, GET+SET 2080
   "metric skydb_wal_archive_lag_seconds max ${max_lag} s, oldest unarchived .ready segment max ${max_ready_age} s old; load average $load_avg_during; $conditions"
 
 # A cluster of APP_MIB MiB of app rows, then a base backup (copy + verify) and a restore.
-psql_app "CREATE TABLE big AS SELECT g AS id, repeat('x', 1000) AS pad FROM generate_series(1, $((app_mib * 1000))) g" >/dev/null
+psql_app "CREATE TABLE big AS SELECT g AS id, (SELECT string_agg(md5((g * 31 + i)::text), '') FROM generate_series(1, 31) i) AS pad FROM generate_series(1, $((app_mib * 1000))) g" >/dev/null
 t0=$(now)
 out=$("$skydb" --set backup.repository="$root/repo" backup --data-dir "$root/d")
 t1=$(now)
@@ -99,3 +109,26 @@ awk -v c="$t3" -v b="$t2" -v r="$t4" -v s="$size" -v rows="$rows" -v cond="$cond
   -v la="$(cut -d' ' -f1-3 /proc/loadavg)" 'BEGIN{
   printf "restore: copy %d MiB in %.1f s (%.0f MiB/s), then start to ready (WAL replay, promote, migrate) %.1f s; %d rows back; load average %s; %s\n",
     s, c-b, s/(c-b), r-c, rows, la, cond}'
+
+# The same cluster backed up compressed: time, size, the restore's extraction and the start.
+for compression in ${BACKUP_COMPRESSIONS:-gzip lz4 zstd}; do
+  stop_restored
+  sleep 1.1  # a new label
+  out=$("$skydb" --set backup.repository="$root/repo" --set backup.compression="$compression" \
+    backup --data-dir "$root/d")
+  echo "backup ($compression): $out; load average $(cut -d' ' -f1-3 /proc/loadavg); $conditions"
+  t2=$(now)
+  "$skydb" restore --from "$root/repo" --to "$root/r-$compression" --user "$user" --latest >/dev/null
+  t3=$(now)
+  "$skydb" serve --embed --data-dir "$root/r-$compression" --user "$user" \
+    >"$root/r-$compression.log" 2>&1 &
+  restored_pid=$!
+  wait_ready "$root/r-$compression"
+  t4=$(now)
+  size=$(du -sm "$root/r-$compression/pgdata" | cut -f1)
+  rows=$("$skydb" psql --data-dir "$root/r-$compression" -- -d app -Atc "SELECT count(*) FROM big")
+  awk -v c="$t3" -v b="$t2" -v r="$t4" -v s="$size" -v rows="$rows" -v cond="$conditions" \
+    -v z="$compression" -v la="$(cut -d' ' -f1-3 /proc/loadavg)" 'BEGIN{
+    printf "restore (%s): extract %d MiB in %.1f s (%.0f MiB/s), then start to ready %.1f s; %d rows back; load average %s; %s\n",
+      z, s, c-b, s/(c-b), r-c, rows, la, cond}'
+done
