@@ -9,7 +9,11 @@
 # printed with the conditions. Then, once per disk, skydb with 1, 2 and 4 writers (the
 # evidence for the store_writers formula; single runs, not counterbalanced). Results: bench/results/store-<timestamp>.jsonl. Run as root (PostgreSQL runs as
 # the unprivileged user skydbtest).
+# Then the extras (skip with --no-extras): MULTI + 10 SETs + EXEC against the same 10 SETs
+# pipelined (bench/exec_bench.py: one daemon per disk, arms A B B A) and PUBLISH fan-out to 100
+# subscribers against redis-server (bench/pubsub_fanout.py), each with its own conditions.
 # Usage: bench/run_store_bench.sh [--seconds 10] [--force] [--arms "skydb naive raw raw1"] [--no-sweep]
+#        [--no-extras]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -17,12 +21,14 @@ seconds=10
 force=0
 arms="skydb naive raw raw1"
 sweep=1
+extras=1
 while [ $# -gt 0 ]; do
   case "$1" in
     --seconds) seconds="$2"; shift 2 ;;
     --force) force=1; shift ;;
     --arms) arms="$2"; shift 2 ;;      # e.g. "skydb256 raw": skydb with 256 writers in flight
     --no-sweep) sweep=0; shift ;;
+    --no-extras) extras=0; shift ;;
     *) echo "unknown argument $1" >&2; exit 2 ;;
   esac
 done
@@ -149,3 +155,37 @@ for disk in ("native", "slow"):
         print(f"skydb / raw1  = {med['skydb'] / med['raw1']:.2f}x  (raw1: 64 rows in flight, as skydb's 64 writers)")
 PY
 echo "results: $out"
+
+if [ "$extras" -eq 1 ]; then
+  echo
+  echo "== extras: EXEC of 10 SETs vs 10 pipelined SETs; PUBLISH fan-out to 100 subscribers =="
+  force_flag=()
+  [ "$force" -eq 1 ] && force_flag=(--force)
+  if python3 bench/exec_bench.py --skydb "$build/src/skydb" \
+      --slowfsync "$build/bench/libslowfsync.so" "${force_flag[@]}" >"$work/exec.out" 2>&1; then
+    python3 - "$(ls bench/results/exec-*.json | tail -1)" <<'PY'
+import json, sys
+report = json.load(open(sys.argv[1]))
+c = report["conditions"]
+print("EXEC conditions: commit %s, host %s, %d cores, load %.2f -> %.2f, fsync median %.0f us, %s"
+      % (c["commit"], c["host"], c["cores"], c["load_start"], c["load_end"],
+         c["fsync_us_median"], c["skydb"]))
+for row in report["results"]:
+    print("%-8s exec10 %8.0f batches/s (p99 %.2f ms)  pipe10 %8.0f batches/s (p99 %.2f ms)"
+          "  exec/pipeline %.2fx %s"
+          % (row["disk"], row["exec10"]["batches_per_s"], row["exec10"]["p99_ms"],
+             row["pipe10"]["batches_per_s"], row["pipe10"]["p99_ms"],
+             row["exec_over_pipeline"], ("FLAGGED: " + row["flag"]) if row["flag"] else ""))
+print("written to", sys.argv[1])
+PY
+  else
+    echo "the EXEC row did not run:"
+    tail -3 "$work/exec.out"
+  fi
+  if [ -x "$build/tests/integration/resp/resp_test_server" ]; then
+    python3 bench/pubsub_fanout.py "$build/tests/integration/resp/resp_test_server" 100 20000 16 ||
+      echo "the PUBLISH row did not run"
+  else
+    echo "the PUBLISH row did not run: no $build/tests/integration/resp/resp_test_server"
+  fi
+fi
