@@ -10,15 +10,25 @@
 namespace skydb::daemon {
 namespace {
 
-constexpr auto kBackupTick = std::chrono::seconds(1);
 constexpr auto kBackupRetryCap = std::chrono::minutes(10);
+
+std::chrono::milliseconds RetryDelay(std::chrono::milliseconds schedule) {
+  return std::min<std::chrono::milliseconds>(schedule, kBackupRetryCap);
+}
 
 }  // namespace
 
-BackupService::BackupService(const Config& config, Env& env, Supervisor& supervisor)
-    : config_(config), env_(env), supervisor_(supervisor) {
+BackupCluster BackupClusterOf(Supervisor& supervisor) {
+  return {[&supervisor] { return supervisor.Snapshot().state == SupervisorState::kReady; },
+          [&supervisor] { return supervisor.SocketDir(); }};
+}
+
+BackupService::BackupService(const Config& config, Env& env, BackupCluster cluster,
+                             std::chrono::milliseconds tick)
+    : config_(config), env_(env), cluster_(std::move(cluster)), tick_(tick) {
   {
     MutexLock lock(mu_);
+    policy_ = config_.backup;
     status_.repository = config_.backup.repository;
     status_.schedule = config_.backup.schedule;
     if (auto backups = ListBackups(*env_.fs, config_.backup.repository);
@@ -27,7 +37,7 @@ BackupService::BackupService(const Config& config, Env& env, Supervisor& supervi
       status_.last_size_bytes = backups->back().bytes;
     }
   }
-  thread_ = std::thread([this] { Loop(); });
+  if (tick_.count() > 0) thread_ = std::thread([this] { Loop(); });
 }
 
 BackupService::~BackupService() {
@@ -36,7 +46,7 @@ BackupService::~BackupService() {
     stop_ = true;
   }
   cv_.NotifyAll();
-  thread_.join();
+  if (thread_.joinable()) thread_.join();
 }
 
 BackupStatus BackupService::Status() const {
@@ -45,30 +55,31 @@ BackupStatus BackupService::Status() const {
 }
 
 void BackupService::Loop() {
-  auto next_try = std::chrono::system_clock::time_point{};
   MutexLock lock(mu_);
   while (!stop_) {
     lock.Unlock();
-    WatchArchiver();
-    auto now = env_.clock->WallNow();
+    Tick();
     lock.Lock();
-    auto schedule = config_.backup.schedule;
-    auto due =
-        std::chrono::system_clock::time_point(std::chrono::seconds(status_.last_success_time)) +
-        schedule;
-    bool take = schedule.count() > 0 && now >= due && now >= next_try &&
-                supervisor_.Snapshot().state == SupervisorState::kReady;
-    lock.Unlock();
-    if (take) {
-      TakeScheduled();
-      next_try =
-          env_.clock->WallNow() + std::min<std::chrono::milliseconds>(schedule, kBackupRetryCap);
-    }
-    lock.Lock();
-    auto until = std::chrono::steady_clock::now() + kBackupTick;
+    auto until = std::chrono::steady_clock::now() + tick_;
     while (!stop_ && cv_.WaitUntil(mu_, until)) {
     }
   }
+}
+
+void BackupService::Tick() {
+  WatchArchiver();
+  auto now = env_.clock->WallNow();
+  BackupConfig policy;
+  bool due = false;
+  {
+    MutexLock lock(mu_);
+    policy = policy_;
+    auto newest =
+        std::chrono::system_clock::time_point(std::chrono::seconds(status_.last_success_time));
+    due = policy.schedule.count() > 0 && now >= newest + policy.schedule &&
+          (!failed_at_ || now >= *failed_at_ + RetryDelay(policy.schedule));
+  }
+  if (due && cluster_.ready()) TakeScheduled(policy);
 }
 
 // One WARNING when archiving starts failing (with archive-wal's reason), one line when it works
@@ -89,32 +100,38 @@ void BackupService::WatchArchiver() {
   status_.archive_failure = failure;
 }
 
-void BackupService::TakeScheduled() {
-  auto text = env_.fs->ReadFile(config_.data_dir + "/run/skydb.status.json");
-  auto record = text.ok() ? supervisor::ParseStatusJson(*text)
-                          : Result<supervisor::StatusRecord>(text.error());
-  if (!record.ok()) return;
+// What pg_basebackup needs, from the supervisor's status file (the binaries, port and role).
+Result<BackupTarget> BackupService::TargetFor(const BackupConfig& policy) const {
+  SKYDB_ASSIGN_OR_RETURN(std::string text,
+                         env_.fs->ReadFile(config_.data_dir + "/run/skydb.status.json"));
+  SKYDB_ASSIGN_OR_RETURN(supervisor::StatusRecord record, supervisor::ParseStatusJson(text));
   BackupTarget target;
-  target.bin_dir = record->bin_dir;
+  target.bin_dir = record.bin_dir;
   target.pgdata = config_.data_dir + "/pgdata";
-  target.socket_dir = supervisor_.SocketDir();
-  target.port = record->port;
-  target.superuser = record->superuser;
+  target.socket_dir = cluster_.socket_dir();
+  target.port = record.port;
+  target.superuser = record.superuser;
   target.repository = config_.backup.repository;
-  target.retain_count = config_.backup.retain_count;
-  target.retain_age = config_.backup.retain_age;
-  target.compression = config_.backup.compression;
+  target.retain_count = policy.retain_count;
+  target.retain_age = policy.retain_age;
+  target.compression = policy.compression;
+  return target;
+}
+
+void BackupService::TakeScheduled(const BackupConfig& policy) {
   {
     MutexLock lock(mu_);
     status_.running = true;
   }
-  spdlog::info("backup: taking the scheduled base backup into {}", target.repository);
+  spdlog::info("backup: taking the scheduled base backup into {}", config_.backup.repository);
   auto started = env_.clock->Now();
-  auto info = TakeBackup(target, env_);
+  auto target = TargetFor(policy);
+  auto info = target.ok() ? TakeBackup(*target, env_) : Result<BackupInfo>(target.error());
   double seconds = std::chrono::duration<double>(env_.clock->Now() - started).count();
   MutexLock lock(mu_);
   status_.running = false;
   if (info.ok()) {
+    failed_at_.reset();
     ++status_.successes;
     status_.last_success_time = info->end_time;
     status_.last_duration_seconds = seconds;
@@ -123,13 +140,12 @@ void BackupService::TakeScheduled() {
     spdlog::info("backup: {} taken and verified, {} bytes in {:.1f} s", info->path, info->bytes,
                  seconds);
   } else {
+    failed_at_ = env_.clock->WallNow();
     ++status_.failures;
     status_.last_error = info.error().message;
-    spdlog::error("backup: the scheduled base backup failed: {}; retrying in {} s",
-                  info.error().message,
-                  std::chrono::duration_cast<std::chrono::seconds>(
-                      std::min<std::chrono::milliseconds>(config_.backup.schedule, kBackupRetryCap))
-                      .count());
+    spdlog::error(
+        "backup: the scheduled base backup failed: {}; retrying in {} s", info.error().message,
+        std::chrono::duration_cast<std::chrono::seconds>(RetryDelay(policy.schedule)).count());
   }
 }
 

@@ -4,15 +4,20 @@
 // archive_command's failure file, logging one WARNING with the reason when archiving starts
 // failing and one line when it catches up.
 //
-// Thread-safety: Status() from any thread; Start/Stop from the daemon's main thread.
-// Ownership: borrows the Env and the supervisor; they must outlive Stop().
+// Thread-safety: Status() from any thread; construction and destruction from the daemon's main
+// thread; Tick() only when the service runs no thread of its own (tick 0).
+// Ownership: borrows the Env; it and whatever the BackupCluster calls must outlive the service.
 // Failure: a failed backup is logged with its reason, counted, and retried after
 // min(schedule, 10 min); it never stops the daemon or the cluster.
 #pragma once
 
-#include <memory>
+#include <chrono>
+#include <functional>
+#include <optional>
+#include <string>
 #include <thread>
 
+#include "skydb/backup.h"
 #include "skydb/config.h"
 #include "skydb/env.h"
 #include "skydb/mutex.h"
@@ -21,24 +26,42 @@
 
 namespace skydb::daemon {
 
+// What the service needs of the cluster: the supervisor in the daemon, lambdas in tests.
+struct BackupCluster {
+  std::function<bool()> ready;              // no backup is attempted while this is false
+  std::function<std::string()> socket_dir;  // pg_basebackup connects there
+};
+BackupCluster BackupClusterOf(Supervisor& supervisor);
+
+inline constexpr std::chrono::milliseconds kBackupTick{1000};
+
 class BackupService {
  public:
-  BackupService(const Config& config, Env& env, Supervisor& supervisor);
+  // `tick` 0: no thread; the owner calls Tick() (tests drive it with a fake clock).
+  BackupService(const Config& config, Env& env, BackupCluster cluster,
+                std::chrono::milliseconds tick = kBackupTick);
   ~BackupService();  // stops: a running pg_basebackup finishes first
 
   BackupStatus Status() const;
+  // One round: report the archiver's state, then take a backup if one is due.
+  void Tick();
 
  private:
   void Loop();
   void WatchArchiver();
-  void TakeScheduled();
+  Result<BackupTarget> TargetFor(const BackupConfig& policy) const;
+  void TakeScheduled(const BackupConfig& policy);
 
-  Config config_;
+  const Config config_;
   Env& env_;
-  Supervisor& supervisor_;
+  const BackupCluster cluster_;
+  const std::chrono::milliseconds tick_;
   mutable Mutex mu_;
   CondVar cv_;
   bool stop_ GUARDED_BY(mu_) = false;
+  BackupConfig policy_ GUARDED_BY(mu_);
+  // When the last scheduled backup failed: the next try waits min(schedule, 10 min) from it.
+  std::optional<std::chrono::system_clock::time_point> failed_at_ GUARDED_BY(mu_);
   BackupStatus status_ GUARDED_BY(mu_);
   std::thread thread_;
 };

@@ -82,7 +82,7 @@ void Observing::StartPostgresPolling(const std::string& conninfo) {
   if (supervisor != nullptr && !config_.backup.repository.empty()) {
     Config config = config_;
     config.data_dir = AbsolutePath(config_.data_dir);
-    backups_ = std::make_unique<BackupService>(config, env_, *supervisor);
+    backups_ = std::make_unique<BackupService>(config, env_, BackupClusterOf(*supervisor));
     backups_view_ = backups_.get();
   }
 }
