@@ -216,6 +216,7 @@ struct ConfigKey {
   std::string default_text;  // as written in conf/skydb.toml
   std::string accepted;      // what is accepted, for errors and help: "1..256", "sync|async"
   bool reloadable;           // applied on SIGHUP without a restart
+  std::string restart_why;   // when not reloadable, why, if the key's name does not say it
   bool secret = false;       // never printed: messages and `config show` write "<redacted>"
   std::string description;   // one line
   std::string env;           // environment variable that sets it, or ""

@@ -90,6 +90,10 @@ class Row {
     key_.reloadable = true;
     return *this;
   }
+  Row& RestartBecause(std::string why) {
+    key_.restart_why = std::move(why);
+    return *this;
+  }
   Row& Env(std::string env) {
     key_.env = std::move(env);
     return *this;
@@ -479,20 +483,25 @@ std::vector<ConfigKey> BuildTable() {
           .Describe("skydb run: how long the app has to exit after SIGTERM before SIGKILL"),
       String("backup.repository", SKYDB_FIELD(backup.repository))
           .Rule(RepositoryRule)
+          .RestartBecause("archive_mode, which it turns on, changes only when PostgreSQL restarts")
           .Accepts("an absolute directory path, or \"\" (no backups)")
           .Describe("directory the cluster user owns where base backups and archived WAL go; "
                     "set, it turns WAL archiving on; \"\" = no backups"),
       Duration("backup.schedule", SKYDB_FIELD(backup.schedule), kMinute, 31 * 24 * kHour)
           .ZeroMeans("only skydb backup")
+          .Reloadable()
           .Describe("the daemon takes a base backup when the newest is this old (with a "
                     "repository)"),
       Int("backup.retain_count", SKYDB_FIELD(backup.retain_count), 1, 10000)
+          .Reloadable()
           .Describe("newest base backups kept; older ones and the WAL only they need are removed "
                     "after each backup"),
       Duration("backup.retain_age", SKYDB_FIELD(backup.retain_age), kHour, 10 * 365 * 24 * kHour)
           .ZeroMeans("retain_count alone")
+          .Reloadable()
           .Describe("base backups younger than this are kept too, beyond retain_count"),
       Duration("backup.archive_timeout", SKYDB_FIELD(backup.archive_timeout), 10 * kSecond, kHour)
+          .Reloadable()
           .Describe("PostgreSQL switches to a new WAL segment (and archives it) at least this "
                     "often: the most committed work a lost disk can take with it"),
       Row::OfEnum<BackupCompression>("backup.compression", SKYDB_FIELD(backup.compression),

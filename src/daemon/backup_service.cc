@@ -54,6 +54,23 @@ BackupStatus BackupService::Status() const {
   return status_;
 }
 
+void BackupService::SetPolicy(const BackupConfig& fresh) {
+  {
+    MutexLock lock(mu_);
+    if (policy_.schedule == fresh.schedule && policy_.retain_count == fresh.retain_count &&
+        policy_.retain_age == fresh.retain_age) {
+      return;
+    }
+    policy_.schedule = fresh.schedule;
+    policy_.retain_count = fresh.retain_count;
+    policy_.retain_age = fresh.retain_age;
+    status_.schedule = fresh.schedule;
+  }
+  spdlog::info("backup: schedule = {}, retain_count = {}, retain_age = {} from now on",
+               FormatDuration(fresh.schedule), fresh.retain_count,
+               FormatDuration(fresh.retain_age));
+}
+
 void BackupService::Loop() {
   MutexLock lock(mu_);
   while (!stop_) {

@@ -4,8 +4,8 @@
 // archive_command's failure file, logging one WARNING with the reason when archiving starts
 // failing and one line when it catches up.
 //
-// Thread-safety: Status() from any thread; construction and destruction from the daemon's main
-// thread; Tick() only when the service runs no thread of its own (tick 0).
+// Thread-safety: Status() and SetPolicy() from any thread; construction and destruction from the
+// daemon's main thread; Tick() only when the service runs no thread of its own (tick 0).
 // Ownership: borrows the Env; it and whatever the BackupCluster calls must outlive the service.
 // Failure: a failed backup is logged with its reason, counted, and retried after
 // min(schedule, 10 min); it never stops the daemon or the cluster.
@@ -43,6 +43,8 @@ class BackupService {
   ~BackupService();  // stops: a running pg_basebackup finishes first
 
   BackupStatus Status() const;
+  // SIGHUP: the new schedule and retention apply from the next tick; the repository stays.
+  void SetPolicy(const BackupConfig& fresh);
   // One round: report the archiver's state, then take a backup if one is due.
   void Tick();
 
@@ -59,7 +61,7 @@ class BackupService {
   mutable Mutex mu_;
   CondVar cv_;
   bool stop_ GUARDED_BY(mu_) = false;
-  BackupConfig policy_ GUARDED_BY(mu_);
+  BackupConfig policy_ GUARDED_BY(mu_);  // the config's schedule and retention, then SetPolicy's
   // When the last scheduled backup failed: the next try waits min(schedule, 10 min) from it.
   std::optional<std::chrono::system_clock::time_point> failed_at_ GUARDED_BY(mu_);
   BackupStatus status_ GUARDED_BY(mu_);

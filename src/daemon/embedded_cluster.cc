@@ -120,8 +120,12 @@ class EmbeddedCluster final : public DatabaseSource {
       spdlog::error("SIGHUP: {}", host.error().message);
       return;
     }
+    // archive_timeout reloads; the repository (archive_mode) stays the one PostgreSQL started
+    // with until the next start.
+    Config archive = fresh;
+    archive.backup.repository = config_.backup.repository;
     s->RequestReload({RenderConf(Tune(*host, profile_, fresh.postgres.settings, AppPool(fresh))) +
-                          ArchiveConf(config_),
+                          ArchiveConf(archive),
                       fresh.supervisor});
   }
 

@@ -163,14 +163,20 @@ void Lifecycle::Reload(Result<Config> fresh) {
     fresh->data_dir = config_.data_dir;  // the directory never changes under a daemon
     ConfigChange change = DiffConfig(config_, *fresh);
     for (const auto& key : change.need_restart) {
-      spdlog::warn("SIGHUP: {} changed but is not reloadable; it applies at the next start", key);
+      const ConfigKey* row = FindConfigKey(key);
+      std::string why =
+          row != nullptr && !row->restart_why.empty() ? " (" + row->restart_why + ")" : "";
+      spdlog::warn("SIGHUP: {} changed but is not reloadable{}; it applies at the next start", key,
+                   why);
     }
     // Keys that need a restart keep their running values until then.
     fresh->supervisor.start_timeout = config_.supervisor.start_timeout;
     fresh->supervisor.stop_timeout = config_.supervisor.stop_timeout;
     fresh->host = config_.host;
+    fresh->backup.repository = config_.backup.repository;
     spdlog::set_level(spdlog::level::from_str(fresh->log_level));
     source_->Reload(*fresh);
+    observing_->Reload(*fresh);
     config_ = *fresh;
     spdlog::info("SIGHUP: configuration re-read ({} key(s) changed)", change.changed.size());
   }

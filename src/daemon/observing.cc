@@ -35,7 +35,10 @@ HttpOptions HttpOptionsFrom(const Config& config) {
 }
 
 Observing::Observing(const Config& config, ObservedParts parts, Env& env)
-    : config_(config), parts_(parts), env_(env), service_(*env.notifier, *env.clock) {}
+    : config_(config), parts_(parts), env_(env), service_(*env.notifier, *env.clock) {
+  MutexLock lock(backups_mu_);
+  backup_policy_ = config_.backup;
+}
 
 Observing::~Observing() { Stop(); }
 
@@ -68,6 +71,7 @@ void Observing::Stop() {
   if (http_) http_->Shutdown();
   poller_view_ = nullptr;
   poller_.reset();
+  MutexLock lock(backups_mu_);
   backups_view_ = nullptr;
   backups_.reset();
 }
@@ -80,11 +84,22 @@ void Observing::StartPostgresPolling(const std::string& conninfo) {
   poller_view_ = poller_.get();
   Supervisor* supervisor = parts_.source->supervisor();
   if (supervisor != nullptr && !config_.backup.repository.empty()) {
+    MutexLock lock(backups_mu_);
     Config config = config_;
     config.data_dir = AbsolutePath(config_.data_dir);
+    config.backup = backup_policy_;
     backups_ = std::make_unique<BackupService>(config, env_, BackupClusterOf(*supervisor));
     backups_view_ = backups_.get();
   }
+}
+
+void Observing::Reload(const Config& fresh) {
+  MutexLock lock(backups_mu_);
+  // The repository is the one archive_mode was started with: it changes only at a restart.
+  backup_policy_.schedule = fresh.backup.schedule;
+  backup_policy_.retain_count = fresh.backup.retain_count;
+  backup_policy_.retain_age = fresh.backup.retain_age;
+  if (backups_) backups_->SetPolicy(backup_policy_);
 }
 
 int Observing::http_port() const { return http_ && http_socket().empty() ? http_->port() : 0; }

@@ -43,8 +43,10 @@ class Observing {
   Status Start();  // the HTTP endpoints (unless http.port = 0) and the health thread
   void Stop();     // idempotent
 
-  // Once PostgreSQL is first ready: poll its figures over `conninfo`.
+  // Once PostgreSQL is first ready: poll its figures over `conninfo` (and start the backups).
   void StartPostgresPolling(const std::string& conninfo);
+  // SIGHUP: the backups' new schedule and retention (now, or when they start).
+  void Reload(const Config& fresh);
   ServiceNotifier& service() { return service_; }
 
   ObservedState Observe() const;
@@ -64,6 +66,9 @@ class Observing {
   std::atomic<PostgresPoller*> poller_view_{nullptr};
   std::unique_ptr<BackupService> backups_;  // set with the poller, before readers can see it
   std::atomic<BackupService*> backups_view_{nullptr};
+  // Held while backups_ is made or reset, and while a reload reaches it.
+  Mutex backups_mu_;
+  BackupConfig backup_policy_ GUARDED_BY(backups_mu_);
   std::atomic<bool> postgres_answers_{false};
   Mutex mu_;
   CondVar cv_;

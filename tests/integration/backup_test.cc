@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
@@ -511,6 +512,53 @@ TEST_F(BackupTest, BackupWithoutARepositorySaysHowToConfigureOne) {
   CliRun run = RunSkydb({"backup", "--data-dir", dir_});
   EXPECT_EQ(run.exit_code, 1);
   EXPECT_NE(run.err.find("backup.repository is not set"), std::string::npos) << run.err;
+}
+
+// SIGHUP applies backup.schedule (0 → 1min: the daemon takes a backup) and archive_timeout to
+// the running daemon; a new backup.repository waits for a restart, and the log says why.
+TEST_F(BackupTest, SighupAppliesTheScheduleAndArchiveTimeoutNotTheRepository) {
+  int port = FreePort();
+  std::string conf = root_.Dir("skydb.toml");
+  std::string other = root_.Dir("other-repo");
+  auto write = [&](const std::string& repo, const char* schedule, const char* timeout) {
+    std::ofstream(conf, std::ios::trunc)
+        << "[backup]\nrepository = \"" << repo << "\"\nschedule = \"" << schedule
+        << "\"\narchive_timeout = \"" << timeout << "\"\n";
+  };
+  write(repo_, "0s", "10s");
+  auto d = StartEmbedded(dir_, {"http.port=" + std::to_string(port)}, {{"SKYDB_CONFIG", conf}});
+  ASSERT_TRUE(WaitDaemonReady(*d, dir_, seconds(90))) << d->Log();
+  ASSERT_TRUE(WaitForPong(StoreSocket(dir_), seconds(30))) << d->Log();
+  EXPECT_EQ(Psql(dir_, "SHOW archive_timeout"), "10s");
+  std::this_thread::sleep_for(milliseconds(1500));  // a tick or more: schedule 0 takes none
+  EXPECT_NE(HttpGet(port, "/status").find("\"schedule_seconds\": 0"), std::string::npos);
+  EXPECT_FALSE(std::filesystem::exists(repo_ + "/base")) << d->Log();
+
+  write(other, "1min", "30s");
+  ASSERT_TRUE(d->Signal(SIGHUP).ok());
+  std::string metrics;
+  auto deadline = std::chrono::steady_clock::now() + seconds(90);
+  while (std::chrono::steady_clock::now() < deadline) {
+    metrics = HttpGet(port, "/metrics");
+    if (metrics.find("skydb_backup_successes_total 1") != std::string::npos) break;
+    std::this_thread::sleep_for(milliseconds(250));
+  }
+  EXPECT_NE(metrics.find("skydb_backup_successes_total 1"), std::string::npos)
+      << metrics << d->Log();
+  EXPECT_NE(HttpGet(port, "/status").find("\"schedule_seconds\": 60"), std::string::npos);
+  EXPECT_TRUE(d->WaitLogContains("backup: schedule = 1min", seconds(5))) << d->Log();
+  EXPECT_TRUE(d->LogContains("backup.repository changed but is not reloadable (archive_mode"))
+      << d->Log();
+  deadline = std::chrono::steady_clock::now() + seconds(10);
+  while (Psql(dir_, "SHOW archive_timeout") != "30s" &&
+         std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(milliseconds(100));
+  }
+  EXPECT_EQ(Psql(dir_, "SHOW archive_timeout"), "30s") << d->Log();
+  // Still the repository PostgreSQL started with.
+  EXPECT_NE(Psql(dir_, "SHOW archive_command").find(repo_), std::string::npos);
+  EXPECT_TRUE(std::filesystem::exists(repo_ + "/base"));
+  EXPECT_FALSE(std::filesystem::exists(other)) << "a reload must not start a new repository";
 }
 
 }  // namespace

@@ -219,6 +219,41 @@ TEST(ConfigFileTest, DocsNameEveryKey) {
   }
 }
 
+// The "applies" column and the file's "· reload"/"· restart" tag say what the table decides.
+TEST(ConfigFileTest, DocsAndFileSayWhichKeysReload) {
+  std::string docs = ReadRepoFile("docs/configuration.md");
+  std::string text = ReadRepoFile("conf/skydb.toml");
+  for (const ConfigKey& key : ConfigKeys()) {
+    SCOPED_TRACE(key.name);
+    std::string applies = key.reloadable ? "reload" : "restart";
+    auto row = docs.find("\n| `" + key.name + "` |");
+    ASSERT_NE(row, std::string::npos);
+    std::string line = docs.substr(row + 1, docs.find('\n', row + 1) - row - 1);
+    EXPECT_THAT(line, HasSubstr("| " + applies + " | `" + key.env));
+    if (key.type == ConfigType::kStringMap) continue;
+    auto tag = text.find("# env " + key.env);
+    ASSERT_NE(tag, std::string::npos);
+    std::string comment = text.substr(tag, text.find('\n', tag) - tag);
+    EXPECT_TRUE(comment.ends_with("· " + applies)) << comment;
+  }
+}
+
+TEST(ConfigDiffTest, BackupPolicyReloadsAndTheRepositoryNamesWhyItNeedsARestart) {
+  Config before;
+  Config after = before;
+  after.backup.schedule = std::chrono::minutes(1);
+  after.backup.retain_count = 3;
+  after.backup.retain_age = std::chrono::hours(2);
+  after.backup.archive_timeout = std::chrono::seconds(30);
+  ConfigChange change = DiffConfig(before, after);
+  EXPECT_EQ(change.changed.size(), 4u);
+  EXPECT_TRUE(change.need_restart.empty());
+  after.backup.repository = "/srv/backup";
+  change = DiffConfig(before, after);
+  EXPECT_EQ(change.need_restart, std::vector<std::string>{"backup.repository"});
+  EXPECT_THAT(FindConfigKey("backup.repository")->restart_why, HasSubstr("archive_mode"));
+}
+
 // ---- Loading and precedence ----------------------------------------------------------------
 
 TEST(ConfigLoadTest, NoInputsGiveTheDefaults) {

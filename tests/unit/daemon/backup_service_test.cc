@@ -239,6 +239,30 @@ TEST_F(BackupServiceTest, ArchiveFailureIsReportedOnceAndItsRecoveryOnce) {
   EXPECT_EQ(Count("is failing"), 1);
 }
 
+TEST_F(BackupServiceTest, ANewPolicyAppliesAtTheNextTick) {
+  config_.backup.schedule = {};
+  AddBackup("20251231T220000Z", hours(2));
+  AddBackup("20251231T230000Z", hours(1));
+  auto service = Start();
+  service->Tick();
+  EXPECT_EQ(runner_.Count("pg_basebackup"), 0);
+  BackupConfig fresh = config_.backup;
+  fresh.repository = "/elsewhere";  // not reloadable: the service keeps its own
+  fresh.schedule = minutes(90);
+  fresh.retain_count = 1;
+  service->SetPolicy(fresh);
+  EXPECT_EQ(service->Status().schedule, minutes(90));
+  EXPECT_EQ(service->Status().repository, kRepo);
+  service->Tick();  // the newest is 1 h old: not due for another 30 min
+  EXPECT_EQ(runner_.Count("pg_basebackup"), 0);
+  clock_.Advance(minutes(30));
+  service->Tick();
+  EXPECT_EQ(runner_.Count("pg_basebackup"), 1);
+  // retain_count = 1: both older backups are removed (their .json and their directory each).
+  EXPECT_EQ(runner_.Count("rm"), 4);
+  EXPECT_FALSE(fs_.Exists("/elsewhere"));
+}
+
 TEST_F(BackupServiceTest, TheThreadTicksOnItsOwn) {
   auto service = Start(std::chrono::milliseconds(1));
   for (int i = 0; i < 2000 && service->Status().successes == 0; ++i) {

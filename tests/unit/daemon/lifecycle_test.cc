@@ -4,13 +4,16 @@
 // open; a stop during the open) are millisecond tests here.
 #include "daemon/lifecycle.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <spdlog/sinks/ostream_sink.h>
 #include <spdlog/spdlog.h>
 
 #include <atomic>
 #include <condition_variable>
 #include <future>
 #include <mutex>
+#include <sstream>
 #include <thread>
 
 #include "skydb/notify.h"
@@ -93,7 +96,10 @@ class ScriptedSource final : public DatabaseSource {
     }
     cv.notify_all();
   }
-  void Reload(const Config& fresh) override { reloaded.push_back(fresh.log_level); }
+  void Reload(const Config& fresh) override {
+    reloaded.push_back(fresh.log_level);
+    reloaded_backup = fresh.backup;
+  }
   bool Answers() override { return answers; }
   bool Stopped() {
     std::lock_guard<std::mutex> lock(mu);
@@ -104,6 +110,7 @@ class ScriptedSource final : public DatabaseSource {
   std::atomic<bool> answers{true};
   std::atomic<bool> ran{false};
   std::vector<std::string> reloaded;
+  BackupConfig reloaded_backup;
   std::mutex mu;
   std::condition_variable cv;
   bool stop = false;
@@ -289,6 +296,32 @@ TEST_F(LifecycleTest, ReloadAppliesAFreshConfigAndSurvivesABadOne) {
   lifecycle_->RequestStop();
   EXPECT_EQ(run.get(), 0);
   spdlog::set_level(spdlog::level::info);
+}
+
+TEST_F(LifecycleTest, ReloadAppliesTheBackupPolicyButKeepsTheRepositoryUntilARestart) {
+  config_.backup.repository = "/srv/backup";
+  auto run = Start();
+  ASSERT_TRUE(WaitFor([&] { return notifier_.Count("READY=1") == 1; }));
+  std::ostringstream logged;
+  auto sink = std::make_shared<spdlog::sinks::ostream_sink_mt>(logged);
+  spdlog::default_logger()->sinks().push_back(sink);
+  Config fresh = config_;
+  fresh.backup.schedule = std::chrono::minutes(1);
+  fresh.backup.archive_timeout = std::chrono::seconds(30);
+  lifecycle_->Reload(fresh);
+  fresh.backup.repository = "/srv/other";
+  lifecycle_->Reload(fresh);
+  spdlog::default_logger()->sinks().pop_back();
+  EXPECT_EQ(source_->reloaded_backup.schedule, std::chrono::minutes(1));
+  EXPECT_EQ(source_->reloaded_backup.archive_timeout, std::chrono::seconds(30));
+  EXPECT_EQ(source_->reloaded_backup.repository, "/srv/backup");
+  std::string text = logged.str();
+  EXPECT_THAT(text, ::testing::Not(::testing::HasSubstr("backup.schedule changed")));
+  EXPECT_THAT(text, ::testing::Not(::testing::HasSubstr("backup.archive_timeout changed")));
+  EXPECT_THAT(text, ::testing::HasSubstr(
+                        "SIGHUP: backup.repository changed but is not reloadable (archive_mode"));
+  lifecycle_->RequestStop();
+  EXPECT_EQ(run.get(), 0);
 }
 
 }  // namespace
