@@ -509,6 +509,7 @@ std::vector<ConfigKey> BuildTable() {
                                       {"gzip", BackupCompression::kGzip},
                                       {"lz4", BackupCompression::kLz4},
                                       {"zstd", BackupCompression::kZstd}})
+          .Reloadable()
           .Describe("how base backups are stored: none = a plain copy; gzip, lz4, zstd = "
                     "compressed tar files, extracted to a temporary directory to verify"),
   };

@@ -58,17 +58,19 @@ void BackupService::SetPolicy(const BackupConfig& fresh) {
   {
     MutexLock lock(mu_);
     if (policy_.schedule == fresh.schedule && policy_.retain_count == fresh.retain_count &&
-        policy_.retain_age == fresh.retain_age) {
+        policy_.retain_age == fresh.retain_age && policy_.compression == fresh.compression) {
       return;
     }
     policy_.schedule = fresh.schedule;
     policy_.retain_count = fresh.retain_count;
     policy_.retain_age = fresh.retain_age;
+    policy_.compression = fresh.compression;
     status_.schedule = fresh.schedule;
   }
-  spdlog::info("backup: schedule = {}, retain_count = {}, retain_age = {} from now on",
-               FormatDuration(fresh.schedule), fresh.retain_count,
-               FormatDuration(fresh.retain_age));
+  spdlog::info(
+      "backup: schedule = {}, retain_count = {}, retain_age = {}, compression = {} from now on",
+      FormatDuration(fresh.schedule), fresh.retain_count, FormatDuration(fresh.retain_age),
+      CompressionName(fresh.compression));
 }
 
 void BackupService::Loop() {

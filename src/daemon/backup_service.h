@@ -43,7 +43,8 @@ class BackupService {
   ~BackupService();  // stops: a running pg_basebackup finishes first
 
   BackupStatus Status() const;
-  // SIGHUP: the new schedule and retention apply from the next tick; the repository stays.
+  // SIGHUP: the new schedule, retention and compression apply from the next tick; the
+  // repository stays.
   void SetPolicy(const BackupConfig& fresh);
   // One round: report the archiver's state, then take a backup if one is due.
   void Tick();

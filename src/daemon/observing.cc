@@ -99,6 +99,7 @@ void Observing::Reload(const Config& fresh) {
   backup_policy_.schedule = fresh.backup.schedule;
   backup_policy_.retain_count = fresh.backup.retain_count;
   backup_policy_.retain_age = fresh.backup.retain_age;
+  backup_policy_.compression = fresh.backup.compression;
   if (backups_) backups_->SetPolicy(backup_policy_);
 }
 

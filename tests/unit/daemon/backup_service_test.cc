@@ -45,7 +45,13 @@ class BackupRunner final : public ProcessRunner {
       return CommandOutput{0, 0, "Database system identifier: 7312\n", ""};
     if (tool == "pg_basebackup") {
       if (!basebackup_error.empty()) return CommandOutput{1, 0, "", basebackup_error};
-      fs_.AddFile(spec.argv.at(2) + "/base/1/1259", std::string(4096, 'x'));
+      bool tar = std::find(spec.argv.begin(), spec.argv.end(), "-F") != spec.argv.end();
+      if (tar) {
+        std::lock_guard<std::mutex> lock(mu);
+        tar_options = spec.argv.back();
+      }
+      fs_.AddFile(spec.argv.at(2) + (tar ? "/base.tar.zst" : "/base/1/1259"),
+                  std::string(4096, 'x'));
       clock_.Advance(copy_time);
     }
     return CommandOutput{0, 0, "", ""};
@@ -56,6 +62,7 @@ class BackupRunner final : public ProcessRunner {
   }
 
   std::string basebackup_error;
+  std::string tar_options;  // the last tar-format pg_basebackup's -Z value
   std::chrono::seconds copy_time{7};
   std::mutex mu;
   std::vector<std::string> calls;
@@ -271,6 +278,25 @@ TEST_F(BackupServiceTest, TheThreadTicksOnItsOwn) {
   EXPECT_EQ(service->Status().successes, 1u);
   service.reset();  // joins the thread
   EXPECT_EQ(runner_.Count("pg_basebackup"), 1);
+}
+
+TEST_F(BackupServiceTest, ACompressionSetOnReloadAppliesToTheNextBackup) {
+  fs_.AddExecutable("/usr/bin/tar");
+  fs_.AddExecutable("/usr/bin/zstd");
+  auto service = Start();
+  BackupConfig fresh = config_.backup;
+  fresh.compression = BackupCompression::kZstd;
+  service->SetPolicy(fresh);
+  EXPECT_EQ(Count("compression = zstd from now on"), 1);
+  service->Tick();  // an empty repository: due at once
+  EXPECT_EQ(runner_.Count("pg_basebackup"), 1);
+  EXPECT_EQ(runner_.tar_options, "client-zstd");
+  EXPECT_EQ(runner_.Count("tar"), 1);  // extracted to be verified
+  ASSERT_EQ(service->Status().successes, 1u) << service->Status().last_error;
+  auto backups = ListBackups(fs_, kRepo);
+  ASSERT_TRUE(backups.ok());
+  ASSERT_EQ(backups->size(), 1u);
+  EXPECT_EQ((*backups)[0].compression, "zstd");
 }
 
 }  // namespace
