@@ -57,6 +57,9 @@ std::string RenderEntries(const ConfigKey& key, const LoadedConfig& loaded) {
 std::string RenderHelpRow(const ConfigKey& key) {
   std::string out = key.name + "  (" + ConfigTypeName(key.type) + ", " +
                     (key.reloadable ? "reloadable on SIGHUP" : "restart to apply") + ")\n";
+  if (!key.reloadable && !key.restart_why.empty()) {
+    out += "    restart:  " + key.restart_why + "\n";
+  }
   out += "    " + key.description + "\n";
   out += "    default:  " + key.default_text + "\n";
   out += "    accepted: " + key.accepted + "\n";

@@ -181,6 +181,9 @@ TEST(ConfigTableTest, HelpNamesEveryKeyAndVariable) {
   }
   EXPECT_THAT(help, HasSubstr("reloadable on SIGHUP"));
   EXPECT_THAT(help, HasSubstr("--data-dir, --set data_dir=VALUE"));
+  // A restart key whose name does not say why names the reason.
+  EXPECT_THAT(help, HasSubstr("restart:  archive_mode, which it turns on, changes only when "
+                              "PostgreSQL restarts"));
 }
 
 // ---- conf/skydb.toml -----------------------------------------------------------------------
