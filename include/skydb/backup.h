@@ -41,6 +41,10 @@ namespace skydb {
 std::string CompressionName(BackupCompression compression);
 std::optional<BackupCompression> ParseCompressionName(const std::string& name);
 
+// tar and the compression's own program, which extract a compressed backup, in /usr/bin or
+// /bin: NotFound naming the package to install when one is missing; Ok for kNone.
+Status CheckCompressionPrograms(const FileSystem& fs, BackupCompression compression);
+
 // Byte-level progress of one long step (copying, extracting), reported about once a second
 // while it runs and once when it ends.
 struct CopyProgress {

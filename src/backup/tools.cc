@@ -163,4 +163,15 @@ Status ExtractTarBackup(Env& env, const std::string& backup_dir, const std::stri
 }
 
 }  // namespace backup_internal
+
+Status CheckCompressionPrograms(const FileSystem& fs, BackupCompression compression) {
+  if (compression == BackupCompression::kNone) return Ok();
+  std::string name = CompressionName(compression);
+  for (const std::string& program : {std::string("tar"), name}) {
+    auto found = backup_internal::FindProgram(fs, program, program);
+    if (!found.ok()) return std::move(found).error();
+  }
+  return Ok();
+}
+
 }  // namespace skydb

@@ -8,6 +8,7 @@
 #include <cstdio>
 
 #include "base/strings.h"
+#include "skydb/backup.h"
 
 namespace skydb::cli {
 namespace {
@@ -123,20 +124,12 @@ Finding CheckBackupRepository(const FileSystem& fs, const std::string& repositor
                 " is not a directory yet: create it owned by the service user (mode 0700) so "
                 "that WAL archiving can start"};
   }
-  const char* program = compression == BackupCompression::kGzip   ? "gzip"
-                        : compression == BackupCompression::kLz4  ? "lz4"
-                        : compression == BackupCompression::kZstd ? "zstd"
-                                                                  : nullptr;
-  if (program != nullptr) {
-    for (const std::string& name : {std::string("tar"), std::string(program)}) {
-      if (!fs.IsExecutable("/usr/bin/" + name) && !fs.IsExecutable("/bin/" + name)) {
-        return {Severity::kWarning, "backups",
-                "backup.compression = " + std::string(program) + ", but there is no " + name +
-                    " program in /usr/bin or /bin: every compressed backup would fail its "
-                    "verification; install the " +
-                    name + " package"};
-      }
-    }
+  if (auto programs = CheckCompressionPrograms(fs, compression); !programs.ok()) {
+    return {Severity::kWarning, "backups",
+            "backup.compression = " + CompressionName(compression) + ": " +
+                programs.error().message +
+                "; until then every compressed backup fails its "
+                "verification"};
   }
   return {Severity::kOk, "backups", "base backups and WAL go to " + repository};
 }
