@@ -89,26 +89,29 @@ echo "archive under load: ${rate}/s target (${achieved}/s achieved, GET+SET 2080
 
 # A cluster of APP_MIB MiB of app rows, then a base backup (copy + verify) and a restore.
 psql_app "CREATE TABLE big AS SELECT g AS id, (SELECT string_agg(md5((g * 31 + i)::text), '') FROM generate_series(1, 31) i) AS pad FROM generate_series(1, $((app_mib * 1000))) g" >/dev/null
-t0=$(now)
 out=$("$skydb" --set backup.repository="$root/repo" backup --data-dir "$root/d")
-t1=$(now)
 echo "backup: $out; load average $(cut -d' ' -f1-3 /proc/loadavg); $conditions"
 psql_app "INSERT INTO big SELECT g, 'after' FROM generate_series(1, 1000) g" >/dev/null
 "$skydb" psql --data-dir "$root/d" -- -Atc "SELECT pg_switch_wal()" >/dev/null
 sleep 3
-t2=$(now)
-"$skydb" restore --from "$root/repo" --to "$root/r" --user "$user" --latest >/dev/null
-t3=$(now)
-"$skydb" serve --embed --data-dir "$root/r" --user "$user" >"$root/r.log" 2>&1 &
-restored_pid=$!
-wait_ready "$root/r"
-t4=$(now)
-size=$(du -sm "$root/r/pgdata" | cut -f1)
-rows=$("$skydb" psql --data-dir "$root/r" -- -d app -Atc "SELECT count(*) FROM big")
-awk -v c="$t3" -v b="$t2" -v r="$t4" -v s="$size" -v rows="$rows" -v cond="$conditions" \
-  -v la="$(cut -d' ' -f1-3 /proc/loadavg)" 'BEGIN{
-  printf "restore: copy %d MiB in %.1f s (%.0f MiB/s), then start to ready (WAL replay, promote, migrate) %.1f s; %d rows back; load average %s; %s\n",
-    s, c-b, s/(c-b), r-c, rows, la, cond}'
+# Restores the newest backup into DIR, starts it, and prints the figures with WHAT first.
+restore_and_start() {  # DIR WHAT VERB
+  local t2 t3 t4 size rows
+  t2=$(now)
+  "$skydb" restore --from "$root/repo" --to "$1" --user "$user" --latest >/dev/null
+  t3=$(now)
+  "$skydb" serve --embed --data-dir "$1" --user "$user" >"$1.log" 2>&1 &
+  restored_pid=$!
+  wait_ready "$1"
+  t4=$(now)
+  size=$(du -sm "$1/pgdata" | cut -f1)
+  rows=$("$skydb" psql --data-dir "$1" -- -d app -Atc "SELECT count(*) FROM big")
+  awk -v c="$t3" -v b="$t2" -v r="$t4" -v s="$size" -v rows="$rows" -v cond="$conditions" \
+    -v what="$2" -v verb="$3" -v la="$(cut -d' ' -f1-3 /proc/loadavg)" 'BEGIN{
+    printf "%s: %s %d MiB in %.1f s (%.0f MiB/s), then start to ready (WAL replay, promote, migrate) %.1f s; %d rows back; load average %s; %s\n",
+      what, verb, s, c-b, s/(c-b), r-c, rows, la, cond}'
+}
+restore_and_start "$root/r" restore copy
 
 # The same cluster backed up compressed: time, size, the restore's extraction and the start.
 for compression in ${BACKUP_COMPRESSIONS:-gzip lz4 zstd}; do
@@ -117,18 +120,5 @@ for compression in ${BACKUP_COMPRESSIONS:-gzip lz4 zstd}; do
   out=$("$skydb" --set backup.repository="$root/repo" --set backup.compression="$compression" \
     backup --data-dir "$root/d")
   echo "backup ($compression): $out; load average $(cut -d' ' -f1-3 /proc/loadavg); $conditions"
-  t2=$(now)
-  "$skydb" restore --from "$root/repo" --to "$root/r-$compression" --user "$user" --latest >/dev/null
-  t3=$(now)
-  "$skydb" serve --embed --data-dir "$root/r-$compression" --user "$user" \
-    >"$root/r-$compression.log" 2>&1 &
-  restored_pid=$!
-  wait_ready "$root/r-$compression"
-  t4=$(now)
-  size=$(du -sm "$root/r-$compression/pgdata" | cut -f1)
-  rows=$("$skydb" psql --data-dir "$root/r-$compression" -- -d app -Atc "SELECT count(*) FROM big")
-  awk -v c="$t3" -v b="$t2" -v r="$t4" -v s="$size" -v rows="$rows" -v cond="$conditions" \
-    -v z="$compression" -v la="$(cut -d' ' -f1-3 /proc/loadavg)" 'BEGIN{
-    printf "restore (%s): extract %d MiB in %.1f s (%.0f MiB/s), then start to ready %.1f s; %d rows back; load average %s; %s\n",
-      z, s, c-b, s/(c-b), r-c, rows, la, cond}'
+  restore_and_start "$root/r-$compression" "restore ($compression)" extract
 done
