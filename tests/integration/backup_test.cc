@@ -247,6 +247,18 @@ std::string HttpGet(int port, const std::string& path) {
   return CommandOutputOf("curl -sS --max-time 5 http://127.0.0.1:" + std::to_string(port) + path);
 }
 
+// /metrics polled until it holds `text` or `timeout` passes; the last body read.
+std::string WaitForMetrics(int port, const std::string& text, std::chrono::seconds timeout) {
+  std::string metrics;
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (std::chrono::steady_clock::now() < deadline) {
+    metrics = HttpGet(port, "/metrics");
+    if (metrics.find(text) != std::string::npos) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(250));
+  }
+  return metrics;
+}
+
 TEST_F(BackupTest, AnUnwritableRepositoryIsReportedThenCaughtUpWithoutAGap) {
   int port = FreePort();
   std::vector<std::string> sets = Sets();
@@ -331,13 +343,7 @@ TEST_F(BackupTest, TheDaemonTakesScheduledBackupsAndRetentionPrunes) {
   int port = FreePort();
   auto d = Serve(dir_, {"backup.repository=" + repo_, "backup.schedule=1h", "backup.retain_count=1",
                         "http.port=" + std::to_string(port)});
-  auto deadline = std::chrono::steady_clock::now() + seconds(60);
-  std::string metrics;
-  while (std::chrono::steady_clock::now() < deadline) {
-    metrics = HttpGet(port, "/metrics");
-    if (metrics.find("skydb_backup_successes_total 1") != std::string::npos) break;
-    std::this_thread::sleep_for(milliseconds(250));
-  }
+  std::string metrics = WaitForMetrics(port, "skydb_backup_successes_total 1", seconds(60));
   ASSERT_NE(metrics.find("skydb_backup_successes_total 1"), std::string::npos)
       << metrics << d->Log();
   EXPECT_EQ(metrics.find("skydb_backup_last_success_timestamp_seconds 0\n"), std::string::npos);
@@ -536,20 +542,14 @@ TEST_F(BackupTest, SighupAppliesTheScheduleAndArchiveTimeoutNotTheRepository) {
 
   write(other, "1min", "30s");
   ASSERT_TRUE(d->Signal(SIGHUP).ok());
-  std::string metrics;
-  auto deadline = std::chrono::steady_clock::now() + seconds(90);
-  while (std::chrono::steady_clock::now() < deadline) {
-    metrics = HttpGet(port, "/metrics");
-    if (metrics.find("skydb_backup_successes_total 1") != std::string::npos) break;
-    std::this_thread::sleep_for(milliseconds(250));
-  }
+  std::string metrics = WaitForMetrics(port, "skydb_backup_successes_total 1", seconds(90));
   EXPECT_NE(metrics.find("skydb_backup_successes_total 1"), std::string::npos)
       << metrics << d->Log();
   EXPECT_NE(HttpGet(port, "/status").find("\"schedule_seconds\": 60"), std::string::npos);
   EXPECT_TRUE(d->WaitLogContains("backup: schedule = 1min", seconds(5))) << d->Log();
   EXPECT_TRUE(d->LogContains("backup.repository changed but is not reloadable (archive_mode"))
       << d->Log();
-  deadline = std::chrono::steady_clock::now() + seconds(10);
+  auto deadline = std::chrono::steady_clock::now() + seconds(10);
   while (Psql(dir_, "SHOW archive_timeout") != "30s" &&
          std::chrono::steady_clock::now() < deadline) {
     std::this_thread::sleep_for(milliseconds(100));
