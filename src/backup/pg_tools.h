@@ -29,6 +29,11 @@ Result<CommandOutput> RunWatched(Env& env, const CommandSpec& spec, const std::s
 Status ExtractTarBackup(Env& env, const std::string& backup_dir, const std::string& into,
                         uint64_t data_bytes, const std::string& step, const CopyProgressFn& report);
 
+// A compressed backup extracted afresh into `checked` (made, or emptied first) for
+// pg_verifybackup and pg_controldata; on failure `checked` is removed again.
+Status ExtractForCheck(Env& env, const std::string& backup_dir, const std::string& checked,
+                       uint64_t data_bytes, const std::string& step, const CopyProgressFn& report);
+
 // "rm -rf --one-file-system DIR"; Ok when it is not there.
 Status RemoveTree(Env& env, const std::string& dir);
 

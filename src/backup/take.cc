@@ -23,20 +23,29 @@ void Say(const BackupTarget& target, const std::string& line) {
   if (target.progress) target.progress(line);
 }
 
-// Runs a PostgreSQL tool; its stderr is the error when it fails.
-Result<std::string> RunTool(ProcessRunner& runner, std::vector<std::string> argv,
-                            std::chrono::milliseconds timeout = kBackupTimeout) {
+// A PostgreSQL tool's command: UTC times and untranslated messages.
+CommandSpec ToolSpec(std::vector<std::string> argv, std::chrono::milliseconds timeout) {
   CommandSpec spec;
-  std::string tool = argv.front();
   spec.argv = std::move(argv);
   spec.timeout = timeout;
   spec.env["TZ"] = "UTC";
   spec.env["LC_ALL"] = "C";
+  return spec;
+}
+
+// A tool that exited non-zero: its stderr (or stdout) is the reason.
+Error ToolFailed(const CommandSpec& spec, const CommandOutput& out) {
+  std::string why(Trim(out.err.empty() ? out.out : out.err));
+  return Error::Io(spec.argv.front() + " failed (exit " + std::to_string(out.exit_code) +
+                   "): " + why);
+}
+
+// Runs a PostgreSQL tool; its stderr is the error when it fails.
+Result<std::string> RunTool(ProcessRunner& runner, std::vector<std::string> argv,
+                            std::chrono::milliseconds timeout = kBackupTimeout) {
+  CommandSpec spec = ToolSpec(std::move(argv), timeout);
   SKYDB_ASSIGN_OR_RETURN(CommandOutput out, runner.Run(spec));
-  if (out.exit_code != 0) {
-    std::string why(Trim(out.err.empty() ? out.out : out.err));
-    return Error::Io(tool + " failed (exit " + std::to_string(out.exit_code) + "): " + why);
-  }
+  if (out.exit_code != 0) return ToolFailed(spec, out);
   return out.out;
 }
 
@@ -70,7 +79,7 @@ Result<std::string> SystemIdentifier(ProcessRunner& runner, const std::string& b
 
 namespace {
 
-using backup_internal::ExtractTarBackup;
+using backup_internal::ExtractForCheck;
 using backup_internal::RemoveTree;
 using backup_internal::RunWatched;
 using backup_internal::SystemIdentifier;
@@ -195,11 +204,7 @@ Result<BackupInfo> TakeBackup(const BackupTarget& target, Env& env) {
   Say(target, "copying the cluster (pg_basebackup" +
                   (compressed ? ", " + info.compression + " tar files" : std::string()) +
                   ") into " + partial);
-  CommandSpec copy;
-  copy.argv = std::move(argv);
-  copy.timeout = kBackupTimeout;
-  copy.env["TZ"] = "UTC";
-  copy.env["LC_ALL"] = "C";
+  CommandSpec copy = ToolSpec(std::move(argv), kBackupTimeout);
   // The cluster's size less its recycled WAL; pg_basebackup streams only the WAL it needs.
   CopyProgress progress{"copying the cluster", 0, 0, true, false};
   if (!compressed && target.bytes) {
@@ -210,8 +215,7 @@ Result<BackupInfo> TakeBackup(const BackupTarget& target, Env& env) {
   SKYDB_ASSIGN_OR_RETURN(CommandOutput copied,
                          RunWatched(env, copy, partial, progress, target.bytes));
   if (copied.exit_code != 0) {
-    return Error::Io("pg_basebackup failed (exit " + std::to_string(copied.exit_code) +
-                     "): " + std::string(Trim(copied.err.empty() ? copied.out : copied.err)))
+    return ToolFailed(copy, copied)
         .Within("the base backup into " + partial +
                 " failed; a full disk there shows as \"No space left on device\" (the cluster "
                 "keeps running)");
@@ -222,13 +226,10 @@ Result<BackupInfo> TakeBackup(const BackupTarget& target, Env& env) {
   std::string checked = partial;
   if (compressed) {
     checked = info.path + ".verifying";
-    SKYDB_RETURN_IF_ERROR(RemoveTree(env, checked));
-    SKYDB_RETURN_IF_ERROR(fs.MakeDir(checked, 0700));
     Say(target, "extracting " + partial + " into " + checked + " to verify it");
     if (auto extracted =
-            ExtractTarBackup(env, partial, checked, 0, "extracting to verify", target.bytes);
+            ExtractForCheck(env, partial, checked, 0, "extracting to verify", target.bytes);
         !extracted.ok()) {
-      (void)RemoveTree(env, checked);
       return std::move(extracted).error().Within(
           "the compressed backup in " + partial +
           " cannot be extracted for verification (it needs its uncompressed size free in " +
@@ -278,17 +279,14 @@ Result<VerifyReport> VerifyRepository(const std::string& bin_dir, const std::str
       continue;
     }
     std::string checked = b.path + ".verifying";
-    auto extracted = RemoveTree(env, checked);
-    if (extracted.ok()) extracted = env.fs->MakeDir(checked, 0700);
-    if (extracted.ok()) {
-      extracted =
-          ExtractTarBackup(env, b.path, checked, b.data_bytes, "extracting " + b.label, bytes);
-    }
-    if (!extracted.ok()) {
+    if (auto extracted =
+            ExtractForCheck(env, b.path, checked, b.data_bytes, "extracting " + b.label, bytes);
+        !extracted.ok()) {
       report.problems.push_back(b.label + ": cannot be extracted into " + checked +
                                 " to verify it: " + extracted.error().message);
-    } else if (auto verified = RunTool(*env.runner, {bin + "/pg_verifybackup", checked});
-               !verified.ok()) {
+      continue;
+    }
+    if (auto verified = RunTool(*env.runner, {bin + "/pg_verifybackup", checked}); !verified.ok()) {
       report.problems.push_back(b.label + ": " + verified.error().message);
     }
     if (auto removed = RemoveTree(env, checked); !removed.ok()) {

@@ -162,6 +162,15 @@ Status ExtractTarBackup(Env& env, const std::string& backup_dir, const std::stri
   return Ok();
 }
 
+Status ExtractForCheck(Env& env, const std::string& backup_dir, const std::string& checked,
+                       uint64_t data_bytes, const std::string& step, const CopyProgressFn& report) {
+  SKYDB_RETURN_IF_ERROR(RemoveTree(env, checked));
+  SKYDB_RETURN_IF_ERROR(env.fs->MakeDir(checked, 0700));
+  auto extracted = ExtractTarBackup(env, backup_dir, checked, data_bytes, step, report);
+  if (!extracted.ok()) (void)RemoveTree(env, checked);
+  return extracted;
+}
+
 }  // namespace backup_internal
 
 Status CheckCompressionPrograms(const FileSystem& fs, BackupCompression compression) {
