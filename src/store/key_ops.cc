@@ -105,7 +105,7 @@ Scope::Scope(MemoryTier& tier, const ScopeConfig& config, UnixMillis now,
 
 Found Scope::Find(Shard& shard, const std::string& key) {
   if (rows_ != nullptr) {
-    for (const auto& [k, row] : *rows_) {
+    for (const auto& [k, row] : rows_->rows) {
       if (k == key) return tier_.LookupWithRow(shard, key, now_, row);
     }
   }

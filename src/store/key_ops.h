@@ -14,6 +14,7 @@
 // require its mutex.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -27,7 +28,12 @@
 namespace skydb::store {
 
 // Shared coherence: the rows of an operation's keys, just read from PostgreSQL.
-using RowSet = std::vector<std::pair<std::string, Row>>;
+struct RowSet {
+  std::vector<std::pair<std::string, Row>> rows;
+  uint64_t asked_at = 0;  // MemoryTier::CommitStamp() when they were asked for
+  // Reads this set's rows again and stamps them anew; called with no shard lock held.
+  std::function<Status()> reread;
+};
 
 struct ScopeConfig {
   std::chrono::milliseconds default_ttl{0};

@@ -6,6 +6,7 @@ namespace skydb::store {
 namespace {
 
 constexpr size_t kMaxReadBatch = 256;
+thread_local int current_reader = -1;  // the reader this thread is, or -1
 
 UnixMillis WallMs(Clock& clock) {
   return std::chrono::duration_cast<std::chrono::milliseconds>(clock.WallNow().time_since_epoch())
@@ -67,12 +68,20 @@ void Loader::Run(Task task) {
   Refuse(request);
 }
 
+Result<std::vector<Row>> Loader::ReadAgain(const std::vector<std::string>& keys) {
+  if (current_reader < 0) return Error::Internal("Loader::ReadAgain outside a reader");
+  auto rows = durable_.ReadMany(current_reader, keys, WallMs(clock_));
+  if (!rows.ok()) return Error::Unavailable("cannot read from PostgreSQL: " + rows.error().message);
+  return std::move(rows).value();
+}
+
 size_t Loader::waiting() const {
   MutexLock lock(mu_);
   return queue_.size();
 }
 
 void Loader::ReaderLoop(int index) {
+  current_reader = index;
   while (true) {
     std::vector<Request> batch;
     {

@@ -36,6 +36,8 @@ class Loader {
   // The rows of `keys`, aligned with them (absent or expired: nullopt).
   void Read(std::vector<std::string> keys, RowsDone done);
   void Run(Task task);
+  // From a Read callback only: `keys`' rows read again now, on that callback's reader.
+  Result<std::vector<Row>> ReadAgain(const std::vector<std::string>& keys);
   size_t waiting() const;
 
  private:

@@ -123,9 +123,37 @@ bool MemoryTier::HasPendingDelete(Shard& shard, const std::string& key) {
   return shard.pending_deletes.count(key) != 0;
 }
 
+uint64_t MemoryTier::BeginRowReads(const std::vector<std::string>& keys) {
+  for (const auto& key : keys) {
+    Shard& shard = ShardFor(KeyHash(key));
+    MutexLock lock(shard.mu);
+    ++shard.row_reads[key].readers;
+  }
+  // Taken after every key is registered: a commit stamped before it was made before the read.
+  return commit_stamp_.load();
+}
+
+void MemoryTier::EndRowReads(const std::vector<std::string>& keys) {
+  for (const auto& key : keys) {
+    Shard& shard = ShardFor(KeyHash(key));
+    MutexLock lock(shard.mu);
+    auto it = shard.row_reads.find(key);
+    if (it != shard.row_reads.end() && --it->second.readers == 0) shard.row_reads.erase(it);
+  }
+}
+
+bool MemoryTier::CommittedSince(Shard& shard, const std::string& key, uint64_t asked_at) {
+  auto it = shard.row_reads.find(key);
+  return it != shard.row_reads.end() && it->second.committed_stamp > asked_at;
+}
+
 void MemoryTier::OnCommitted(const std::string& key, uint64_t seq) {
   Shard& shard = ShardFor(KeyHash(key));
   MutexLock lock(shard.mu);
+  if (!shard.row_reads.empty()) {
+    auto read = shard.row_reads.find(key);
+    if (read != shard.row_reads.end()) read->second.committed_stamp = ++commit_stamp_;
+  }
   auto deleted = shard.pending_deletes.find(key);
   if (deleted != shard.pending_deletes.end() && deleted->second.seq <= seq) {
     shard.pending_deletes.erase(deleted);

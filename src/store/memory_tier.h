@@ -82,6 +82,14 @@ class MemoryTier {
   // --- taking the locks themselves ---
   // The durable layer committed `key` up to `seq`.
   void OnCommitted(const std::string& key, uint64_t seq);
+  // Shared coherence: an operation is about to read `keys`' rows. Returns the stamp to check
+  // them against; EndRowReads when it has run.
+  uint64_t BeginRowReads(const std::vector<std::string>& keys);
+  void EndRowReads(const std::vector<std::string>& keys);
+  uint64_t CommitStamp() const { return commit_stamp_.load(); }
+  // This store committed `key` after rows stamped `asked_at` were asked for: its row may be
+  // older than that commit, which memory no longer holds.
+  bool CommittedSince(Shard& shard, const std::string& key, uint64_t asked_at) REQUIRES(shard.mu);
   // A load of an evicted value finished: caches it, or drops a key PostgreSQL no longer has.
   void ApplyLoaded(const std::string& key, const Row& row);
   // At start: a key of the durable index (value not loaded).
@@ -119,6 +127,7 @@ class MemoryTier {
   std::atomic<uint64_t> memory_bytes_{0};
   std::atomic<uint64_t> cached_values_{0};
   std::atomic<size_t> evict_cursor_{0};
+  std::atomic<uint64_t> commit_stamp_{0};
   TierCounters counters_;
 };
 

@@ -110,8 +110,16 @@ class TxHold {
   std::vector<std::function<void(Status)>> parked_ GUARDED_BY(mu_);
 };
 
+// Shared coherence: a key whose row is being read from PostgreSQL, by how many operations, and
+// the stamp of this store's last commit of the key since (MemoryTier::CommitStamp).
+struct RowRead {
+  uint32_t readers = 0;
+  uint64_t committed_stamp = 0;
+};
+
 struct Shard {
   Mutex mu;
+  std::unordered_map<std::string, RowRead> row_reads GUARDED_BY(mu);
   std::unordered_map<std::string, std::shared_ptr<TxHold>> held GUARDED_BY(mu);
   std::unordered_map<std::string, Watched> watched GUARDED_BY(mu);
   std::unordered_map<std::string, Entry> entries GUARDED_BY(mu);

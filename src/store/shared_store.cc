@@ -31,23 +31,38 @@ template <typename T, typename Then>
 void SharedStore::WithRows(std::vector<std::string> keys, StoreCallback<T> done, Then then) {
   core_->tier().counters().misses += keys.size();
   std::vector<std::string> asked = keys;
+  uint64_t asked_at = core_->tier().BeginRowReads(keys);
   core_->loader()->Read(std::move(keys),
-                        [this, asked = std::move(asked), done = std::move(done),
+                        [this, asked = std::move(asked), asked_at, done = std::move(done),
                          then = std::move(then)](Result<std::vector<Row>> rows) mutable {
-                          if (!rows.ok()) return done(std::move(rows).error());
-                          // A WATCHed transaction wrote one of these keys and its guard may
-                          // still refuse it: read them again once it is decided.
+                          if (!rows.ok()) {
+                            core_->tier().EndRowReads(asked);
+                            return done(std::move(rows).error());
+                          }
+                          // A WATCHed transaction wrote one of these keys and its guard may still
+                          // refuse it: read them again once it is decided.
                           if (auto hold = core_->HoldOn(asked)) {
+                            core_->tier().EndRowReads(asked);
                             return hold->Park([this, asked, done, then](Status lifted) mutable {
                               if (!lifted.ok()) return done(std::move(lifted).error());
                               WithRows(std::move(asked), std::move(done), std::move(then));
                             });
                           }
                           RowSet set;
-                          set.reserve(asked.size());
+                          set.asked_at = asked_at;
+                          set.rows.reserve(asked.size());
                           for (size_t i = 0; i < asked.size(); ++i)
-                            set.emplace_back(asked[i], std::move((*rows)[i]));
+                            set.rows.emplace_back(asked[i], std::move((*rows)[i]));
+                          set.reread = [this, &set, &asked]() -> Status {
+                            set.asked_at = core_->tier().CommitStamp();
+                            auto again = core_->loader()->ReadAgain(asked);
+                            if (!again.ok()) return std::move(again).error();
+                            for (size_t i = 0; i < asked.size(); ++i)
+                              set.rows[i].second = std::move((*again)[i]);
+                            return Ok();
+                          };
                           then(std::move(done), &set);
+                          core_->tier().EndRowReads(asked);
                         });
 }
 

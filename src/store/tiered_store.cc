@@ -30,20 +30,27 @@ class ShardLocks {
   ShardLocks& operator=(const ShardLocks&) = delete;
 
   void Unlock() NO_THREAD_SAFETY_ANALYSIS {
+    if (!locked_) return;
     for (auto it = held_.rbegin(); it != held_.rend(); ++it) tier_->ShardAt(*it).mu.Unlock();
-    held_.clear();
+    locked_ = false;
+  }
+  // The same shards again, after Unlock.
+  void Relock() NO_THREAD_SAFETY_ANALYSIS {
+    for (int index : held_) tier_->ShardAt(index).mu.Lock();
+    locked_ = true;
   }
 
  private:
   void Lock(MemoryTier& tier) NO_THREAD_SAFETY_ANALYSIS {
     std::sort(held_.begin(), held_.end());
     held_.erase(std::unique(held_.begin(), held_.end()), held_.end());
-    for (int index : held_) tier.ShardAt(index).mu.Lock();
     tier_ = &tier;
+    Relock();
   }
 
   MemoryTier* tier_ = nullptr;
   std::vector<int> held_;
+  bool locked_ = false;
 };
 
 TierOptions TierOptionsFor(const TieredOptions& o, bool durable) {
@@ -134,10 +141,37 @@ size_t ReadBytesBound(Scope& s, const std::vector<TxOp>& ops) {
 
 const Row& RowOf(const RowSet& rows, const std::string& key) {
   static const Row kNoRow;
-  for (const auto& [k, row] : rows) {
+  for (const auto& [k, row] : rows.rows) {
     if (k == key) return row;
   }
   return kNoRow;
+}
+
+// Shared coherence: a row asked for before this store committed its key may be older than that
+// commit, which memory no longer holds: such rows are read again (no lock held meanwhile)
+// until none of `keys` was committed since its rows were asked for. `locks` hold `keys`.
+Status EnsureRowsNewerThanOwnCommits(MemoryTier& tier, ShardLocks& locks, const RowSet& rows,
+                                     const std::vector<std::string>& keys) {
+  auto stale = [&] {
+    for (const auto& [key, row] : rows.rows) {
+      if (std::find(keys.begin(), keys.end(), key) == keys.end()) continue;
+      Shard& shard = tier.ShardFor(KeyHash(key));
+      shard.mu.AssertHeld();
+      if (tier.CommittedSince(shard, key, rows.asked_at)) return true;
+    }
+    return false;
+  };
+  for (int attempt = 1; stale(); ++attempt) {
+    if (attempt >= kMaxLoadAttempts || !rows.reread) {
+      return Error::Unavailable(
+          "this daemon kept committing writes to a key while reading it from PostgreSQL; retry");
+    }
+    locks.Unlock();
+    Status again = rows.reread();
+    locks.Relock();
+    if (!again.ok()) return again;
+  }
+  return Ok();
 }
 
 // True when a watched key was changed by any client of this store, deleted or expired since it
@@ -316,6 +350,13 @@ template <typename T, typename Apply>
 void TieredStore::Run(OpPlan plan, Apply apply, StoreCallback<T> done, const RowSet* rows,
                       int attempt) {
   ShardLocks locks(tier_, plan.keys);
+  if (rows != nullptr) {
+    Status fresh = EnsureRowsNewerThanOwnCommits(tier_, locks, *rows, plan.keys);
+    if (!fresh.ok()) {
+      locks.Unlock();
+      return done(std::move(fresh).error());
+    }
+  }
   UnixMillis now = tier_.WallMs();
   // With rows (shared coherence) every value read comes with its row: nothing to load.
   if (rows == nullptr && !plan.reads.empty()) {
@@ -620,6 +661,13 @@ void TieredStore::WatchWith(std::vector<std::string> keys, std::shared_ptr<Watch
                             StoreCallback<bool> done, const RowSet* rows) {
   if (rows == nullptr) into->AddNames(keys);
   ShardLocks locks(tier_, keys);
+  if (rows != nullptr) {
+    Status fresh = EnsureRowsNewerThanOwnCommits(tier_, locks, *rows, keys);
+    if (!fresh.ok()) {
+      locks.Unlock();
+      return done(std::move(fresh).error());
+    }
+  }
   Scope scope(tier_, scope_config_, tier_.WallMs(), clock_.Now(), rows, nullptr, false);
   for (auto& key : keys) {
     Shard& shard = scope.ShardOf(key);

@@ -31,6 +31,8 @@ struct FakeDurableState {
   // Runs inside a guarded commit (CommitIf), after its locks and before it reads the rows:
   // another daemon's write landing in the window the guard closes.
   std::function<void(std::map<std::string, DurableValue>& rows)> before_guard;
+  // Runs after a row was read, outside the lock: a read whose answer is delayed in flight.
+  std::function<void(const std::string& key)> after_read;
   int guarded_commits = 0;  // CommitIf calls that committed
   int refused_commits = 0;  // CommitIf calls whose rows had changed
 };
@@ -79,13 +81,18 @@ class FakeDurable final : public DurableBackend {
   }
 
   Result<std::optional<DurableValue>> Read(int, const std::string& key, UnixMillis now) override {
-    std::lock_guard<std::mutex> lock(state_->mu);
-    auto it = state_->rows.find(key);
-    if (it == state_->rows.end()) return std::optional<DurableValue>();
-    if (it->second.expires_at != 0 && it->second.expires_at <= now) {
-      return std::optional<DurableValue>();
+    std::optional<DurableValue> row;
+    std::function<void(const std::string&)> after;
+    {
+      std::lock_guard<std::mutex> lock(state_->mu);
+      auto it = state_->rows.find(key);
+      if (it != state_->rows.end() && (it->second.expires_at == 0 || it->second.expires_at > now)) {
+        row = it->second;
+      }
+      after = state_->after_read;
     }
-    return std::optional<DurableValue>(it->second);
+    if (after) after(key);
+    return row;
   }
 
   Result<LiveCount> CountLive(UnixMillis now) override {

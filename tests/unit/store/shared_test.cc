@@ -1,6 +1,7 @@
 // Shared coherence (store.coherence = "shared"): two stores on one table, as two daemons on one
 // database. What one acknowledges, the other's next read returns; no memory copy is served
 // once it may be older than PostgreSQL's row.
+#include <future>
 #include <thread>
 
 #include "harnesses.h"
@@ -66,6 +67,74 @@ TEST_F(SharedStoresTest, OwnUncommittedWriteIsServedUntilItCommits) {
   ASSERT_TRUE(WaitFor([&] { return acked.load() && read.load(); }));
   EXPECT_EQ(seen, "new");
   EXPECT_EQ(**b_.Get("s"), "new");
+}
+
+// Holds the first row read of the fake durable layer, after it read, until Resume: its answer
+// arrives late. Counts the reads.
+class DelayedRead {
+ public:
+  explicit DelayedRead(FakeDurableState& state) : state_(state) {
+    std::shared_future<void> resume = go_on_.get_future().share();
+    std::lock_guard<std::mutex> lock(state_.mu);
+    state_.after_read = [this, resume](const std::string&) {
+      if (reads_++ > 0) return;
+      read_.set_value();
+      resume.wait();
+    };
+  }
+  ~DelayedRead() {
+    if (!resumed_) Resume();  // a failed test must not leave the loader waiting
+    std::lock_guard<std::mutex> lock(state_.mu);
+    state_.after_read = nullptr;
+  }
+  void WaitUntilRead() { read_.get_future().wait(); }
+  void Resume() {
+    resumed_ = true;
+    go_on_.set_value();
+  }
+  int reads() const { return reads_.load(); }
+
+ private:
+  FakeDurableState& state_;
+  std::promise<void> read_, go_on_;
+  std::atomic<int> reads_{0};
+  bool resumed_ = false;
+};
+
+// A row read before this store's own write committed, answered after the commit (memory then
+// no longer holds the write): the row is older than the write and is read again.
+TEST_F(SharedStoresTest, RowReadBeforeOwnCommitIsReadAgain) {
+  ASSERT_TRUE(a_.Set("s", "old", Expiry::None()).ok());
+  HoldCommits(*a_.shared_state(), true);
+  std::atomic<bool> acked{false};
+  a_.store().Set({"s", "new", Expiry::None()}, [&](Result<SetReply> r) { acked = r.ok(); });
+  DelayedRead delayed(*a_.shared_state());
+  Pending<std::optional<std::string>> read;
+  a_.store().Get("s", read.cb());
+  delayed.WaitUntilRead();  // the loader holds "old"
+  HoldCommits(*a_.shared_state(), false);
+  ASSERT_TRUE(WaitFor([&] { return acked.load(); }));  // "new" committed; memory forgot it
+  delayed.Resume();
+  EXPECT_EQ(**read.get(), "new");
+  EXPECT_EQ(delayed.reads(), 2);
+}
+
+// The same for a delete: the row still there when it was read must not bring the key back.
+TEST_F(SharedStoresTest, RowReadBeforeOwnDeleteCommittedIsReadAgain) {
+  ASSERT_TRUE(a_.Set("s", "v", Expiry::None()).ok());
+  HoldCommits(*a_.shared_state(), true);
+  std::atomic<bool> deleted{false};
+  a_.store().Delete({"s"}, [&](Result<int64_t> r) { deleted = r.ok() && *r == 1; });
+  ASSERT_TRUE(WaitFor([&] { return a_.ScanAll().empty(); }));  // the delete is applied
+  DelayedRead delayed(*a_.shared_state());
+  Pending<std::optional<std::string>> read;
+  a_.store().Get("s", read.cb());
+  delayed.WaitUntilRead();  // the loader holds "v"
+  HoldCommits(*a_.shared_state(), false);
+  ASSERT_TRUE(WaitFor([&] { return deleted.load(); }));
+  delayed.Resume();
+  EXPECT_FALSE(read.get()->has_value());
+  EXPECT_EQ(delayed.reads(), 2);
 }
 
 TEST_F(SharedStoresTest, QueuedDeleteHidesTheRowStillInPostgres) {
