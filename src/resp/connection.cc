@@ -48,29 +48,25 @@ ParserLimits LimitsFrom(const RespServerOptions& o) {
 
 // A connection as the hub sees it. Deliver runs on the publisher's thread: it claims the
 // frame's bytes in the connection's budget there (so messages in transit are counted and a
-// subscriber that does not read is bounded by resp.max_output_buffer) and posts the frame to
-// the connection's loop; a refused claim posts the connection's close instead. Never blocks.
+// subscriber that does not read is bounded by resp.max_output_buffer) and queues the shared
+// frame for the connection's loop (Loop::PostPush: no task per message); a refused claim posts
+// the connection's close instead. Never blocks.
 class ConnectionSubscriber final : public Subscriber {
  public:
   ConnectionSubscriber(std::weak_ptr<Connection> conn, std::shared_ptr<Loop> loop,
                        std::shared_ptr<ReplyBudget> budget)
       : conn_(std::move(conn)), loop_(std::move(loop)), budget_(std::move(budget)) {}
 
-  void Deliver(std::string_view pattern, std::string_view channel,
-               std::string_view message) override {
+  void Deliver(const SharedFrame& frame) override {
     if (closing_.load(std::memory_order_relaxed)) return;
-    std::string frame = MessageFrame(Proto::kResp2, pattern, channel, message);
-    if (!budget_->TryClaim(frame.size())) {
+    if (!budget_->TryClaim(frame->size())) {
       if (closing_.exchange(true)) return;
       loop_->Post([conn = conn_] {
         if (auto c = conn.lock()) c->CloseOverBudget();
       });
       return;
     }
-    auto claim = std::make_shared<ReplyClaim>(budget_, frame.size());
-    loop_->Post([conn = conn_, frame = std::move(frame), claim]() mutable {
-      if (auto c = conn.lock()) c->Push(std::move(frame), std::move(*claim));
-    });
+    loop_->PostPush(conn_, frame, ReplyClaim(budget_, frame->size()));
   }
 
  private:
@@ -162,11 +158,11 @@ ClientInfo Connection::Info(Clock::TimePoint now) const {
   return info;
 }
 
-void Connection::Push(std::string frame, ReplyClaim claim) {
+void Connection::Push(const SharedFrame& frame, ReplyClaim claim) {
   if (fd_ < 0) return;
-  if (client_.proto == Proto::kResp3) frame[0] = '>';  // the same size: the claim holds
+  std::string& slot = slots_.emplace_back(*frame).value();
+  if (client_.proto == Proto::kResp3) slot[0] = '>';  // the same size: the claim holds
   held_ += claim.Take();
-  slots_.emplace_back(std::move(frame));
   if (slots_.size() == 1) loop_.MarkDirty(shared_from_this());
 }
 

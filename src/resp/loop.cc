@@ -71,24 +71,42 @@ void Loop::Post(std::function<void()> task) {
     MutexLock lock(mu_);
     if (stopped_) return;
     tasks_.push_back(std::move(task));
-    wake = !wake_pending_;  // one eventfd write per batch of posts
-    wake_pending_ = true;
+    wake = !std::exchange(wake_pending_, true);  // one eventfd write per batch of posts
   }
-  if (wake) {
-    uint64_t one = 1;
-    (void)!::write(wake_fd_, &one, sizeof one);
+  Wake(wake);
+}
+
+void Loop::PostPush(std::weak_ptr<Connection> conn, SharedFrame frame, ReplyClaim claim) {
+  bool wake = false;
+  {
+    MutexLock lock(mu_);
+    if (stopped_) return;
+    pushes_.push_back({std::move(conn), std::move(frame), std::move(claim)});
+    wake = !std::exchange(wake_pending_, true);
   }
+  Wake(wake);
+}
+
+void Loop::Wake(bool wake) {
+  if (!wake) return;
+  uint64_t one = 1;
+  (void)!::write(wake_fd_, &one, sizeof one);
 }
 
 void Loop::RunTasks() {
+  std::vector<QueuedPush> pushes;
   std::vector<std::function<void()>> batch;
   {
     MutexLock lock(mu_);
+    pushes.swap(pushes_);
     batch.swap(tasks_);
     wake_pending_ = false;
   }
   uint64_t count = 0;
   (void)!::read(wake_fd_, &count, sizeof count);
+  for (auto& push : pushes) {
+    if (auto conn = push.conn.lock()) conn->Push(push.frame, std::move(push.claim));
+  }
   for (auto& task : batch) task();
 }
 
@@ -112,6 +130,7 @@ void Loop::Run() {
     MutexLock lock(mu_);
     stopped_ = true;  // later completions are dropped
     tasks_.clear();
+    pushes_.clear();
   }
   std::vector<uint64_t> ids;
   for (auto& [id, conn] : connections_) ids.push_back(id);

@@ -83,12 +83,16 @@ size_t PubSubHub::Deliver(std::string_view channel, std::string_view message) {
   MutexLock lock(mu_);
   auto it = channels_.find(std::string(channel));
   if (it != channels_.end()) {
-    for (auto& [raw, subscriber] : it->second) subscriber->Deliver({}, channel, message);
+    auto frame =
+        std::make_shared<const std::string>(MessageFrame(Proto::kResp2, {}, channel, message));
+    for (auto& [raw, subscriber] : it->second) subscriber->Deliver(frame);
     receivers += it->second.size();
   }
   for (auto& [pattern, subscribers] : patterns_) {
     if (!GlobMatch(pattern, channel)) continue;
-    for (auto& [raw, subscriber] : subscribers) subscriber->Deliver(pattern, channel, message);
+    auto frame =
+        std::make_shared<const std::string>(MessageFrame(Proto::kResp2, pattern, channel, message));
+    for (auto& [raw, subscriber] : subscribers) subscriber->Deliver(frame);
     receivers += subscribers.size();
   }
   return receivers;

@@ -31,13 +31,16 @@
 
 namespace skydb::resp {
 
+// A message's frame (MessageFrame, RESP2), built once per PUBLISH and shared by every
+// subscriber it reaches.
+using SharedFrame = std::shared_ptr<const std::string>;
+
 // Where the hub delivers one subscriber's messages (a connection, in the server).
 class Subscriber {
  public:
   virtual ~Subscriber() = default;
-  // `pattern` is empty for a channel subscription, else the pattern that matched `channel`.
-  virtual void Deliver(std::string_view pattern, std::string_view channel,
-                       std::string_view message) = 0;
+  // The frame of one message: a channel's, or a pattern's ("pmessage") when it matched.
+  virtual void Deliver(const SharedFrame& frame) = 0;
 };
 
 // One client's subscriptions, kept with its protocol state (ClientState::pubsub).

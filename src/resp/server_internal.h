@@ -77,7 +77,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void Start();
   // Queues a pub/sub message (encoded for RESP2; pushed as RESP3 if the client speaks it)
   // after every reply owed so far; `claim` holds its bytes in this connection's budget.
-  void Push(std::string frame, ReplyClaim claim);
+  void Push(const SharedFrame& frame, ReplyClaim claim);
   // Closes the connection because a reply limit was reached, naming the limit in the log.
   void CloseOverBudget();
   bool closed() const { return fd_ < 0; }
@@ -138,6 +138,10 @@ class Loop : public std::enable_shared_from_this<Loop> {
 
   // Any thread. Runs `task` on the loop thread; dropped once the loop has stopped.
   void Post(std::function<void()> task);
+  // Any thread. Connection::Push(frame, claim) on the loop thread, if `conn` still exists:
+  // queued without a task of its own, so a PUBLISH to many subscribers costs no allocation
+  // per delivery here and one wake-up serves every push and task queued meanwhile.
+  void PostPush(std::weak_ptr<Connection> conn, SharedFrame frame, ReplyClaim claim);
   bool InLoopThread() const { return std::this_thread::get_id() == thread_id_.load(); }
 
   // Loop thread only.
@@ -180,8 +184,16 @@ class Loop : public std::enable_shared_from_this<Loop> {
   Clock::TimePoint next_housekeeping_{};
   std::multimap<Clock::TimePoint, std::weak_ptr<Connection>> timers_;
 
+  struct QueuedPush {
+    std::weak_ptr<Connection> conn;
+    SharedFrame frame;
+    ReplyClaim claim;
+  };
+  void Wake(bool wake);
+
   Mutex mu_;
   std::vector<std::function<void()>> tasks_ GUARDED_BY(mu_);
+  std::vector<QueuedPush> pushes_ GUARDED_BY(mu_);  // run before tasks_, in order
   bool wake_pending_ GUARDED_BY(mu_) = false;
   bool stopped_ GUARDED_BY(mu_) = false;
 };

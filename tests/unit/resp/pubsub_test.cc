@@ -15,13 +15,10 @@
 namespace skydb::resp {
 namespace {
 
-// Records what the hub delivers, as RESP2 frames.
+// Records the RESP2 frames the hub delivers.
 class RecordingSubscriber final : public Subscriber {
  public:
-  void Deliver(std::string_view pattern, std::string_view channel,
-               std::string_view message) override {
-    frames.push_back(MessageFrame(Proto::kResp2, pattern, channel, message));
-  }
+  void Deliver(const SharedFrame& frame) override { frames.push_back(*frame); }
   std::vector<std::string> frames;
 };
 

@@ -612,6 +612,36 @@ TEST_F(ServerTest, PubSubMessagesFollowEarlierRepliesAndTheConfirmation) {
   ::close(publisher);
 }
 
+// A PUBLISH encodes its message once for every subscriber: a RESP3 subscriber gets it as a
+// push without changing what a RESP2 subscriber of the same channel gets, in either order.
+TEST_F(ServerTest, OneMessageReachesRespTwoAndRespThreeSubscribersInTheirOwnFrames) {
+  auto store = NewMemoryStore(MemoryTierOptions{}, clock_);
+  Start(*store);
+  const std::string confirmation = "3\r\n$9\r\nsubscribe\r\n$2\r\nch\r\n:1\r\n";
+  std::vector<std::pair<int, char>> subscribers;  // fd, the frame's first byte
+  for (int i = 0; i < 8; ++i) {
+    int fd = Connect();
+    const char kind = i % 2 == 0 ? '>' : '*';
+    if (kind == '>') {
+      Send(fd, "HELLO 3\r\n");
+      ASSERT_EQ(Read(fd, 1).substr(0, 2), "%7");
+    }
+    Send(fd, "SUBSCRIBE ch\r\n");
+    ASSERT_EQ(Read(fd, confirmation.size() + 1), kind + confirmation);
+    subscribers.emplace_back(fd, kind);
+  }
+  int publisher = Connect();
+  Send(publisher, "PUBLISH ch hello\r\nPUBLISH ch again\r\n");
+  EXPECT_EQ(Read(publisher, 8), ":8\r\n:8\r\n");
+  const std::string hello = "3\r\n$7\r\nmessage\r\n$2\r\nch\r\n$5\r\nhello\r\n";
+  const std::string again = "3\r\n$7\r\nmessage\r\n$2\r\nch\r\n$5\r\nagain\r\n";
+  for (auto [fd, kind] : subscribers) {
+    EXPECT_EQ(Read(fd, 2 * (hello.size() + 1)), kind + hello + kind + again);
+    ::close(fd);
+  }
+  ::close(publisher);
+}
+
 // A subscriber that does not read is closed at its output limit, the reason logged with its id;
 // the publisher's replies keep coming meanwhile (PUBLISH never waits for a subscriber).
 TEST_F(ServerTest, ASlowSubscriberIsClosedWithoutSlowingThePublisher) {
