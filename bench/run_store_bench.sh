@@ -26,7 +26,7 @@ while [ $# -gt 0 ]; do
   case "$1" in
     --seconds) seconds="$2"; shift 2 ;;
     --force) force=1; shift ;;
-    --arms) arms="$2"; shift 2 ;;      # e.g. "skydb256 raw": skydb with 256 writers in flight
+    --arms) arms="$2"; shift 2 ;;      # e.g. "skydb256 raw" (256 writers in flight; skydb256-w2: 2 store writers)
     --no-sweep) sweep=0; shift ;;
     --no-extras) extras=0; shift ;;
     *) echo "unknown argument $1" >&2; exit 2 ;;
@@ -94,6 +94,7 @@ arm_args() {  # $1 arm name
   case "$1" in
     skydb) echo "--mode skydb --store-writers $store_writers" ;;
     skydb256) echo "--mode skydb --store-writers $store_writers --writers 256" ;;
+    skydb256-w*) echo "--mode skydb --store-writers ${1#skydb256-w} --writers 256" ;;
     skydb-w*) echo "--mode skydb --store-writers ${1#skydb-w}" ;;
     naive) echo "--mode naive" ;;
     raw) echo "--mode raw --raw-connections 4 --raw-batch 64" ;;
@@ -149,10 +150,12 @@ for disk in ("native", "slow"):
         print(f"skydb / naive = {med['skydb'] / med['naive']:.2f}x")
     if "raw" in med and "skydb" in med:
         print(f"skydb / raw   = {med['skydb'] / med['raw']:.2f}x  (raw: 4 x 64-row batches, the engine's limit)")
-    if "raw" in med and "skydb256" in med:
-        print(f"skydb256 / raw = {med['skydb256'] / med['raw']:.2f}x  (both 256 rows in flight)")
-    if "raw1" in med and "skydb" in med:
-        print(f"skydb / raw1  = {med['skydb'] / med['raw1']:.2f}x  (raw1: 64 rows in flight, as skydb's 64 writers)")
+    for m in sorted(a for a in med if a.startswith("skydb256")):
+        if "raw" in med:
+            print(f"{m} / raw = {med[m] / med['raw']:.2f}x  (both 256 rows in flight)")
+    for m in [a for a in ("skydb",) if a in med] + sorted(a for a in med if a.startswith("skydb-w")):
+        if "raw1" in med:
+            print(f"{m} / raw1 = {med[m] / med['raw1']:.2f}x  (both 64 rows in flight)")
 PY
 echo "results: $out"
 
