@@ -154,8 +154,8 @@ void AddPools(SettingsBuilder& b, const Pools& p, int cores, bool dev, bool conf
            "aux_pool " + std::to_string(p.aux_pool) + " + analytics 2 + telemetry 2");
   b.AddOwn("store_writers", p.store_writers,
            "clamp(" + std::to_string(cores) +
-               " cores / 2, 1, store_pool - 2): fewer writers "
-               "make larger group commits (docs/performance.md)");
+               " cores, 1, store_pool - 2): one writer per core overlaps commits "
+               "without splitting batches too thin (docs/performance.md)");
 }
 
 }  // namespace
@@ -190,7 +190,7 @@ Pools PoolsFor(int cores, int app_pool) {
   p.aux_pool = std::clamp(p.app_pool / 4, 2, 8);
   p.demand = p.app_pool + 3 * p.aux_pool;
   p.store_pool = p.aux_pool + 4;
-  p.store_writers = std::clamp(cores / 2, 1, p.store_pool - 2);
+  p.store_writers = std::clamp(cores, 1, p.store_pool - 2);
   p.reserved = kSuperuserReservedConnections;
   p.max_connections = 2 * p.demand + p.reserved + kConnectionHeadroom;
   return p;

@@ -125,19 +125,20 @@ TEST(TunePoolsTest, ConfiguredAppPoolRaisesMaxConnections) {
   EXPECT_NE(Get(raised, "app_pool").derivation.find("app.max_connections"), std::string::npos);
 }
 
-// One group-commit writer per two cores (larger batches beat more connections on small hosts:
-// docs/performance.md), always at least one and never more than the store pool leaves.
+// One group-commit writer per core (overlapped commits beat one serial writer, more thin the
+// batches: docs/performance.md), always at least one and never more than the store pool leaves.
 TEST(TunePoolsTest, StoreWritersFollowCoresWithinTheStorePool) {
   EXPECT_EQ(PoolsFor(1).store_writers, 1);
-  EXPECT_EQ(PoolsFor(2).store_writers, 1);
-  EXPECT_EQ(PoolsFor(4).store_writers, 2);
-  EXPECT_EQ(PoolsFor(8).store_writers, 4);
+  EXPECT_EQ(PoolsFor(2).store_writers, 2);
+  EXPECT_EQ(PoolsFor(4).store_writers, 4);
+  EXPECT_EQ(PoolsFor(8).store_writers, 8);
+  EXPECT_EQ(PoolsFor(64).store_writers, PoolsFor(64).store_pool - 2);
   for (int cores = 1; cores <= 256; ++cores) {
     Pools p = PoolsFor(cores);
     EXPECT_GE(p.store_writers, 1) << cores;
     EXPECT_LE(p.store_writers, p.store_pool - 2) << cores;
   }
-  EXPECT_EQ(Get(Tune(Host(1975 * kMiB, 2), Profile::kEmbedded, {}), "store_writers").value, "1");
+  EXPECT_EQ(Get(Tune(Host(1975 * kMiB, 2), Profile::kEmbedded, {}), "store_writers").value, "2");
 }
 
 // ---- the connection property ----
