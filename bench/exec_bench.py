@@ -7,42 +7,18 @@ machine unless --force, and flags a run whose load generator used most of a core
 
 Run as root from the repo: bench/exec_bench.py [--seconds 5] [--clients 8] [--force]
 """
-import argparse
 import json
 import os
 import shutil
-import signal
 import socket
 import statistics
 import subprocess
-import sys
 import tempfile
 import threading
 import time
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-
-
-def fsync_latency_us(directory, n=200):
-    path = os.path.join(directory, "fsync-probe")
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT, 0o600)
-    times = []
-    for _ in range(n):
-        os.write(fd, b"x" * 4096)
-        t = time.perf_counter()
-        os.fdatasync(fd)
-        times.append((time.perf_counter() - t) * 1e6)
-    os.close(fd)
-    os.unlink(path)
-    return statistics.median(times)
-
-
-def command(*args):
-    out = b"*%d\r\n" % len(args)
-    for a in args:
-        a = a if isinstance(a, bytes) else str(a).encode()
-        out += b"$%d\r\n%s\r\n" % (len(a), a)
-    return out
+from embedded_daemon import (arguments, command, commit, disks, embedded_daemon, fsync_latency_us,
+                             refuse_if_loaded, write_report)
 
 
 class Reader:
@@ -123,43 +99,16 @@ def run_arm(sock_path, kind, clients, seconds):
     }
 
 
-def wait_ping(sock_path, proc, timeout=90):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            return False
-        try:
-            s = socket.socket(socket.AF_UNIX)
-            s.settimeout(1)
-            s.connect(sock_path)
-            s.sendall(command("PING"))
-            if s.recv(64).startswith(b"+PONG"):
-                return True
-        except OSError:
-            pass
-        time.sleep(0.2)
-    return False
-
-
 def main():
-    p = argparse.ArgumentParser()
-    p.add_argument("--skydb", default=os.path.join(ROOT, "build/src/skydb"))
-    p.add_argument("--slowfsync", default=os.path.join(ROOT, "build/bench/libslowfsync.so"))
-    p.add_argument("--seconds", type=float, default=5)
+    p = arguments("MULTI + 10 SETs + EXEC against the same 10 SETs pipelined", seconds=5)
     p.add_argument("--clients", type=int, default=8)
-    p.add_argument("--force", action="store_true")
     a = p.parse_args()
-    cores = os.cpu_count()
-    load = os.getloadavg()[0]
-    if load > cores * 0.5 and not a.force:
-        sys.exit("refusing: load average %.2f on %d cores (--force to run anyway)" % (load, cores))
+    load = refuse_if_loaded(a.force)
     user = os.environ.get("SKYDB_TEST_USER", "skydbtest")
     work = tempfile.mkdtemp(prefix="skydb-execbench-")
     os.chmod(work, 0o755)
-    commit = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"],
-                            capture_output=True, text=True).stdout.strip()
     conditions = {
-        "commit": commit, "host": os.uname().nodename, "cores": cores,
+        "commit": commit(), "host": os.uname().nodename, "cores": os.cpu_count(),
         "load_start": load, "fsync_us_median": round(fsync_latency_us(work), 1),
         "skydb": subprocess.run([a.skydb, "--version"], capture_output=True,
                                 text=True).stdout.strip(),
@@ -167,22 +116,8 @@ def main():
     }
     results = []
     try:
-        for disk in ("native", "slow-1ms"):
-            if disk == "slow-1ms" and not os.path.exists(a.slowfsync):
-                print("no %s: build the slowfsync target; skipping the 1 ms model" % a.slowfsync)
-                continue
-            env = dict(os.environ, SKYDB_CONFIG="")
-            if disk != "native":
-                env.update(LD_PRELOAD=a.slowfsync, SLOWFSYNC_US="1000")
-            d = os.path.join(work, disk)
-            log = open(d + ".log", "wb")
-            proc = subprocess.Popen([a.skydb, "--set", "store.durability=sync", "serve", "--embed",
-                                     "--data-dir", d, "--user", user], env=env, stdout=log,
-                                    stderr=log)
-            try:
-                sock_path = os.path.join(d, "run/skydb.sock")
-                if not wait_ping(sock_path, proc):
-                    sys.exit("skydb did not start; see %s.log" % d)
+        for disk in disks(a.slowfsync):
+            with embedded_daemon(a, work, disk, user) as (_, sock_path):
                 run_arm(sock_path, "pipe10", a.clients, 1)  # warm-up
                 arms = {"exec10": [], "pipe10": []}
                 for kind in ("exec10", "pipe10", "pipe10", "exec10"):
@@ -201,22 +136,10 @@ def main():
                 flagged = max(row[k]["generator_core_share"] for k in arms) > 0.8
                 row["flag"] = "load generator above 80% of a core" if flagged else ""
                 results.append(row)
-            finally:
-                proc.send_signal(signal.SIGTERM)
-                try:
-                    proc.wait(timeout=30)
-                except subprocess.TimeoutExpired:
-                    proc.kill()
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    conditions["load_end"] = os.getloadavg()[0]
-    report = {"conditions": conditions, "results": results}
-    os.makedirs(os.path.join(ROOT, "bench/results"), exist_ok=True)
-    out = os.path.join(ROOT, "bench/results",
-                       "exec-%s.json" % time.strftime("%Y%m%dT%H%M%SZ", time.gmtime()))
-    with open(out, "w") as f:
-        json.dump(report, f, indent=1)
-    print(json.dumps(report, indent=1))
+    out = write_report("exec", conditions, results)
+    print(json.dumps({"conditions": conditions, "results": results}, indent=1))
     print("written to", out)
 
 
