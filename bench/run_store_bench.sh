@@ -10,8 +10,10 @@
 # evidence for the store_writers formula; single runs, not counterbalanced). Results: bench/results/store-<timestamp>.jsonl. Run as root (PostgreSQL runs as
 # the unprivileged user skydbtest).
 # Then the extras (skip with --no-extras): MULTI + 10 SETs + EXEC against the same 10 SETs
-# pipelined (bench/exec_bench.py: one daemon per disk, arms A B B A) and PUBLISH fan-out to 100
-# subscribers against redis-server (bench/pubsub_fanout.py), each with its own conditions.
+# pipelined (bench/exec_bench.py: one daemon per disk, arms A B B A), redis-benchmark SET at
+# -c 50 -P 1 against pgbench -c 6 upserts on the daemon's own cluster (bench/set_vs_pgbench.py)
+# and PUBLISH fan-out to 100 subscribers against redis-server (bench/pubsub_fanout.py), each
+# with its own conditions.
 # Usage: bench/run_store_bench.sh [--seconds 10] [--force] [--arms "skydb naive raw raw1"] [--no-sweep]
 #        [--no-extras]
 set -euo pipefail
@@ -161,7 +163,8 @@ echo "results: $out"
 
 if [ "$extras" -eq 1 ]; then
   echo
-  echo "== extras: EXEC of 10 SETs vs 10 pipelined SETs; PUBLISH fan-out to 100 subscribers =="
+  echo "== extras: EXEC of 10 SETs vs 10 pipelined SETs; SET -c 50 vs pgbench -c 6;" \
+    "PUBLISH fan-out to 100 subscribers =="
   force_flag=()
   [ "$force" -eq 1 ] && force_flag=(--force)
   if python3 bench/exec_bench.py --skydb "$build/src/skydb" \
@@ -184,6 +187,13 @@ PY
   else
     echo "the EXEC row did not run:"
     tail -3 "$work/exec.out"
+  fi
+  if python3 bench/set_vs_pgbench.py --skydb "$build/src/skydb" \
+      --slowfsync "$build/bench/libslowfsync.so" "${force_flag[@]}" >"$work/setpg.out" 2>&1; then
+    grep -v '^ *$' "$work/setpg.out"
+  else
+    echo "the SET against pgbench row did not run:"
+    tail -3 "$work/setpg.out"
   fi
   if [ -x "$build/tests/integration/resp/resp_test_server" ]; then
     python3 bench/pubsub_fanout.py "$build/tests/integration/resp/resp_test_server" 100 100000 16 ||
