@@ -37,6 +37,9 @@ constexpr size_t kReadBudget = 1 << 20;  // per readiness event, so one client c
 // Reply bytes held (or claimed) above this pause reading: a pipeline of GETs is then answered
 // as fast as the client takes the replies, never built ahead of it.
 constexpr size_t kOutputSoftLimit = 1 << 20;
+// The output buffer keeps up to this much capacity between flushes, so a pipeline's replies
+// are appended without regrowing it; a larger reply is moved in whole instead of copied.
+constexpr size_t kKeptOutputCapacity = 64 << 10;
 
 ParserLimits LimitsFrom(const RespServerOptions& o) {
   ParserLimits limits;
@@ -353,14 +356,22 @@ void Connection::Flush() {
   if (fd_ < 0) return;
   auto self = shared_from_this();
   if (auth_hold_) return UpdateInterest();  // EndAuthHold flushes
-  while (!slots_.empty() && slots_.front().has_value()) {
-    if (out_.empty()) {
+  size_t ready = 0;
+  for (auto it = slots_.begin(); it != slots_.end() && it->has_value(); ++it)
+    ready += (*it)->size();
+  if (ready > 0) {
+    if (out_.empty() && slots_.front()->size() > kKeptOutputCapacity) {
       out_ = std::move(*slots_.front());  // a large reply is not copied
-    } else {
-      out_.append(*slots_.front());
+      ready -= out_.size();
+      slots_.pop_front();
+      ++first_seq_;
     }
-    slots_.pop_front();
-    ++first_seq_;
+    out_.reserve(out_.size() + ready);
+    while (!slots_.empty() && slots_.front().has_value()) {
+      out_.append(*slots_.front());
+      slots_.pop_front();
+      ++first_seq_;
+    }
   }
   if (!WriteOut()) return;
   if (close_after_flush_ && slots_.empty() && out_sent_ == out_.size()) {
@@ -389,7 +400,11 @@ bool Connection::WriteOut() {
   held_ -= out_sent_ - before;
   budget_->Release(out_sent_ - before);
   if (out_sent_ == out_.size()) {
-    out_.clear();
+    if (out_.capacity() > kKeptOutputCapacity) {
+      std::string().swap(out_);
+    } else {
+      out_.clear();
+    }
     out_sent_ = 0;
   } else if (out_sent_ > (1 << 20)) {
     out_.erase(0, out_sent_);
