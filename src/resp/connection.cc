@@ -359,7 +359,7 @@ void Connection::Flush() {
   size_t ready = 0;
   for (auto it = slots_.begin(); it != slots_.end() && it->has_value(); ++it)
     ready += (*it)->size();
-  if (ready > 0) {
+  if (!slots_.empty() && slots_.front().has_value()) {  // even empty replies are taken
     if (out_.empty() && slots_.front()->size() > kKeptOutputCapacity) {
       out_ = std::move(*slots_.front());  // a large reply is not copied
       ready -= out_.size();
