@@ -25,6 +25,7 @@
 
 #include "skydb/config.h"
 #include "skydb/env.h"
+#include "skydb/function_ref.h"
 #include "skydb/histogram.h"
 #include "skydb/mutex.h"
 #include "skydb/result.h"
@@ -239,6 +240,14 @@ class SessionStore {
   virtual ~SessionStore() = default;
 
   virtual void Get(std::string key, StoreCallback<std::optional<std::string>> done) = 0;
+  // A GET answered at once when memory holds its final answer: `visit` gets the value (null:
+  // no such key) while the key is locked, to build the reply from it in place, and must not call
+  // into the store. false, nothing visited: the answer must be loaded, waits for a commit, or
+  // this store cannot tell at once; use Get.
+  virtual bool GetInPlace(const std::string& key, FunctionRef<void(const std::string*)> visit) {
+    (void)key, (void)visit;
+    return false;
+  }
   // GETEX / get-and-touch: returns the value and, if `change` is set, applies it to the TTL
   // without rewriting the value.
   virtual void GetEx(std::string key, std::optional<Expiry> change,

@@ -481,6 +481,25 @@ void TieredStore::Get(std::string key, StoreCallback<std::optional<std::string>>
   ReadWith(ReadKind::kGet, std::move(key), std::nullopt, std::move(done), nullptr);
 }
 
+// The general path's answer for a plain GET (Run, ReadKey), taken without planning, claiming
+// or a callback when nothing has to be loaded or waited for.
+bool TieredStore::GetInPlace(const std::string& key, FunctionRef<void(const std::string*)> visit) {
+  if (options_.shared) return false;  // the row must be read first
+  Shard& shard = tier_.ShardFor(KeyHash(key));
+  MutexLock lock(shard.mu);
+  Found found = tier_.Lookup(shard, key, tier_.WallMs());
+  if (scope_config_.sync && found.pending) return false;  // the reply waits for that commit
+  if (found.entry != nullptr && !found.entry->value) return false;  // evicted: Get loads it
+  ++tier_.counters().hits;
+  if (found.entry == nullptr) {
+    visit(nullptr);
+    return true;
+  }
+  tier_.Touch(shard, *found.entry);
+  visit(&*found.entry->value);
+  return true;
+}
+
 void TieredStore::GetEx(std::string key, std::optional<Expiry> change,
                         StoreCallback<std::optional<std::string>> done) {
   ReadKind kind = change ? ReadKind::kGetEx : ReadKind::kGet;

@@ -57,6 +57,7 @@ class TieredStore final : public SessionStore, private CommitListener {
               StoreCallback<bool> done) override;
   void Increment(IncrRequest request, StoreCallback<IncrReply> done) override;
   void DeleteAll(StoreCallback<int64_t> done) override;
+  bool GetInPlace(const std::string& key, FunctionRef<void(const std::string*)> visit) override;
   void Ttl(std::string key, StoreCallback<TtlReply> done) override;
   void Scan(uint64_t cursor, std::string pattern, size_t count,
             StoreCallback<ScanReply> done) override;

@@ -17,8 +17,17 @@ Result<SetReply> StoreHarness::Set(const std::string& key, const std::string& va
   SetRequest request{key, value, expiry, condition, return_old};
   return Await<SetReply>([&](auto cb) { store().Set(request, cb); });
 }
+// Every GET of the suite also asks GetInPlace: whenever it answers, it answers as Get does.
 Result<std::optional<std::string>> StoreHarness::Get(const std::string& key) {
-  return Await<std::optional<std::string>>([&](auto cb) { store().Get(key, cb); });
+  std::optional<std::string> in_place;
+  bool served = store().GetInPlace(key, [&](const std::string* value) {
+    if (value != nullptr) in_place = *value;
+  });
+  auto got = Await<std::optional<std::string>>([&](auto cb) { store().Get(key, cb); });
+  if (served && got.ok()) {
+    EXPECT_EQ(in_place, *got) << "GetInPlace and Get disagree";
+  }
+  return got;
 }
 Result<std::optional<std::string>> StoreHarness::GetEx(const std::string& key,
                                                        std::optional<Expiry> change) {

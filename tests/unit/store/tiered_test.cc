@@ -396,5 +396,55 @@ TEST(TieredStoreTest, DeleteAllFailsItsReplyWhenPostgresIsDown) {
   }));
 }
 
+// What GetInPlace answers: the committed value or its absence, at once. It declines what Get
+// must wait for or load: a write not yet committed (sync), an evicted value, any key under
+// shared coherence (whose row must be read first).
+using InPlaceAnswer = std::optional<std::optional<std::string>>;  // nullopt: declined
+const InPlaceAnswer kNoSuchKey{std::optional<std::string>()};
+
+InPlaceAnswer InPlace(SessionStore& store, const std::string& key) {
+  std::optional<std::string> value;
+  bool served = store.GetInPlace(key, [&](const std::string* v) {
+    if (v != nullptr) value = *v;
+  });
+  if (!served) return std::nullopt;
+  return InPlaceAnswer(std::move(value));
+}
+
+TEST(TieredStoreTest, GetInPlaceAnswersOnlyWhatIsCommittedAndInMemory) {
+  TieredOptions options = FakeOptions(Durability::kSync);
+  options.memory.idle_evict = milliseconds(1000);
+  FakeTieredHarness h(options);
+  HoldCommits(h.state(), true);
+  Pending<SetReply> set;
+  h.store().Set({"a", "1", Expiry::None()}, set.cb());
+  EXPECT_EQ(InPlace(h.store(), "a"), std::nullopt) << "served a write not yet committed";
+  HoldCommits(h.state(), false);
+  ASSERT_TRUE(set.get().ok());
+  EXPECT_EQ(InPlace(h.store(), "a"), InPlaceAnswer("1"));
+  EXPECT_EQ(InPlace(h.store(), "absent"), kNoSuchKey);
+
+  h.clock().Advance(milliseconds(1500));
+  ASSERT_TRUE(WaitFor([&] { return h.store().Stats().cached_values == 0; }));
+  EXPECT_EQ(InPlace(h.store(), "a"), std::nullopt) << "served an evicted value";
+  EXPECT_EQ(**h.Get("a"), "1");  // loaded
+  EXPECT_EQ(InPlace(h.store(), "a"), InPlaceAnswer("1"));
+}
+
+TEST(TieredStoreTest, GetInPlaceDeclinesEveryKeyUnderSharedCoherence) {
+  FakeTieredHarness h(FakeOptions(Durability::kSync, /*shared=*/true));
+  ASSERT_TRUE(h.Set("a", "1", Expiry::None()).ok());
+  EXPECT_EQ(InPlace(h.store(), "a"), std::nullopt);
+  EXPECT_EQ(InPlace(h.store(), "absent"), std::nullopt);
+}
+
+TEST(TieredStoreTest, GetInPlaceServesAsyncWritesAsGetDoes) {
+  FakeTieredHarness h(FakeOptions(Durability::kAsync));
+  HoldCommits(h.state(), true);
+  ASSERT_TRUE(h.Set("a", "1", Expiry::None()).ok());  // acknowledged before its commit
+  EXPECT_EQ(InPlace(h.store(), "a"), InPlaceAnswer("1"));
+  HoldCommits(h.state(), false);
+}
+
 }  // namespace
 }  // namespace skydb::testing
