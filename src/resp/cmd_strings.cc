@@ -229,7 +229,45 @@ std::optional<UnixMillis> ParseSetExpire(CommandContext& ctx, std::string_view v
   return at;
 }
 
+namespace {
+
+// GET's reply built where the store keeps the value (one copy), under the claim ReplyWith
+// would take for it.
+struct InPlaceReply {
+  std::string text;
+  std::optional<ReplyClaim> claim;
+};
+
+void EncodeInPlace(const ReplyFn& reply, Proto proto, const std::string* value, InPlaceReply* out) {
+  if (value == nullptr) {
+    AppendNull(out->text, proto);
+    return;
+  }
+  size_t bytes = BulkReplySize(value->size());
+  if (bytes > reply.limit()) {
+    out->text = ErrorReply(ReplyTooLarge(reply.limit(), ""));
+    return;
+  }
+  out->claim = reply.Claim(bytes);
+  if (!out->claim) {
+    out->text = ErrorReply(kReplyDropped);
+    return;
+  }
+  out->text.reserve(bytes);
+  AppendBulk(out->text, *value);
+}
+
+}  // namespace
+
 void CmdGet(CommandContext& ctx) {
+  InPlaceReply in_place;
+  bool served = ctx.store().GetInPlace(ctx.args[1], [&](const std::string* value) {
+    EncodeInPlace(ctx.reply, ctx.client.proto, value, &in_place);
+  });
+  if (served) {
+    if (!in_place.claim) return ctx.reply(std::move(in_place.text));
+    return ctx.reply(std::move(in_place.text), std::move(*in_place.claim));
+  }
   ctx.store().Get(std::move(ctx.args[1]),
                   ReplyWith<std::optional<std::string>>(ctx, OptionalBulkIn(ctx)));
 }

@@ -362,6 +362,19 @@ TEST_F(CommandsTest, SetExPSetExGetExGetDel) {
   EXPECT_EQ(Run({"GETDEL", "k"}), kNull);
 }
 
+// GET answered in place from memory: a value, and a missing key in each protocol's null.
+TEST_F(CommandsTest, GetAnswersInTheClientsProtocol) {
+  EXPECT_EQ(Run({"SET", "k", "v"}), kOk);
+  EXPECT_EQ(Run({"GET", "k"}), "$1\r\nv\r\n");
+  EXPECT_EQ(Run({"GET", "missing"}), kNull);
+  client_.proto = Proto::kResp3;
+  EXPECT_EQ(Run({"GET", "k"}), "$1\r\nv\r\n");
+  EXPECT_EQ(Run({"GET", "missing"}), "_\r\n");
+  EXPECT_EQ(Run({"SET", "e", "", "PX", "5"}), kOk);
+  clock_.Advance(std::chrono::milliseconds(10));
+  EXPECT_EQ(Run({"GET", "e"}), "_\r\n");  // expired
+}
+
 // Redis 7's getexCommand looks the key up before it validates the expiry: a missing key is
 // nil whatever the expiry says; only syntax errors come first.
 TEST_F(CommandsTest, GetExOnAMissingKeyIsNilBeforeTheExpiryIsChecked) {

@@ -339,6 +339,27 @@ TEST_F(ServerTest, PipelinedGetsOfALargeValueWaitForTheClientToRead) {
   ::close(fd);
 }
 
+// A GET whose value alone exceeds max_output_buffer is refused with an error; the value stays
+// and the connection goes on.
+TEST_F(ServerTest, AGetLargerThanTheOutputLimitIsRefusedWithAnError) {
+  options_.max_output_buffer = 1 << 20;
+  options_.max_bulk_bytes = 2 << 20;
+  MemoryTierOptions memory;
+  memory.max_value_bytes = 2 << 20;
+  auto store = NewMemoryStore(memory, clock_);
+  Start(*store);
+  const std::string value((1 << 20) + 1, 'v');
+  int fd = Connect();
+  Send(fd, "*3\r\n$3\r\nSET\r\n$1\r\nk\r\n" + BulkOf(value));
+  ASSERT_EQ(Read(fd, 5), "+OK\r\n");
+  Send(fd, "GET k\r\nEXISTS k\r\n");
+  const std::string error =
+      "-ERR the reply would exceed the output buffer limit (resp.max_output_buffer = 1048576 "
+      "bytes)\r\n";
+  EXPECT_EQ(Read(fd, error.size() + 4), error + ":1\r\n");
+  ::close(fd);
+}
+
 // An MGET whose reply alone exceeds max_output_buffer is refused with an error as its values
 // arrive; the values gathered so far are dropped and the connection goes on.
 TEST_F(ServerTest, AnMgetLargerThanTheOutputLimitIsRefusedWithAnError) {
