@@ -42,13 +42,19 @@ wait_socket() { for _ in $(seq 300); do redis-cli -s "$1" PING >/dev/null 2>&1 &
 redis-server --unixsocket "$work/redis.sock" --port 0 --save '' --appendonly no \
   --dir "$work" >/dev/null 2>&1 &
 pids+=($!)
-"$build/src/skydb" serve --store memory --data-dir "$work/mem" --user "$user" >"$work/mem.log" 2>&1 &
+SKYDB_HTTP_PORT=0 "$build/src/skydb" serve --store memory --data-dir "$work/mem" --user "$user" >"$work/mem.log" 2>&1 &
 pids+=($!)
-"$build/src/skydb" serve --embed --data-dir "$work/tiered" --user "$user" >"$work/tiered.log" 2>&1 &
+SKYDB_HTTP_PORT=0 "$build/src/skydb" serve --embed --data-dir "$work/tiered" --user "$user" >"$work/tiered.log" 2>&1 &
 pids+=($!)
 declare -A sock=([redis]="$work/redis.sock" [memory]="$work/mem/run/skydb.sock"
                  [tiered]="$work/tiered/run/skydb.sock")
-for arm in redis memory tiered; do wait_socket "${sock[$arm]}" || { echo "$arm did not start" >&2; exit 1; }; done
+for arm in redis memory tiered; do
+  if ! wait_socket "${sock[$arm]}"; then
+    echo "$arm did not start; the daemons' last lines:" >&2
+    tail -n 3 "$work/mem.log" "$work/tiered.log" >&2
+    exit 1
+  fi
+done
 
 out=bench/results/resp-$(date -u +%Y%m%dT%H%M%SZ).tsv
 mkdir -p bench/results
