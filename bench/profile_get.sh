@@ -81,7 +81,7 @@ profile redis "$work/redis.sock" redis-server --unixsocket "$work/redis.sock" --
   --save '' --appendonly no
 
 {
-  echo "GET -P 16 -c 16, $requests requests of a 2,080-byte value; commit $(git rev-parse --short HEAD);"
+  echo "GET -P 16 -c 16, $requests requests of a 2,080-byte value; commit $(git rev-parse --short HEAD)$(git diff --quiet HEAD -- src include || echo -dirty);"
   echo "$(redis-server --version | cut -d' ' -f1-3); valgrind $(valgrind --version); $(uname -r)"
   for name in skydb redis; do
     total=$(callgrind_annotate "$out/$name.callgrind" 2>/dev/null |
