@@ -138,7 +138,8 @@ UnixMillis CommandExecutor::NowMs() const {
       .count();
 }
 
-void CommandExecutor::Execute(ClientState& client, std::vector<std::string> args, ReplyFn reply) {
+void CommandExecutor::ExecuteIn(ClientState& client, std::vector<std::string>& args,
+                                ReplyFn reply) {
   std::string name = ToLower(args[0]);
   const CommandSpec* spec = FindCommand(name);
   size_t slot = spec == nullptr ? ServerCounters::kUnknownCommandSlot

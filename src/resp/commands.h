@@ -117,7 +117,12 @@ class CommandExecutor {
                   const ServerCounters& counters);
 
   // Runs `args` (args[0] is the command name, any case; never empty). Inside MULTI, queues it.
-  void Execute(ClientState& client, std::vector<std::string> args, ReplyFn reply);
+  void Execute(ClientState& client, std::vector<std::string> args, ReplyFn reply) {
+    ExecuteIn(client, args, std::move(reply));
+  }
+  // The same on the caller's arguments, which it may move from (the connection reuses their
+  // storage).
+  void ExecuteIn(ClientState& client, std::vector<std::string>& args, ReplyFn reply);
   // EXEC: runs each queued command's handler against `store` (which records its store
   // operations), replying to `replies[i]`.
   void RunQueued(ClientState& client, std::vector<std::vector<std::string>> commands,

@@ -240,14 +240,14 @@ void Connection::ProcessView(std::string_view& view) {
   while (!view.empty() && !close_after_flush_ && !ShouldPause()) {
     ParseStatus status = parser_.Feed(view);
     if (status == ParseStatus::kCommand) {
-      Dispatch(std::move(parser_.args()));
+      Dispatch(parser_.args());
     } else if (status == ParseStatus::kError) {
       OnProtocolError();
     }
   }
 }
 
-void Connection::Dispatch(std::vector<std::string> args) {
+void Connection::Dispatch(std::vector<std::string>& args) {
   uint64_t seq = first_seq_ + slots_.size();
   slots_.emplace_back();
   shared_.counters.total_commands.fetch_add(1, std::memory_order_relaxed);
@@ -255,7 +255,7 @@ void Connection::Dispatch(std::vector<std::string> args) {
   last_sub_.clear();
   if (args.size() > 1 && args[0].size() <= 7) last_sub_.assign(args[1], 0, 32);
   uint32_t auth_failures = client_.auth_failures;
-  shared_.executor->Execute(client_, std::move(args), MakeReply(seq));
+  shared_.executor->ExecuteIn(client_, args, MakeReply(seq));
   if (client_.auth_failures != auth_failures) OnAuthFailure();
   if (client_.close_after_reply) {  // QUIT
     stop_reading_ = true;

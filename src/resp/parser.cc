@@ -69,9 +69,31 @@ ParseStatus RespParser::Feed(std::string_view& input) {
   }
 }
 
+// A few short arguments' storage is kept for the next command (a key's, typically): at most
+// kSpareArgs strings of at most kSpareArgBytes each and an array of kKeptArgSlots, so an idle
+// connection holds little.
+constexpr size_t kSpareArgs = 4;
+constexpr size_t kSpareArgBytes = 128;
+constexpr size_t kKeptArgSlots = 16;
+
+void RespParser::RecycleArgs() {
+  const size_t inline_capacity = std::string().capacity();
+  for (auto& arg : args_) {
+    if (spare_.size() == kSpareArgs) break;
+    if (arg.capacity() > inline_capacity && arg.capacity() <= kSpareArgBytes) {
+      spare_.push_back(std::move(arg));
+    }
+  }
+  if (args_.capacity() > kKeptArgSlots) {
+    args_ = std::vector<std::string>();  // a long command's array is not kept
+  } else {
+    args_.clear();
+  }
+}
+
 ParseStatus RespParser::StepStart(std::string_view& input) {
   if (input.empty()) return ParseStatus::kNeedMore;
-  args_.clear();
+  RecycleArgs();
   command_bytes_ = 0;
   if (input.front() == '*') {
     input.remove_prefix(1);
@@ -168,7 +190,13 @@ ParseStatus RespParser::OnBulkHead(std::string_view line) {
   if (command_bytes_ + static_cast<size_t>(length) > limits_.max_query_buffer) {
     return Fail("Protocol error: command exceeds the query buffer limit");
   }
-  args_.emplace_back().reserve(static_cast<size_t>(length));
+  std::string& arg = args_.emplace_back();
+  if (!spare_.empty() && static_cast<size_t>(length) <= kSpareArgBytes) {
+    arg = std::move(spare_.back());
+    spare_.pop_back();
+    arg.clear();
+  }
+  arg.reserve(static_cast<size_t>(length));
   bulk_remaining_ = static_cast<size_t>(length) + 2;
   state_ = State::kBulkData;
   return ParseStatus::kNeedMore;

@@ -39,7 +39,8 @@ class RespParser {
   // consumed: partial lines are kept inside the parser), or kError.
   ParseStatus Feed(std::string_view& input);
 
-  // The arguments of the command just returned; the caller may move them out.
+  // The arguments of the command just returned; the caller may move them out. Short ones left
+  // in place lend their storage to the next command's arguments.
   std::vector<std::string>& args() { return args_; }
   const std::string& error() const { return error_; }
   // Bytes held for the command in progress (partial line, arguments so far).
@@ -67,12 +68,14 @@ class RespParser {
   ParseStatus OnBulkHead(std::string_view line);
   ParseStatus FinishArgument();
   ParseStatus Fail(std::string message);
+  void RecycleArgs();
   bool TakeLine(std::string_view& input, std::string_view* line, bool* too_long);
 
   ParserLimits limits_;
   State state_ = State::kStart;
   std::string line_;  // a line received in pieces
   std::vector<std::string> args_;
+  std::vector<std::string> spare_;  // emptied arguments whose heap storage is reused
   size_t args_expected_ = 0;
   size_t bulk_remaining_ = 0;  // of the current bulk, CRLF included
   size_t command_bytes_ = 0;

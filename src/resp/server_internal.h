@@ -88,7 +88,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void OnReadable();
   void Process();
   void ProcessView(std::string_view& view);
-  void Dispatch(std::vector<std::string> args);
+  void Dispatch(std::vector<std::string>& args);  // the parser's: may be moved from
   void OnProtocolError();
   void OnAuthFailure();
   bool ShouldPause() const;

@@ -149,6 +149,37 @@ TEST(Parser, LeavesTheNextCommandUnconsumed) {
   EXPECT_EQ(input, "ECHO a\r\n");
 }
 
+// Arguments' storage is reused from one command to the next (keys longer than the inline
+// capacity, shorter and longer than before, moved out by the caller or left in place): each
+// command still gets exactly its own bytes.
+TEST(Parser, ReusedArgumentStorageHoldsOnlyEachCommandsBytes) {
+  const std::string long_key(20, 'a'), shorter_key(17, 'b'), huge_key(200, 'c');
+  auto command = [](const std::string& name, const std::string& key) {
+    return "*2\r\n$" + std::to_string(name.size()) + "\r\n" + name + "\r\n$" +
+           std::to_string(key.size()) + "\r\n" + key + "\r\n";
+  };
+  std::string stream = command("GET", long_key) + command("GET", shorter_key) +
+                       command("DEL", huge_key) + "EXISTS " + shorter_key + "\r\n" +
+                       command("GET", long_key) + command("GET", "");
+  const std::vector<std::vector<std::string>> expected = {
+      {"GET", long_key},       {"GET", shorter_key}, {"DEL", huge_key},
+      {"EXISTS", shorter_key}, {"GET", long_key},    {"GET", ""}};
+  for (bool move_out : {false, true}) {
+    RespParser parser;
+    std::vector<std::vector<std::string>> got;
+    for (size_t i = 0; i < stream.size(); ++i) {  // one byte at a time
+      std::string_view piece(stream.data() + i, 1);
+      if (parser.Feed(piece) != ParseStatus::kCommand) continue;
+      if (move_out) {
+        got.push_back(std::move(parser.args()));
+      } else {
+        got.push_back(parser.args());
+      }
+    }
+    EXPECT_EQ(got, expected) << (move_out ? "moved out" : "left in place");
+  }
+}
+
 TEST(Parser, RefusesInputAfterAnErrorUntilReset) {
   RespParser parser;
   std::string_view bad = "*x\r\n";
