@@ -100,6 +100,7 @@ Connection::Connection(int fd, uint64_t id, Loop& loop, ServerShared& shared)
     : fd_(fd),
       id_(id),
       loop_(loop),
+      loop_alive_(loop.weak_from_this()),
       shared_(shared),
       parser_(LimitsFrom(shared.options)),
       budget_(std::make_shared<ReplyBudget>(shared.options.max_output_buffer,
@@ -293,18 +294,18 @@ void Connection::EndAuthHold() {
   loop_.MarkDirty(shared_from_this());
 }
 
-ReplyFn Connection::MakeReply(uint64_t seq) {
-  auto deliver = [self = shared_from_this(), loop = loop_.shared_from_this(), seq](
-                     std::string reply, ReplyClaim claim) {
-    if (loop->InLoopThread()) return self->Complete(seq, std::move(reply), std::move(claim));
-    // A task must be copyable, so the claim travels behind a pointer; a task dropped by a
-    // stopped loop releases it.
-    auto held = std::make_shared<ReplyClaim>(std::move(claim));
-    loop->Post([self, seq, reply = std::move(reply), held]() mutable {
-      self->Complete(seq, std::move(reply), std::move(*held));
-    });
-  };
-  return ReplyFn(budget_, std::move(deliver));
+ReplyFn Connection::MakeReply(uint64_t seq) { return ReplyFn(budget_, shared_from_this(), seq); }
+
+void Connection::Deliver(uint64_t seq, std::string reply, ReplyClaim claim) {
+  std::shared_ptr<Loop> loop = loop_alive_.lock();
+  if (loop == nullptr) return;  // the server is gone: nobody to send it to
+  if (loop->InLoopThread()) return Complete(seq, std::move(reply), std::move(claim));
+  // A task must be copyable, so the claim travels behind a pointer; a task dropped by a
+  // stopped loop releases it.
+  auto held = std::make_shared<ReplyClaim>(std::move(claim));
+  loop->Post([self = shared_from_this(), seq, reply = std::move(reply), held]() mutable {
+    self->Complete(seq, std::move(reply), std::move(*held));
+  });
 }
 
 void Connection::CompleteHere(uint64_t seq, std::string reply) {

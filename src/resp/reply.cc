@@ -93,13 +93,18 @@ void ReplyFn::operator()(std::string reply) const {
     budget_->Add(reply.size());
     claim = ReplyClaim(budget_, reply.size());
   }
-  sink_(std::move(reply), std::move(claim));
+  Hand(std::move(reply), std::move(claim));
 }
 
 void ReplyFn::operator()(std::string reply, ReplyClaim claim) const {
   if (!claim.has_budget()) return (*this)(std::move(reply));
   if (tally_) CountReply(*tally_, reply);
   claim.Resize(reply.size());
+  Hand(std::move(reply), std::move(claim));
+}
+
+void ReplyFn::Hand(std::string reply, ReplyClaim claim) const {
+  if (target_ != nullptr) return target_->Deliver(seq_, std::move(reply), std::move(claim));
   sink_(std::move(reply), std::move(claim));
 }
 

@@ -130,6 +130,14 @@ struct ReplyTally {
 // Counts `reply` (cmd_info.cc).
 void CountReply(const ReplyTally& tally, std::string_view reply);
 
+// Where a connection's replies go, each named by its request's sequence number: one object for
+// every reply of the connection, so a ReplyFn carries a pointer, not a closure of its own.
+class ReplyTarget {
+ public:
+  virtual ~ReplyTarget() = default;
+  virtual void Deliver(uint64_t seq, std::string reply, ReplyClaim claim) = 0;
+};
+
 // The reply one request owes: called exactly once, from any thread.
 class ReplyFn {
  public:
@@ -139,6 +147,9 @@ class ReplyFn {
   ReplyFn() = default;
   ReplyFn(std::shared_ptr<ReplyBudget> budget, Sink sink)
       : budget_(std::move(budget)), sink_(std::move(sink)) {}
+  // Reply `seq` of `target` (a connection).
+  ReplyFn(std::shared_ptr<ReplyBudget> budget, std::shared_ptr<ReplyTarget> target, uint64_t seq)
+      : budget_(std::move(budget)), target_(std::move(target)), seq_(seq) {}
   // A reply with no budget (the command layer's own tests): claims always succeed.
   template <typename F, typename = std::enable_if_t<!std::is_same_v<std::decay_t<F>, ReplyFn> &&
                                                     std::is_invocable_v<F&, std::string>>>
@@ -165,8 +176,12 @@ class ReplyFn {
   void operator()(std::string reply, ReplyClaim claim) const;  // built under `claim`
 
  private:
+  void Hand(std::string reply, ReplyClaim claim) const;
+
   std::shared_ptr<ReplyBudget> budget_;
-  Sink sink_;
+  Sink sink_;                            // or:
+  std::shared_ptr<ReplyTarget> target_;  // with the request's number
+  uint64_t seq_ = 0;
   std::optional<ReplyTally> tally_;
 };
 

@@ -59,7 +59,7 @@ struct ServerShared {
 };
 
 // One client connection: reads, parses, dispatches, and writes replies in request order.
-class Connection : public std::enable_shared_from_this<Connection> {
+class Connection final : public ReplyTarget, public std::enable_shared_from_this<Connection> {
  public:
   Connection(int fd, uint64_t id, Loop& loop, ServerShared& shared);
   ~Connection();
@@ -68,6 +68,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // Fills reply slot `seq`; replies leave only when every earlier slot has. `claim` counts the
   // reply's bytes in this connection's budget; the connection takes them over.
   void Complete(uint64_t seq, std::string reply, ReplyClaim claim);
+  // Complete, from any thread: on another one, posted to the loop (dropped if it is gone).
+  void Deliver(uint64_t seq, std::string reply, ReplyClaim claim) override;
   void Flush();  // moves ready replies out, writes what the socket takes, resumes reading
   void BeginDrain();
   void CheckIdle(Clock::TimePoint now);
@@ -102,6 +104,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   int fd_;
   uint64_t id_;
   Loop& loop_;
+  std::weak_ptr<Loop> loop_alive_;  // for replies from store threads after the server stopped
   ServerShared& shared_;
   RespParser parser_;
   ClientState client_;
