@@ -236,6 +236,7 @@ namespace {
 struct InPlaceReply {
   std::string text;
   std::optional<ReplyClaim> claim;
+  bool given = false;  // built straight into the connection's output
 };
 
 void EncodeInPlace(const ReplyFn& reply, Proto proto, const std::string* value, InPlaceReply* out) {
@@ -253,6 +254,9 @@ void EncodeInPlace(const ReplyFn& reply, Proto proto, const std::string* value, 
     out->text = ErrorReply(kReplyDropped);
     return;
   }
+  out->given =
+      reply.BuildInPlace(*out->claim, [&](std::string& into) { AppendBulk(into, *value); });
+  if (out->given) return;
   out->text.reserve(bytes);
   AppendBulk(out->text, *value);
 }
@@ -265,6 +269,7 @@ void CmdGet(CommandContext& ctx) {
     EncodeInPlace(ctx.reply, ctx.client.proto, value, &in_place);
   });
   if (served) {
+    if (in_place.given) return;
     if (!in_place.claim) return ctx.reply(std::move(in_place.text));
     return ctx.reply(std::move(in_place.text), std::move(*in_place.claim));
   }

@@ -308,6 +308,40 @@ void Connection::Deliver(uint64_t seq, std::string reply, ReplyClaim claim) {
   });
 }
 
+// Room for `more` bytes, grown to at most the capacity kept between flushes while that is
+// enough (std::string's own doubling would pass it, and the buffer would be dropped each time).
+void Connection::ReserveOutput(size_t more) {
+  size_t needed = out_.size() + more;
+  if (needed <= out_.capacity()) return;
+  size_t grown = std::max(needed, std::min(2 * out_.capacity(), kKeptOutputCapacity));
+  std::string larger;
+  larger.reserve(grown);
+  larger.append(out_);
+  out_.swap(larger);
+}
+
+std::optional<std::string_view> Connection::BuildInPlace(
+    uint64_t seq, ReplyClaim& claim, FunctionRef<void(std::string& out)> build) {
+  // Only the reply next in line, with nothing before it still owed or held back.
+  if (fd_ < 0 || auth_hold_ || seq != first_seq_ || slots_.size() != 1) return std::nullopt;
+  if (!loop_.InLoopThread()) return std::nullopt;
+  if (budget_->refused() != ReplyLimit::kNone || budget_->held() > budget_->limit()) {
+    return std::nullopt;  // Complete closes the connection
+  }
+  size_t start = out_.size();
+  ReserveOutput(claim.bytes());
+  build(out_);
+  claim.Resize(out_.size() - start);
+  held_ += claim.Take();
+  slots_.pop_front();
+  ++first_seq_;
+  if (!flush_queued_) {
+    flush_queued_ = true;
+    loop_.MarkDirty(shared_from_this());
+  }
+  return std::string_view(out_).substr(start);
+}
+
 void Connection::CompleteHere(uint64_t seq, std::string reply) {
   size_t bytes = reply.size();
   budget_->Add(bytes);
@@ -354,6 +388,7 @@ bool Connection::ShouldPause() const {
 }
 
 void Connection::Flush() {
+  flush_queued_ = false;
   if (fd_ < 0) return;
   auto self = shared_from_this();
   if (auth_hold_) return UpdateInterest();  // EndAuthHold flushes

@@ -103,6 +103,14 @@ void ReplyFn::operator()(std::string reply, ReplyClaim claim) const {
   Hand(std::move(reply), std::move(claim));
 }
 
+bool ReplyFn::BuildInPlace(ReplyClaim& claim, FunctionRef<void(std::string& out)> build) const {
+  if (target_ == nullptr) return false;
+  std::optional<std::string_view> built = target_->BuildInPlace(seq_, claim, build);
+  if (!built) return false;
+  if (tally_) CountReply(*tally_, *built);
+  return true;
+}
+
 void ReplyFn::Hand(std::string reply, ReplyClaim claim) const {
   if (target_ != nullptr) return target_->Deliver(seq_, std::move(reply), std::move(claim));
   sink_(std::move(reply), std::move(claim));

@@ -31,6 +31,7 @@
 #include <utility>
 
 #include "skydb/env.h"
+#include "skydb/function_ref.h"
 
 namespace skydb::resp {
 
@@ -136,6 +137,11 @@ class ReplyTarget {
  public:
   virtual ~ReplyTarget() = default;
   virtual void Deliver(uint64_t seq, std::string reply, ReplyClaim claim) = 0;
+  // Appends reply `seq`, claimed by `claim` (which it takes), with `build` straight to the
+  // output when it is next in line and this is the target's thread: the reply built in place.
+  // nullopt: nothing was done. Otherwise the reply's bytes, valid until the target runs again.
+  virtual std::optional<std::string_view> BuildInPlace(
+      uint64_t seq, ReplyClaim& claim, FunctionRef<void(std::string& out)> build) = 0;
 };
 
 // The reply one request owes: called exactly once, from any thread.
@@ -174,6 +180,10 @@ class ReplyFn {
 
   void operator()(std::string reply) const;                    // counted as it is handed over
   void operator()(std::string reply, ReplyClaim claim) const;  // built under `claim`
+  // The reply, built under `claim` straight into its connection's output when that can be done
+  // at once (ReplyTarget::BuildInPlace): true, and the reply is given. false: nothing was done;
+  // build a string and call this as usual.
+  bool BuildInPlace(ReplyClaim& claim, FunctionRef<void(std::string& out)> build) const;
 
  private:
   void Hand(std::string reply, ReplyClaim claim) const;

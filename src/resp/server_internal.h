@@ -70,6 +70,8 @@ class Connection final : public ReplyTarget, public std::enable_shared_from_this
   void Complete(uint64_t seq, std::string reply, ReplyClaim claim);
   // Complete, from any thread: on another one, posted to the loop (dropped if it is gone).
   void Deliver(uint64_t seq, std::string reply, ReplyClaim claim) override;
+  std::optional<std::string_view> BuildInPlace(uint64_t seq, ReplyClaim& claim,
+                                               FunctionRef<void(std::string& out)> build) override;
   void Flush();  // moves ready replies out, writes what the socket takes, resumes reading
   void BeginDrain();
   void CheckIdle(Clock::TimePoint now);
@@ -97,6 +99,7 @@ class Connection final : public ReplyTarget, public std::enable_shared_from_this
   void UpdateInterest();
   bool WriteOut();
   ReplyFn MakeReply(uint64_t seq);
+  void ReserveOutput(size_t more);
   void CompleteHere(uint64_t seq, std::string reply);  // a reply made on the loop thread
 
   void DescribeSockets();  // addr_, laddr_ as CLIENT LIST shows them
@@ -116,6 +119,7 @@ class Connection final : public ReplyTarget, public std::enable_shared_from_this
   // store threads; `held_` is the part this connection holds (filled slots + out_ unsent).
   std::shared_ptr<ReplyBudget> budget_;
   size_t held_ = 0;
+  bool flush_queued_ = false;  // BuildInPlace marked this connection dirty; Flush clears it
   uint64_t first_seq_ = 0;     // sequence number of slots_.front()
   bool stop_reading_ = false;  // EOF, protocol error, QUIT or drain
   bool close_after_flush_ = false;

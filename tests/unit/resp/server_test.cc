@@ -496,6 +496,27 @@ TEST(AuthFailureDelayTest, DoublesFrom100msUpTo5s) {
 
 // A failed AUTH holds that connection (its reply and its later requests) on a timer of the
 // server's clock; other clients are served meanwhile; failures are counted.
+// A cached GET's reply is built straight into the output only when every earlier reply has
+// gone there: in a pipeline, and behind a failed AUTH's delayed error, replies keep request order.
+TEST_F(ServerTest, CachedGetRepliesKeepRequestOrder) {
+  options_.requirepass = "right-password";
+  auto store = NewMemoryStore(MemoryTierOptions{}, clock_);
+  Start(*store);
+  int fd = Connect();
+  Send(fd, "AUTH right-password\r\nSET k v\r\nGET k\r\nGET missing\r\nPING\r\nGET k\r\n");
+  const std::string value = "$1\r\nv\r\n";
+  const std::string first = "+OK\r\n+OK\r\n" + value + "$-1\r\n+PONG\r\n" + value;
+  EXPECT_EQ(Read(fd, first.size()), first);
+  Send(fd, "AUTH wrong\r\nGET k\r\nGET k\r\n");  // a failed AUTH leaves the client signed in
+  ASSERT_TRUE(WaitFor([&] { return AuthFailures() == 1; }));
+  EXPECT_FALSE(Readable(fd, 300)) << "a GET was answered before the delayed AUTH error";
+  clock_.Advance(std::chrono::milliseconds(100));
+  const std::string wrongpass =
+      "-WRONGPASS invalid username-password pair or user is disabled.\r\n";
+  EXPECT_EQ(Read(fd, wrongpass.size() + 2 * value.size()), wrongpass + value + value);
+  ::close(fd);
+}
+
 TEST_F(ServerTest, FailedAuthIsCountedAndSlowedWithoutBlockingOthers) {
   options_.requirepass = "right-password";
   auto store = NewMemoryStore(MemoryTierOptions{}, clock_);
