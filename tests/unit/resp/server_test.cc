@@ -494,8 +494,6 @@ TEST(AuthFailureDelayTest, DoublesFrom100msUpTo5s) {
   EXPECT_EQ(resp::AuthFailureDelay(4000000000U), milliseconds(5000));
 }
 
-// A failed AUTH holds that connection (its reply and its later requests) on a timer of the
-// server's clock; other clients are served meanwhile; failures are counted.
 // A cached GET's reply is built straight into the output only when every earlier reply has
 // gone there: in a pipeline, and behind a failed AUTH's delayed error, replies keep request order.
 TEST_F(ServerTest, CachedGetRepliesKeepRequestOrder) {
@@ -517,6 +515,8 @@ TEST_F(ServerTest, CachedGetRepliesKeepRequestOrder) {
   ::close(fd);
 }
 
+// A failed AUTH holds that connection (its reply and its later requests) on a timer of the
+// server's clock; other clients are served meanwhile; failures are counted.
 TEST_F(ServerTest, FailedAuthIsCountedAndSlowedWithoutBlockingOthers) {
   options_.requirepass = "right-password";
   auto store = NewMemoryStore(MemoryTierOptions{}, clock_);
