@@ -47,7 +47,9 @@ void LineReader::Loop() {
     if (n < 0 && errno == EINTR) continue;
     if (n < 0 || (pfds[1].revents & POLLIN) != 0) break;
     ssize_t got = ::read(fd_, buf, sizeof buf);
-    if (got < 0 && errno == EINTR) continue;
+    // EAGAIN: a non-blocking pipe whose bytes another reader took first (the app launcher,
+    // src/daemon/app_launcher.cc, drains the app's output so while it stops the app).
+    if (got < 0 && (errno == EINTR || errno == EAGAIN)) continue;
     if (got <= 0) break;
     pending.append(buf, static_cast<size_t>(got));
     EmitLines(pending);

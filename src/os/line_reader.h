@@ -5,7 +5,8 @@
 // WaitClosed and Stop from any one other thread.
 // Ownership: takes the descriptor and closes it when the pipe reaches EOF or Stop() is called;
 // the destructor stops the reader (after draining what is already buffered).
-// Failure: none reported; a read error ends the stream like EOF.
+// Failure: none reported; a read error ends the stream like EOF (EAGAIN is not an error: the
+// descriptor may be non-blocking and shared with another reader).
 #pragma once
 
 #include <chrono>

@@ -1,10 +1,15 @@
 // The real OS seams against the real OS: files in a temp dir and short child processes.
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
+#include <thread>
 
+#include "os/line_reader.h"
 #include "skydb/env.h"
 
 namespace skydb {
@@ -133,6 +138,30 @@ TEST(UsersTest, UnknownUserSaysHowToFix) {
   ASSERT_FALSE(user.ok());
   EXPECT_EQ(user.error().code, ErrorCode::kNotFound);
   EXPECT_NE(user.error().message.find("useradd"), std::string::npos);
+}
+
+// The app launcher makes the app's output pipe non-blocking while it drains it beside the
+// daemon's reader (src/daemon/app_launcher.cc): a line the other reader took first is not EOF.
+TEST(LineReaderTest, ANonBlockingPipeSharedWithAnotherReaderEndsOnlyAtEof) {
+  int fds[2];
+  ASSERT_EQ(::pipe2(fds, O_CLOEXEC | O_NONBLOCK), 0);
+  int second = ::fcntl(fds[0], F_DUPFD_CLOEXEC, 0);  // the same open pipe, as after a fork
+  ASSERT_GE(second, 0);
+  std::atomic<int> lines{0};
+  auto count = [&lines](std::string_view) { ++lines; };
+  LineReader first_reader(fds[0], count);
+  LineReader second_reader(second, count);
+  constexpr int kLines = 2000;
+  for (int i = 0; i < kLines; ++i) {
+    ASSERT_EQ(::write(fds[1], "line\n", 5), 5);
+    std::this_thread::sleep_for(std::chrono::microseconds(50));
+  }
+  EXPECT_FALSE(first_reader.WaitClosed(std::chrono::milliseconds(0))) << "ended before EOF";
+  EXPECT_FALSE(second_reader.WaitClosed(std::chrono::milliseconds(0))) << "ended before EOF";
+  ::close(fds[1]);
+  EXPECT_TRUE(first_reader.WaitClosed(std::chrono::seconds(5)));
+  EXPECT_TRUE(second_reader.WaitClosed(std::chrono::seconds(5)));
+  EXPECT_EQ(lines.load(), kLines);
 }
 
 TEST(AffinityTest, CountsAtLeastOneCpu) { EXPECT_GE(SchedAffinityCpuCount(), 1); }
