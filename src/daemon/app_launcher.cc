@@ -183,8 +183,13 @@ class Launcher {
   // The daemon is gone: the app is stopped, SIGKILL after stop_timeout. Its output, which
   // nobody reads now, is copied to the launcher's stderr (the daemon's: the journal under
   // systemd), so an app that logs while it shuts down is neither blocked nor hit by SIGPIPE.
+  // A daemon that closed the socket while alive still reads the same pipe and may take the
+  // bytes poll announced: a blocking read would then wait for the app's next line, forever
+  // (the launcher holds a writer), so the app would never get its SIGKILL. The pipe is made
+  // non-blocking (the daemon's reader, src/os/line_reader.cc, takes EAGAIN as "not yet").
   [[noreturn]] void Shutdown() {
     if (app_ != 0) {
+      ::fcntl(drain_, F_SETFL, ::fcntl(drain_, F_GETFL) | O_NONBLOCK);
       ::kill(app_, SIGTERM);
       auto deadline = std::chrono::steady_clock::now() + stop_timeout_;
       while (app_ != 0 && std::chrono::steady_clock::now() < deadline) {
@@ -205,7 +210,7 @@ class Launcher {
 
   void Drain() {
     char buf[4096];
-    ssize_t n = ::read(drain_, buf, sizeof buf);
+    ssize_t n = ::read(drain_, buf, sizeof buf);  // -1 with EAGAIN: the daemon took them
     if (n > 0) (void)!::write(STDERR_FILENO, buf, static_cast<size_t>(n));
   }
 

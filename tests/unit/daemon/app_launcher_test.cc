@@ -299,5 +299,41 @@ TEST_F(LauncherTest, TheAppStopsWhenTheDaemonGoes) {
   EXPECT_LE(Lines().size(), 1u);
 }
 
+// The daemon closes its end while it still reads the app's output (src/daemon/serve.cc, an
+// app not stopped in time): the launcher drains the same pipe, and the line the app prints on
+// SIGTERM may reach the daemon's reader first. The launcher then waited for more output, forever,
+// and never sent SIGKILL (seen as a hang of the test above). A race, so it runs 50 rounds.
+TEST(LauncherRaceTest, TheAppStopsOnTimeWhileTheDaemonStillReadsItsOutput) {
+  auto host = NewRealHostOps();
+  AppLauncherSetup setup;
+  auto self = LookupUserByUid(::geteuid());
+  ASSERT_TRUE(self.ok());
+  setup.user = ClusterUser{*self, false};
+  setup.stop_timeout = milliseconds(100);
+  for (int round = 0; round < 50; ++round) {
+    auto launcher = AppLauncher::Fork(*host, setup);
+    ASSERT_TRUE(launcher.ok()) << launcher.error().message;
+    ASSERT_TRUE((*launcher)->AwaitReady(seconds(5)).ok());
+    pid_t launcher_pid = (*launcher)->pid();
+    LineReader daemon_reader((*launcher)->TakeOutput(), [](std::string_view) {});
+    AppRequest start;
+    start.argv = {"sh", "-c", "trap 'echo term' TERM; while :; do sleep 0.01; done"};
+    start.env = {"PATH=/usr/bin:/bin"};
+    ASSERT_TRUE((*launcher)->Send(start).ok());
+    auto started = (*launcher)->Next(seconds(10));
+    ASSERT_TRUE(started.ok() && started->has_value());
+    pid_t app = (*started)->pid;
+    std::this_thread::sleep_for(milliseconds(50));  // the trap is set
+    launcher->reset();  // waits up to stop_timeout + 5 s for the launcher to exit
+    bool app_alive = ::kill(app, 0) == 0;
+    if (app_alive) {  // leave nothing behind: a stuck launcher holds the test's stderr
+      ::kill(-app, SIGKILL);
+      ::kill(launcher_pid, SIGKILL);
+    }
+    ASSERT_FALSE(app_alive) << "round " << round << ": the app outlived its launcher";
+    EXPECT_TRUE(daemon_reader.WaitClosed(seconds(5)));
+  }
+}
+
 }  // namespace
 }  // namespace skydb::daemon
