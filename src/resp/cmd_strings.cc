@@ -245,15 +245,8 @@ void EncodeInPlace(const ReplyFn& reply, Proto proto, const std::string* value, 
     return;
   }
   size_t bytes = BulkReplySize(value->size());
-  if (bytes > reply.limit()) {
-    out->text = ErrorReply(ReplyTooLarge(reply.limit(), ""));
-    return;
-  }
-  out->claim = reply.Claim(bytes);
-  if (!out->claim) {
-    out->text = ErrorReply(kReplyDropped);
-    return;
-  }
+  out->claim = ClaimWithin(reply, bytes, &out->text);
+  if (!out->claim) return;
   out->given =
       reply.BuildInPlace(*out->claim, [&](std::string& into) { AppendBulk(into, *value); });
   if (out->given) return;

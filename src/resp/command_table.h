@@ -152,15 +152,28 @@ size_t ReplyBytesFor(const T&) {
   return 0;  // integers, TTLs, booleans
 }
 
-// Replies `encode(result)` if the budget holds `bytes` more; otherwise builds nothing. A reply
-// that alone exceeds the connection's limit gets an error naming it; a connection over its
-// budget gets a short error and is closed when it arrives.
+// Claims `bytes` of the connection's reply budget, or sets `refusal` to the error to send
+// instead: a reply that alone exceeds the connection's limit gets an error naming it; a
+// connection over its budget gets a short error and is closed when it arrives.
+inline std::optional<ReplyClaim> ClaimWithin(const ReplyFn& reply, size_t bytes,
+                                             std::string* refusal) {
+  if (bytes > reply.limit()) {
+    *refusal = ErrorReply(ReplyTooLarge(reply.limit(), ""));
+    return std::nullopt;
+  }
+  auto claim = reply.Claim(bytes);
+  if (!claim) *refusal = ErrorReply(kReplyDropped);
+  return claim;
+}
+
+// Replies `encode(result)` if the budget holds `bytes` more (ClaimWithin); otherwise builds
+// nothing and replies the refusal.
 template <typename T, typename Encode>
 void ReplyWithin(const ReplyFn& reply, size_t bytes, const T& value, const Encode& encode) {
   if (bytes == 0) return reply(encode(value));
-  if (bytes > reply.limit()) return reply(ErrorReply(ReplyTooLarge(reply.limit(), "")));
-  auto claim = reply.Claim(bytes);
-  if (!claim) return reply(ErrorReply(kReplyDropped));
+  std::string refusal;
+  auto claim = ClaimWithin(reply, bytes, &refusal);
+  if (!claim) return reply(std::move(refusal));
   reply(encode(value), std::move(*claim));
 }
 
