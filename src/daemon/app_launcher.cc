@@ -226,9 +226,11 @@ class Launcher {
 [[noreturn]] void LauncherMain(HostOps& host, const AppLauncherSetup& setup, int socket, int output,
                                int drain, pid_t daemon) {
   CloseAllBut({socket, output, drain});
+  // SIGPIPE too: the app's last lines, copied to a stderr that went with the daemon, fail
+  // with EPIPE instead of killing the launcher before its SIGKILL. The app starts unblocked.
   sigset_t set;
   sigemptyset(&set);
-  for (int sig : {SIGCHLD, SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2})
+  for (int sig : {SIGCHLD, SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGPIPE})
     sigaddset(&set, sig);
   ::sigprocmask(SIG_BLOCK, &set, nullptr);
   sigset_t taken;

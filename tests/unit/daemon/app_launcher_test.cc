@@ -4,6 +4,7 @@
 // exec failure, signals, and the app stopped when the daemon's end of the socket closes).
 #include "daemon/app_launcher.h"
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <unistd.h>
@@ -299,31 +300,44 @@ TEST_F(LauncherTest, TheAppStopsWhenTheDaemonGoes) {
   EXPECT_LE(Lines().size(), 1u);
 }
 
+// A launcher as the current user that sends SIGKILL 100 ms after its SIGTERM.
+AppLauncherSetup QuickStopSetup() {
+  AppLauncherSetup setup;
+  auto self = LookupUserByUid(::geteuid());
+  EXPECT_TRUE(self.ok());
+  if (self.ok()) setup.user = ClusterUser{*self, false};
+  setup.stop_timeout = milliseconds(100);
+  return setup;
+}
+
+// Starts an app that prints "term" on SIGTERM and runs on until SIGKILL; its pid, or 0.
+pid_t StartAppThatTrapsTerm(AppLauncher& launcher, milliseconds trap_set) {
+  AppRequest start;
+  start.argv = {"sh", "-c", "trap 'echo term' TERM; while :; do sleep 0.01; done"};
+  start.env = {"PATH=/usr/bin:/bin"};
+  EXPECT_TRUE(launcher.Send(start).ok());
+  auto started = launcher.Next(seconds(10));
+  EXPECT_TRUE(started.ok() && started->has_value());
+  if (!started.ok() || !started->has_value()) return 0;
+  std::this_thread::sleep_for(trap_set);
+  return (*started)->pid;
+}
+
 // The daemon closes its end while it still reads the app's output (src/daemon/serve.cc, an
 // app not stopped in time): the launcher drains the same pipe, and the line the app prints on
 // SIGTERM may reach the daemon's reader first. The launcher then waited for more output, forever,
 // and never sent SIGKILL (seen as a hang of the test above). A race, so it runs 50 rounds.
 TEST(LauncherRaceTest, TheAppStopsOnTimeWhileTheDaemonStillReadsItsOutput) {
   auto host = NewRealHostOps();
-  AppLauncherSetup setup;
-  auto self = LookupUserByUid(::geteuid());
-  ASSERT_TRUE(self.ok());
-  setup.user = ClusterUser{*self, false};
-  setup.stop_timeout = milliseconds(100);
+  AppLauncherSetup setup = QuickStopSetup();
   for (int round = 0; round < 50; ++round) {
     auto launcher = AppLauncher::Fork(*host, setup);
     ASSERT_TRUE(launcher.ok()) << launcher.error().message;
     ASSERT_TRUE((*launcher)->AwaitReady(seconds(5)).ok());
     pid_t launcher_pid = (*launcher)->pid();
     LineReader daemon_reader((*launcher)->TakeOutput(), [](std::string_view) {});
-    AppRequest start;
-    start.argv = {"sh", "-c", "trap 'echo term' TERM; while :; do sleep 0.01; done"};
-    start.env = {"PATH=/usr/bin:/bin"};
-    ASSERT_TRUE((*launcher)->Send(start).ok());
-    auto started = (*launcher)->Next(seconds(10));
-    ASSERT_TRUE(started.ok() && started->has_value());
-    pid_t app = (*started)->pid;
-    std::this_thread::sleep_for(milliseconds(50));  // the trap is set
+    pid_t app = StartAppThatTrapsTerm(**launcher, milliseconds(50));
+    ASSERT_GT(app, 0);
     launcher->reset();  // waits up to stop_timeout + 5 s for the launcher to exit
     bool app_alive = ::kill(app, 0) == 0;
     if (app_alive) {  // leave nothing behind: a stuck launcher holds the test's stderr
@@ -333,6 +347,31 @@ TEST(LauncherRaceTest, TheAppStopsOnTimeWhileTheDaemonStillReadsItsOutput) {
     ASSERT_FALSE(app_alive) << "round " << round << ": the app outlived its launcher";
     EXPECT_TRUE(daemon_reader.WaitClosed(seconds(5)));
   }
+}
+
+// When the daemon goes, its stderr (the launcher's too: the journal's stream under systemd) may
+// be gone as well. The app's last line, copied there, must not kill the launcher with SIGPIPE
+// before it sends the SIGKILL. Nobody else reads the app's output here, so the copy is certain.
+TEST(LauncherStderrTest, TheAppStopsWhenTheLaunchersStderrIsClosed) {
+  auto host = NewRealHostOps();
+  int broken[2];
+  ASSERT_EQ(::pipe2(broken, O_CLOEXEC), 0);
+  int saved = ::dup(STDERR_FILENO);
+  ASSERT_GE(saved, 0);
+  ::dup2(broken[1], STDERR_FILENO);  // the launcher inherits a pipe nobody reads
+  ::close(broken[1]);
+  ::close(broken[0]);
+  auto launcher = AppLauncher::Fork(*host, QuickStopSetup());
+  ::dup2(saved, STDERR_FILENO);
+  ::close(saved);
+  ASSERT_TRUE(launcher.ok()) << launcher.error().message;
+  ASSERT_TRUE((*launcher)->AwaitReady(seconds(5)).ok());
+  pid_t app = StartAppThatTrapsTerm(**launcher, milliseconds(200));
+  ASSERT_GT(app, 0);
+  launcher->reset();
+  bool app_alive = ::kill(app, 0) == 0;
+  if (app_alive) ::kill(-app, SIGKILL);
+  EXPECT_FALSE(app_alive) << "the launcher died of SIGPIPE and left the app running";
 }
 
 }  // namespace
