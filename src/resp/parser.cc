@@ -9,11 +9,25 @@ namespace skydb::resp {
 namespace {
 
 // Parses a whole decimal integer ("-12"); no sign other than '-', no spaces, no overflow.
+// Up to 18 digits (every header in practice) by hand, which cannot overflow; longer through
+// from_chars, which detects overflow.
 bool ParseWholeInt(std::string_view text, int64_t* out) {
-  if (text.empty()) return false;
-  const char* end = text.data() + text.size();
-  auto [ptr, ec] = std::from_chars(text.data(), end, *out);
-  return ec == std::errc() && ptr == end;
+  size_t first = !text.empty() && text[0] == '-' ? 1 : 0;
+  size_t digits = text.size() - first;
+  if (digits == 0) return false;
+  if (digits > 18) {
+    const char* end = text.data() + text.size();
+    auto [ptr, ec] = std::from_chars(text.data(), end, *out);
+    return ec == std::errc() && ptr == end;
+  }
+  int64_t value = 0;
+  for (size_t i = first; i < text.size(); ++i) {
+    unsigned digit = static_cast<unsigned char>(text[i]) - unsigned{'0'};
+    if (digit > 9) return false;
+    value = value * 10 + digit;
+  }
+  *out = first == 1 ? -value : value;
+  return true;
 }
 
 // A header line must end in CRLF; returns it without the CR.
