@@ -11,13 +11,15 @@ void AppendLineSafe(std::string& out, std::string_view text) {
   for (char c : text) out.push_back(c == '\r' || c == '\n' ? ' ' : c);
 }
 
+// Built whole on the stack, then one append.
 void AppendNumberLine(std::string& out, char type, int64_t value) {
-  char digits[24];
-  auto [end, ec] = std::to_chars(digits, digits + sizeof digits, value);
-  (void)ec;  // 24 bytes always hold an int64
-  out.push_back(type);
-  out.append(digits, end);
-  out.append("\r\n");
+  char line[32];
+  line[0] = type;
+  auto [end, ec] = std::to_chars(line + 1, line + sizeof line - 2, value);
+  (void)ec;  // 29 bytes always hold an int64
+  end[0] = '\r';
+  end[1] = '\n';
+  out.append(line, static_cast<size_t>(end + 2 - line));
 }
 
 }  // namespace
