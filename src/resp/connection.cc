@@ -309,11 +309,14 @@ void Connection::Deliver(uint64_t seq, std::string reply, ReplyClaim claim) {
 }
 
 // Room for `more` bytes, grown to at most the capacity kept between flushes while that is
-// enough (std::string's own doubling would pass it, and the buffer would be dropped each time).
+// enough (std::string's own doubling would pass it, and the buffer would be dropped each time);
+// past it, doubled (a client that does not read must not cost a copy of its backlog per reply).
 void Connection::ReserveOutput(size_t more) {
   size_t needed = out_.size() + more;
   if (needed <= out_.capacity()) return;
-  size_t grown = std::max(needed, std::min(2 * out_.capacity(), kKeptOutputCapacity));
+  size_t grown = needed <= kKeptOutputCapacity
+                     ? std::max(needed, std::min(2 * out_.capacity(), kKeptOutputCapacity))
+                     : std::max(needed, 2 * out_.capacity());
   std::string larger;
   larger.reserve(grown);
   larger.append(out_);
