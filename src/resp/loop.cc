@@ -94,19 +94,21 @@ void Loop::Wake(bool wake) {
 }
 
 void Loop::RunTasks() {
-  std::vector<QueuedPush> pushes;
   std::vector<std::function<void()>> batch;
   {
     MutexLock lock(mu_);
-    pushes.swap(pushes_);
+    running_pushes_.swap(pushes_);  // pushes_ gets the capacity the last batch had
     batch.swap(tasks_);
     wake_pending_ = false;
   }
   uint64_t count = 0;
   (void)!::read(wake_fd_, &count, sizeof count);
-  for (auto& push : pushes) {
+  for (auto& push : running_pushes_) {
     if (auto conn = push.conn.lock()) conn->Push(push.frame, std::move(push.claim));
   }
+  running_pushes_.clear();
+  constexpr size_t kKeptPushes = 4096;  // a burst's buffer is not kept (~200 KiB at most)
+  if (running_pushes_.capacity() > kKeptPushes) std::vector<QueuedPush>().swap(running_pushes_);
   for (auto& task : batch) task();
 }
 

@@ -201,6 +201,7 @@ class Loop : public std::enable_shared_from_this<Loop> {
   Mutex mu_;
   std::vector<std::function<void()>> tasks_ GUARDED_BY(mu_);
   std::vector<QueuedPush> pushes_ GUARDED_BY(mu_);  // run before tasks_, in order
+  std::vector<QueuedPush> running_pushes_;  // loop thread: pushes_'s other buffer, kept sized
   bool wake_pending_ GUARDED_BY(mu_) = false;
   bool stopped_ GUARDED_BY(mu_) = false;
 };
