@@ -164,6 +164,18 @@ ClientInfo Connection::Info(Clock::TimePoint now) const {
 
 void Connection::Push(const SharedFrame& frame, ReplyClaim claim) {
   if (fd_ < 0) return;
+  if (slots_.empty() && !auth_hold_) {  // nothing owed before it: no slot, one copy
+    size_t start = out_.size();
+    ReserveOutput(frame->size());
+    out_.append(*frame);
+    if (client_.proto == Proto::kResp3) out_[start] = '>';
+    held_ += claim.Take();
+    if (!flush_queued_) {
+      flush_queued_ = true;
+      loop_.MarkDirty(shared_from_this());
+    }
+    return;
+  }
   std::string& slot = slots_.emplace_back(*frame).value();
   if (client_.proto == Proto::kResp3) slot[0] = '>';  // the same size: the claim holds
   held_ += claim.Take();
