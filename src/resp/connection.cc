@@ -170,10 +170,7 @@ void Connection::Push(const SharedFrame& frame, ReplyClaim claim) {
     out_.append(*frame);
     if (client_.proto == Proto::kResp3) out_[start] = '>';
     held_ += claim.Take();
-    if (!flush_queued_) {
-      flush_queued_ = true;
-      loop_.MarkDirty(shared_from_this());
-    }
+    FlushSoon();
     return;
   }
   std::string& slot = slots_.emplace_back(*frame).value();
@@ -350,11 +347,14 @@ std::optional<std::string_view> Connection::BuildInPlace(
   held_ += claim.Take();
   slots_.pop_front();
   ++first_seq_;
-  if (!flush_queued_) {
-    flush_queued_ = true;
-    loop_.MarkDirty(shared_from_this());
-  }
+  FlushSoon();
   return std::string_view(out_).substr(start);
+}
+
+void Connection::FlushSoon() {
+  if (flush_queued_) return;
+  flush_queued_ = true;
+  loop_.MarkDirty(shared_from_this());
 }
 
 void Connection::CompleteHere(uint64_t seq, std::string reply) {

@@ -100,6 +100,7 @@ class Connection final : public ReplyTarget, public std::enable_shared_from_this
   bool WriteOut();
   ReplyFn MakeReply(uint64_t seq);
   void ReserveOutput(size_t more);
+  void FlushSoon();  // out_ grew outside Flush: marks the connection dirty, once per Flush
   void CompleteHere(uint64_t seq, std::string reply);  // a reply made on the loop thread
 
   void DescribeSockets();  // addr_, laddr_ as CLIENT LIST shows them
@@ -119,7 +120,7 @@ class Connection final : public ReplyTarget, public std::enable_shared_from_this
   // store threads; `held_` is the part this connection holds (filled slots + out_ unsent).
   std::shared_ptr<ReplyBudget> budget_;
   size_t held_ = 0;
-  bool flush_queued_ = false;  // BuildInPlace or Push marked this connection dirty; Flush clears it
+  bool flush_queued_ = false;  // FlushSoon marked this connection dirty; Flush clears it
   uint64_t first_seq_ = 0;     // sequence number of slots_.front()
   bool stop_reading_ = false;  // EOF, protocol error, QUIT or drain
   bool close_after_flush_ = false;
