@@ -494,6 +494,8 @@ TEST(AuthFailureDelayTest, DoublesFrom100msUpTo5s) {
   EXPECT_EQ(resp::AuthFailureDelay(4000000000U), milliseconds(5000));
 }
 
+const std::string kWrongPass = "-WRONGPASS invalid username-password pair or user is disabled.\r\n";
+
 // A cached GET's reply is built straight into the output only when every earlier reply has
 // gone there: in a pipeline, and behind a failed AUTH's delayed error, replies keep request order.
 TEST_F(ServerTest, CachedGetRepliesKeepRequestOrder) {
@@ -509,9 +511,7 @@ TEST_F(ServerTest, CachedGetRepliesKeepRequestOrder) {
   ASSERT_TRUE(WaitFor([&] { return AuthFailures() == 1; }));
   EXPECT_FALSE(Readable(fd, 300)) << "a GET was answered before the delayed AUTH error";
   clock_.Advance(std::chrono::milliseconds(100));
-  const std::string wrongpass =
-      "-WRONGPASS invalid username-password pair or user is disabled.\r\n";
-  EXPECT_EQ(Read(fd, wrongpass.size() + 2 * value.size()), wrongpass + value + value);
+  EXPECT_EQ(Read(fd, kWrongPass.size() + 2 * value.size()), kWrongPass + value + value);
   ::close(fd);
 }
 
@@ -528,18 +528,16 @@ TEST_F(ServerTest, FailedAuthIsCountedAndSlowedWithoutBlockingOthers) {
   int other = Connect();
   Send(other, "PING\r\n");
   EXPECT_EQ(Read(other, 32), "-NOAUTH Authentication required.\r\n");
-  const std::string wrongpass =
-      "-WRONGPASS invalid username-password pair or user is disabled.\r\n";
   const std::string noauth = "-NOAUTH Authentication required.\r\n";
   clock_.Advance(std::chrono::milliseconds(100));
-  EXPECT_EQ(Read(guesser, wrongpass.size() + noauth.size()), wrongpass + noauth);
+  EXPECT_EQ(Read(guesser, kWrongPass.size() + noauth.size()), kWrongPass + noauth);
 
   Send(guesser, "AUTH wrong-2\r\n");  // the second failure waits 200 ms
   ASSERT_TRUE(WaitFor([&] { return AuthFailures() == 2; }));
   clock_.Advance(std::chrono::milliseconds(100));
   EXPECT_FALSE(Readable(guesser, 300));
   clock_.Advance(std::chrono::milliseconds(100));
-  EXPECT_EQ(Read(guesser, wrongpass.size()), wrongpass);
+  EXPECT_EQ(Read(guesser, kWrongPass.size()), kWrongPass);
 
   Send(guesser, "AUTH right-password\r\nPING\r\n");  // success is never delayed
   EXPECT_EQ(Read(guesser, 12), "+OK\r\n+PONG\r\n");
