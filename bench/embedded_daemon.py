@@ -89,7 +89,9 @@ def embedded_daemon(a, work, disk, user, extra_sets=()):
     (DIR, its store socket) once it answers PING, and stops it with SIGTERM."""
     env = dict(os.environ, SKYDB_CONFIG="")
     if disk != "native":
-        env.update(LD_PRELOAD=a.slowfsync, SLOWFSYNC_US="1000")
+        # Absolute: the daemon's PostgreSQL runs in another directory, where a relative
+        # LD_PRELOAD would be ignored and the "1 ms model" would run at native speed.
+        env.update(LD_PRELOAD=os.path.abspath(a.slowfsync), SLOWFSYNC_US="1000")
     d = os.path.join(work, disk)
     sets = []
     for s in ("store.durability=sync",) + tuple(extra_sets):
