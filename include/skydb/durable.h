@@ -1,8 +1,8 @@
 // The durable layer behind the tiered store: what the store needs from PostgreSQL, as an
 // interface so the store's logic is unit-tested against an in-memory fake.
 //
-// Thread-safety: CommitBatch for one partition is only ever called from that partition's writer
-// thread; different partitions, Read and Sweep run concurrently and must not share a connection.
+// Thread-safety: CommitBatch for one writer index is only ever called from that writer's
+// thread; different writers, Read and Sweep run concurrently and must not share a connection.
 // Failure: every method returns an Error naming the operation; the store retries commits.
 #pragma once
 
@@ -48,9 +48,9 @@ class DurableBackend {
   virtual DurablePoolStats PoolStats() const { return {}; }
   virtual std::string Describe() const = 0;  // for logs and INFO: "postgres (socket ...)"
   // Applies every write in one transaction, in order (a key appears at most once).
-  virtual Status CommitBatch(int partition, const std::vector<DurableWrite>& writes) = 0;
-  // Deletes every row (FLUSHALL), on `partition`'s connection, in one transaction.
-  virtual Status DeleteAll(int partition) = 0;
+  virtual Status CommitBatch(int writer, const std::vector<DurableWrite>& writes) = 0;
+  // Deletes every row (FLUSHALL), on `writer`'s connection, in one transaction.
+  virtual Status DeleteAll(int writer) = 0;
   // Whether the rows of a guarded commit's keys (aligned with them; absent or expired:
   // nullopt) are still as a WATCH saw them.
   using RowCheck = std::function<bool(const std::vector<std::optional<DurableValue>>& rows)>;
@@ -63,8 +63,8 @@ class DurableBackend {
   // coherence's WATCH): the rows of `keys` (sorted, distinct) are locked first — an absent one
   // by an expired placeholder row that lives only as long as the transaction — so no other
   // writer can change them before this COMMIT. An error: nothing committed (retry).
-  virtual Result<Guarded> CommitIf(int partition, const std::vector<std::string>& keys,
-                                   UnixMillis now, const RowCheck& unchanged,
+  virtual Result<Guarded> CommitIf(int writer, const std::vector<std::string>& keys, UnixMillis now,
+                                   const RowCheck& unchanged,
                                    const std::vector<DurableWrite>& writes) = 0;
   // The row for `key` if present and not expired at `now`.
   virtual Result<std::optional<DurableValue>> Read(int reader, const std::string& key,
@@ -99,7 +99,7 @@ class DurableBackend {
   virtual Result<int64_t> SweepExpired(UnixMillis now, int limit) = 0;
 };
 
-// PostgreSQL behind the tiered store: `writers` connections (one per writer partition),
+// PostgreSQL behind the tiered store: `writers` connections (one per group-commit writer),
 // `readers` for loading evicted values, one for the sweeper. Connections open lazily and are
 // reopened after a failure; nothing connects here. `transaction_pooling` (store.pooler =
 // "transaction"): no named prepared statements, and no sweeper lock (a session lock would stay

@@ -12,7 +12,8 @@
 
 namespace skydb::store {
 
-// One write as queued: what to write, its sequence number, and its key's hash (the partition).
+// One write as queued: what to write, its sequence number, and its key's hash (what a running
+// commit holds).
 struct QueuedWrite {
   DurableWrite write;
   uint64_t seq = 0;

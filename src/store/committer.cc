@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <optional>
 
 namespace skydb::store {
 namespace {
@@ -19,23 +20,13 @@ size_t ItemBytes(const std::vector<QueuedWrite>& writes) {
 
 }  // namespace
 
-// A unit spanning several partitions: each of them stops at it; the last to arrive commits it.
-struct GroupCommitter::Barrier {
-  WriteUnit unit;
-  Clock::TimePoint enqueued{};
-  int parties = 0;
-  Mutex mu;
-  CondVar cv;
-  int arrived GUARDED_BY(mu) = 0;
-  bool done GUARDED_BY(mu) = false;
-};
-
 GroupCommitter::GroupCommitter(const CommitterOptions& options, Clock& clock,
                                DurableBackend& durable, CommitListener& listener)
     : options_(options), clock_(clock), durable_(durable), listener_(listener) {
-  for (int i = 0; i < std::max(1, options_.partitions); ++i) {
-    partitions_.push_back(std::make_unique<Partition>());
-  }
+  options_.writers = std::max(1, options_.writers);
+  options_.overlap_rows = std::max<size_t>(1, options_.overlap_rows);
+  MutexLock lock(mu_);
+  committing_since_.resize(static_cast<size_t>(options_.writers));
 }
 
 GroupCommitter::~GroupCommitter() {
@@ -43,8 +34,8 @@ GroupCommitter::~GroupCommitter() {
 }
 
 void GroupCommitter::Start() {
-  for (size_t i = 0; i < partitions_.size(); ++i) {
-    partitions_[i]->thread = std::thread([this, i] { WriterLoop(static_cast<int>(i)); });
+  for (int i = 0; i < options_.writers; ++i) {
+    writers_.emplace_back([this, i] { WriterLoop(i); });
   }
   watcher_ = std::thread([this] { DeadlineWatcherLoop(); });
   started_ = true;
@@ -55,12 +46,11 @@ uint64_t GroupCommitter::Stop(Clock::TimePoint deadline) {
   stopped_ = true;
   give_up_at_ns_ = SteadyNs(deadline);
   stopping_ = true;
-  for (auto& p : partitions_) {
-    { MutexLock lock(p->mu); }
-    p->cv.NotifyAll();
-  }
-  for (auto& p : partitions_) {
-    if (p->thread.joinable()) p->thread.join();
+  { MutexLock lock(mu_); }
+  work_cv_.NotifyAll();
+  retry_cv_.NotifyAll();
+  for (auto& t : writers_) {
+    if (t.joinable()) t.join();
   }
   { MutexLock lock(watcher_mu_); }
   watcher_cv_.NotifyAll();
@@ -93,159 +83,208 @@ void GroupCommitter::Enqueue(WriteUnit unit) {
     if (unit.waiter) unit.waiter->Fire(Ok());
     return;
   }
-  auto partition_of = [&](uint64_t hash) {
-    return static_cast<int>(hash % static_cast<uint64_t>(partitions_.size()));
-  };
-  std::vector<int> parts;
-  for (const auto& w : unit.writes) parts.push_back(partition_of(w.hash));
-  std::sort(parts.begin(), parts.end());
-  parts.erase(std::unique(parts.begin(), parts.end()), parts.end());
-  // A guarded unit commits alone, after what its partitions queued before it.
-  if (parts.size() > 1 || unit.guard) return EnqueueBarrier(std::move(unit), std::move(parts));
-  Partition& p = *partitions_[parts.front()];
-  {
-    MutexLock lock(p.mu);
-    QueueItem item{std::move(unit.writes), unit.waiter, nullptr, clock_.Now()};
-    p.queue.push_back(std::move(item));
-    if (unit.waiter) p.waiters.push_back(std::move(unit.waiter));
-    UpdateOldest(p);
-  }
-  p.cv.NotifyOne();
+  std::shared_ptr<Waiter> waiter = unit.waiter;
+  Push(QueueItem{std::move(unit)}, std::move(waiter));
 }
 
 void GroupCommitter::EnqueueDeleteAll(std::shared_ptr<Waiter> waiter) {
-  std::vector<int> parts(partitions_.size());
-  for (size_t i = 0; i < parts.size(); ++i) parts[i] = static_cast<int>(i);
-  EnqueueBarrier(WriteUnit{{}, std::move(waiter), true}, std::move(parts));
+  Push(QueueItem{WriteUnit{{}, waiter, true}}, waiter);
 }
 
-// The partitions' locks are taken together, in index order, so every barrier has the same
-// place relative to the others in every queue it joins (no partition can wait on a barrier
-// that another partition reaches only after one this partition has not passed).
-void GroupCommitter::EnqueueBarrier(WriteUnit unit,
-                                    std::vector<int> parts) NO_THREAD_SAFETY_ANALYSIS {
-  auto barrier = std::make_shared<Barrier>();
-  barrier->enqueued = clock_.Now();
-  barrier->parties = static_cast<int>(parts.size());
-  std::shared_ptr<Waiter> waiter = unit.waiter;
-  barrier->unit = std::move(unit);
-  for (int i : parts) partitions_[i]->mu.Lock();
-  for (int i : parts) {
-    Partition& p = *partitions_[i];
-    p.queue.push_back(QueueItem{{}, nullptr, barrier, barrier->enqueued});
-    UpdateOldest(p);
+void GroupCommitter::Push(QueueItem item, std::shared_ptr<Waiter> waiter) {
+  bool wake = false;
+  {
+    MutexLock lock(mu_);
+    bool was_ready = ReadyLocked();
+    // Every queued unit waited for a running commit; this one may not.
+    if (blocked_ && !BlockedLocked(item, {})) blocked_ = false;
+    size_t before = queued_writes_;
+    item.enqueued = clock_.Now();
+    queued_writes_ += item.unit.writes.size();
+    queue_.push_back(std::move(item));
+    if (waiter) waiters_.push_back(std::move(waiter));
+    UpdateOldest();
+    // A gathering writer waits for a full batch too.
+    wake = (!was_ready && ReadyLocked()) || (options_.gather && before < options_.batch_max_rows &&
+                                             queued_writes_ >= options_.batch_max_rows);
   }
-  if (waiter) partitions_[parts.front()]->waiters.push_back(waiter);
-  for (auto it = parts.rbegin(); it != parts.rend(); ++it) partitions_[*it]->mu.Unlock();
-  for (int i : parts) partitions_[i]->cv.NotifyOne();
+  if (wake) work_cv_.NotifyOne();
 }
 
-void GroupCommitter::UpdateOldest(Partition& p) {
+bool GroupCommitter::ReadyLocked() const {
+  if (queue_.empty() || running_alone_ || blocked_) return false;
+  if (running_ == 0) return true;
+  return running_ < options_.writers && queued_writes_ >= options_.overlap_rows;
+}
+
+void GroupCommitter::UpdateOldest() {
   Clock::TimePoint oldest{};
-  if (p.committing_since != Clock::TimePoint{}) {
-    oldest = p.committing_since;
-  } else if (!p.queue.empty()) {
-    oldest = p.queue.front().enqueued;
+  for (auto t : committing_since_) {
+    if (t != Clock::TimePoint{} && (oldest == Clock::TimePoint{} || t < oldest)) oldest = t;
   }
-  p.oldest_pending_ns = oldest == Clock::TimePoint{} ? 0 : std::max<int64_t>(1, SteadyNs(oldest));
+  if (!queue_.empty() && (oldest == Clock::TimePoint{} || queue_.front().enqueued < oldest)) {
+    oldest = queue_.front().enqueued;
+  }
+  oldest_pending_ns_ = oldest == Clock::TimePoint{} ? 0 : std::max<int64_t>(1, SteadyNs(oldest));
 }
 
 Clock::Duration GroupCommitter::OldestPendingAge() const {
-  int64_t oldest = 0;
-  for (const auto& p : partitions_) {
-    int64_t t = p->oldest_pending_ns.load(std::memory_order_relaxed);
-    if (t != 0 && (oldest == 0 || t < oldest)) oldest = t;
-  }
+  int64_t oldest = oldest_pending_ns_.load(std::memory_order_relaxed);
   if (oldest == 0) return Clock::Duration::zero();
   return std::chrono::nanoseconds(std::max<int64_t>(0, SteadyNs(clock_.Now()) - oldest));
 }
 
-GroupCommitter::Taken GroupCommitter::TakeBatch(Partition& p) {
-  MutexLock lock(p.mu);
-  while (p.queue.empty() && !stopping_.load()) p.cv.Wait(p.mu);
-  if (options_.gather && !stopping_.load() && !p.queue.empty()) {
-    // Async: let writes gather for up to flush_interval after the oldest one arrived. The
-    // injected clock says how long the oldest write has waited; the wait itself is real.
-    auto waited = clock_.Now() - p.queue.front().enqueued;
-    auto left = options_.flush_interval - waited;
-    auto until = std::chrono::steady_clock::now() + left;
-    while (left.count() > 0 && p.queue.size() < options_.batch_max_rows && !stopping_.load()) {
-      if (!p.cv.WaitUntil(p.mu, until)) break;
+GroupCommitter::Taken GroupCommitter::TakeBatch(int index) {
+  MutexLock lock(mu_);
+  std::optional<std::chrono::steady_clock::time_point> gather_until;
+  while (true) {
+    if (queue_.empty() && stopping_.load()) return {};
+    if (!ReadyLocked()) {
+      work_cv_.Wait(mu_);
+      continue;
     }
+    if (options_.gather && !stopping_.load() && queued_writes_ < options_.batch_max_rows) {
+      // Async: let writes gather for up to flush_interval after the oldest one arrived. The
+      // injected clock says how long the oldest write has waited; the wait itself is real.
+      if (!gather_until) {
+        auto left = options_.flush_interval - (clock_.Now() - queue_.front().enqueued);
+        gather_until = std::chrono::steady_clock::now() + std::max(left, Clock::Duration::zero());
+      }
+      if (std::chrono::steady_clock::now() < *gather_until) {
+        (void)work_cv_.WaitUntil(mu_, *gather_until);
+        continue;
+      }
+    }
+    Taken taken = TakeLocked(index);
+    if (!taken.items.empty()) {
+      if (ReadyLocked()) work_cv_.NotifyOne();  // enough is left for another writer
+      return taken;
+    }
+    blocked_ = true;  // every queued unit waits for a running commit
   }
+}
+
+bool GroupCommitter::BlockedLocked(const QueueItem& item,
+                                   const std::vector<uint64_t>& skipped) const {
+  if (held_.empty() && skipped.empty()) return false;
+  for (const auto& w : item.unit.writes) {
+    if (held_.count(w.hash) != 0) return true;
+    if (std::find(skipped.begin(), skipped.end(), w.hash) != skipped.end()) return true;
+  }
+  return false;
+}
+
+GroupCommitter::Taken GroupCommitter::TakeLocked(int index) {
+  constexpr size_t kMaxSkipped = 4096;  // units passed over in one scan
   Taken taken;
-  if (p.queue.empty()) return taken;
-  if (p.queue.front().barrier) {
-    taken.barrier = std::move(p.queue.front().barrier);
-    p.committing_since = p.queue.front().enqueued;
-    p.queue.pop_front();
-    UpdateOldest(p);
-    return taken;
-  }
-  size_t rows = 0, bytes = 0;
-  while (!p.queue.empty() && !p.queue.front().barrier) {
-    QueueItem& front = p.queue.front();
-    size_t item_bytes = ItemBytes(front.writes);
-    bool fits = rows + front.writes.size() <= options_.batch_max_rows &&
-                bytes + item_bytes <= options_.batch_max_bytes;
+  size_t idle = static_cast<size_t>(options_.writers - running_);
+  size_t share = (queued_writes_ + idle - 1) / idle;
+  size_t limit = std::min(options_.batch_max_rows, std::max(options_.overlap_rows, share));
+  std::vector<uint64_t> skipped;  // key hashes of the units passed over
+  std::vector<bool> took;         // per scanned item, only once one was passed over
+  size_t rows = 0, bytes = 0, scanned = 0, passed = 0;
+  for (; scanned < queue_.size(); ++scanned) {
+    QueueItem& item = queue_[scanned];
+    if (item.alone()) {
+      // It commits alone: after every running commit, before anything queued after it.
+      if (taken.items.empty() && passed == 0 && running_ == 0) {
+        taken.alone = true;
+        taken.items.push_back(std::move(item));
+        ++scanned;
+      }
+      break;
+    }
+    if (BlockedLocked(item, skipped)) {
+      if (passed++ == 0) took.assign(scanned, true);
+      took.push_back(false);
+      for (const auto& w : item.unit.writes) skipped.push_back(w.hash);
+      if (passed >= kMaxSkipped) {
+        ++scanned;
+        break;
+      }
+      continue;
+    }
+    size_t item_bytes = ItemBytes(item.unit.writes);
+    bool fits =
+        rows + item.unit.writes.size() <= limit && bytes + item_bytes <= options_.batch_max_bytes;
     if (!taken.items.empty() && !fits) break;  // a unit is never split
-    rows += front.writes.size();
+    rows += item.unit.writes.size();
     bytes += item_bytes;
-    if (taken.items.empty()) p.committing_since = front.enqueued;
-    taken.items.push_back(std::move(front));
-    p.queue.pop_front();
+    for (const auto& w : item.unit.writes) taken.hashes.push_back(w.hash);
+    taken.items.push_back(std::move(item));
+    if (passed > 0) took.push_back(true);
   }
-  UpdateOldest(p);
+  if (taken.items.empty()) return taken;
+  // Held from now on (a key this scan took already is not blocked by itself).
+  size_t distinct = 0;
+  for (uint64_t h : taken.hashes) {
+    if (held_.insert(h).second) taken.hashes[distinct++] = h;
+  }
+  taken.hashes.resize(distinct);
+  if (passed == 0) {
+    queue_.erase(queue_.begin(), queue_.begin() + static_cast<std::ptrdiff_t>(scanned));
+  } else {
+    std::deque<QueueItem> left;
+    for (size_t i = 0; i < queue_.size(); ++i) {
+      if (i >= scanned || !took[i]) left.push_back(std::move(queue_[i]));
+    }
+    queue_.swap(left);
+  }
+  queued_writes_ -= rows;
+  ++running_;
+  running_alone_ = taken.alone;
+  committing_since_[static_cast<size_t>(index)] = taken.items.front().enqueued;
+  UpdateOldest();
   return taken;
 }
 
 void GroupCommitter::WriterLoop(int index) {
-  Partition& p = *partitions_[index];
   while (true) {
-    Taken taken = TakeBatch(p);
-    if (taken.barrier) {
-      PassBarrier(index, *taken.barrier);
-    } else if (!taken.items.empty()) {
-      std::vector<QueuedWrite> writes;
-      std::vector<std::shared_ptr<Waiter>> waiters;
-      if (taken.items.size() == 1) {
-        writes = std::move(taken.items.front().writes);
-      } else {
-        for (auto& item : taken.items) {
-          std::move(item.writes.begin(), item.writes.end(), std::back_inserter(writes));
-        }
-      }
-      for (auto& item : taken.items) {
-        if (item.waiter) waiters.push_back(std::move(item.waiter));
-      }
-      CommitWithRetry(index, std::move(writes), std::move(waiters));
-    } else if (stopping_.load()) {
-      return;
-    }
-    MutexLock lock(p.mu);
-    p.committing_since = Clock::TimePoint{};
-    UpdateOldest(p);
+    Taken taken = TakeBatch(index);
+    if (taken.items.empty()) return;
+    CommitTaken(index, taken);
+    Finished(index, taken);
   }
 }
 
-void GroupCommitter::PassBarrier(int index, Barrier& barrier) {
-  {
-    MutexLock lock(barrier.mu);
-    if (++barrier.arrived < barrier.parties) {
-      while (!barrier.done) barrier.cv.Wait(barrier.mu);
-      return;
+void GroupCommitter::CommitTaken(int index, Taken& taken) {
+  std::vector<std::shared_ptr<Waiter>> waiters;
+  for (auto& item : taken.items) {
+    if (item.unit.waiter) waiters.push_back(std::move(item.unit.waiter));
+  }
+  if (taken.alone) {
+    WriteUnit& unit = taken.items.front().unit;
+    return CommitWithRetry(index, std::move(unit.writes), std::move(waiters), unit.delete_all,
+                           unit.guard);
+  }
+  std::vector<QueuedWrite> writes;
+  if (taken.items.size() == 1) {
+    writes = std::move(taken.items.front().unit.writes);
+  } else {
+    for (auto& item : taken.items) {
+      std::move(item.unit.writes.begin(), item.unit.writes.end(), std::back_inserter(writes));
     }
   }
-  // Every partition involved has committed what it queued before the unit: commit it whole.
-  std::vector<std::shared_ptr<Waiter>> waiters;
-  if (barrier.unit.waiter) waiters.push_back(barrier.unit.waiter);
-  CommitWithRetry(index, std::move(barrier.unit.writes), std::move(waiters),
-                  barrier.unit.delete_all, barrier.unit.guard);
+  CommitWithRetry(index, std::move(writes), std::move(waiters));
+}
+
+void GroupCommitter::Finished(int index, const Taken& taken) {
+  bool wake_all = stopping_.load(), wake = false;
   {
-    MutexLock lock(barrier.mu);
-    barrier.done = true;
+    MutexLock lock(mu_);
+    for (uint64_t h : taken.hashes) held_.erase(h);
+    --running_;
+    if (taken.alone) running_alone_ = false;
+    blocked_ = false;
+    committing_since_[static_cast<size_t>(index)] = Clock::TimePoint{};
+    UpdateOldest();
+    wake = ReadyLocked();
   }
-  barrier.cv.NotifyAll();
+  if (wake_all) {
+    work_cv_.NotifyAll();  // a writer waiting for an empty queue may stop now
+  } else if (wake) {
+    work_cv_.NotifyOne();
+  }
 }
 
 // Decided: committed (the listener saw it), or not — then memory forgets its writes. Either
@@ -288,7 +327,6 @@ bool GroupCommitter::TryGuarded(int index, const Batch& batch, CommitGuard& guar
 void GroupCommitter::CommitWithRetry(int index, std::vector<QueuedWrite> writes,
                                      std::vector<std::shared_ptr<Waiter>> waiters, bool delete_all,
                                      const std::shared_ptr<CommitGuard>& guard) {
-  Partition& p = *partitions_[index];
   size_t queued = writes.size();
   Batch batch = BuildBatch(std::move(writes));
   auto backoff = std::chrono::milliseconds(20);
@@ -298,8 +336,8 @@ void GroupCommitter::CommitWithRetry(int index, std::vector<QueuedWrite> writes,
     if (guard) {
       if (TryGuarded(index, batch, *guard, queued, waiters, &committed)) {
         if (attempt > 0) {
-          MutexLock lock(p.mu);
-          p.last_error.clear();
+          MutexLock lock(mu_);
+          last_error_.clear();
         }
         return;
       }
@@ -316,8 +354,8 @@ void GroupCommitter::CommitWithRetry(int index, std::vector<QueuedWrite> writes,
       listener_.OnCommitted(batch);
       queued_ -= queued;
       if (attempt > 0) {
-        MutexLock lock(p.mu);
-        p.last_error.clear();
+        MutexLock lock(mu_);
+        last_error_.clear();
       }
       for (auto& w : waiters) w->Fire(Ok());
       return;
@@ -328,8 +366,8 @@ void GroupCommitter::CommitWithRetry(int index, std::vector<QueuedWrite> writes,
                    batch.rows.size(), attempt + 1, committed.error().message);
     }
     {
-      MutexLock lock(p.mu);
-      p.last_error = committed.error().message;
+      MutexLock lock(mu_);
+      last_error_ = committed.error().message;
     }
     auto now = clock_.Now();
     bool giving_up = stopping_.load() && SteadyNs(now) >= give_up_at_ns_.load();
@@ -345,7 +383,7 @@ void GroupCommitter::CommitWithRetry(int index, std::vector<QueuedWrite> writes,
       if (guard) guard->decided();
       return;
     }
-    if (!WaitBeforeRetry(p, backoff)) continue;
+    if (!WaitBeforeRetry(backoff)) continue;
     backoff = std::min(backoff * 2, std::chrono::milliseconds(1000));
   }
 }
@@ -353,7 +391,7 @@ void GroupCommitter::CommitWithRetry(int index, std::vector<QueuedWrite> writes,
 // A real wait (not the injected clock): backoff paces retries. Stop cuts the wait in progress
 // short once; after that, retries stay paced until the stop deadline (no spin). False when
 // the wait was cut short by Stop.
-bool GroupCommitter::WaitBeforeRetry(Partition& p, std::chrono::milliseconds backoff) {
+bool GroupCommitter::WaitBeforeRetry(std::chrono::milliseconds backoff) {
   bool was_stopping = stopping_.load();
   auto wait = backoff;
   if (was_stopping) {
@@ -362,9 +400,9 @@ bool GroupCommitter::WaitBeforeRetry(Partition& p, std::chrono::milliseconds bac
                     std::min(wait, std::chrono::duration_cast<std::chrono::milliseconds>(left)));
   }
   auto until = std::chrono::steady_clock::now() + wait;
-  MutexLock lock(p.mu);
+  MutexLock lock(mu_);
   while (!(!was_stopping && stopping_.load())) {
-    if (!p.cv.WaitUntil(p.mu, until)) return true;
+    if (!retry_cv_.WaitUntil(mu_, until)) return true;
   }
   return false;
 }
@@ -372,25 +410,22 @@ bool GroupCommitter::WaitBeforeRetry(Partition& p, std::chrono::milliseconds bac
 void GroupCommitter::DeadlineWatcherLoop() {
   constexpr auto kTick = std::chrono::milliseconds(50);
   while (!stopping_.load()) {
-    for (auto& p : partitions_) {
-      std::vector<std::shared_ptr<Waiter>> expired;
-      std::string cause;
-      {
-        MutexLock lock(p->mu);
-        auto now = clock_.Now();
-        while (!p->waiters.empty()) {
-          auto& front = p->waiters.front();
-          if (!front->fired() && now - front->enqueued() < options_.write_timeout) break;
-          if (!front->fired()) expired.push_back(front);
-          p->waiters.pop_front();
-        }
-        if (!expired.empty()) {
-          cause =
-              p->last_error.empty() ? "PostgreSQL has not answered the commit yet" : p->last_error;
-        }
+    std::vector<std::shared_ptr<Waiter>> expired;
+    std::string cause;
+    {
+      MutexLock lock(mu_);
+      auto now = clock_.Now();
+      while (!waiters_.empty()) {
+        auto& front = waiters_.front();
+        if (!front->fired() && now - front->enqueued() < options_.write_timeout) break;
+        if (!front->fired()) expired.push_back(front);
+        waiters_.pop_front();
       }
-      for (auto& w : expired) w->Fire(Error::Timeout(TimeoutMessage(cause)), &write_timeouts_);
+      if (!expired.empty()) {
+        cause = last_error_.empty() ? "PostgreSQL has not answered the commit yet" : last_error_;
+      }
     }
+    for (auto& w : expired) w->Fire(Error::Timeout(TimeoutMessage(cause)), &write_timeouts_);
     MutexLock lock(watcher_mu_);
     if (!stopping_.load()) watcher_cv_.WaitFor(watcher_mu_, kTick);
   }

@@ -1,15 +1,20 @@
-// GroupCommitter: the store's write path to PostgreSQL. Writes are queued in units; one writer
-// thread per partition (each with its own durable connection) takes everything queued, folds
-// it (BuildBatch: one row per key, latest wins) and commits it in one transaction, then tells
-// its CommitListener which rows committed up to which sequence number and fires the units'
-// waiters. It never touches the memory tier itself.
+// GroupCommitter: the store's write path to PostgreSQL. Writes are queued in units, in one
+// queue; `writers` writer threads (each with its own durable connection) take batches from it:
+// everything a batch can take (BuildBatch folds it: one row per key, latest wins) commits in one
+// transaction, then the writer tells its CommitListener which rows committed up to which
+// sequence number and fires the units' waiters. It never touches the memory tier itself.
 //
-// Order: a key always hashes to the same partition, so its writes commit in enqueue order and
-// never race each other across batches. A unit is never split across batches. A unit whose keys
-// span several partitions (a multi-key DEL, a transaction) is a barrier in each of them: every
-// partition involved first commits what it queued before the unit, then the last to arrive
-// commits the whole unit in one transaction while the others wait — so it is applied whole or
-// not at all and per-key order still holds.
+// Overlap: a writer takes a batch when no commit is running, or when at least `overlap_rows`
+// writes wait; so a shallow queue is committed by one writer in one batch (one WAL flush), and
+// a second commit overlaps the first only when enough rows wait to be worth a flush of their
+// own. A writer takes at most max(overlap_rows, waiting / idle writers) writes, so a deep queue
+// is shared among the idle writers.
+//
+// Order: a batch never takes a unit with a key that a running commit holds, or that an earlier
+// unit still queued holds, so a key's writes commit in enqueue order and never race each other
+// across concurrent batches. A unit is never split across batches, so a multi-key unit (a
+// multi-key DEL, a transaction) is applied whole or not at all. A FLUSHALL or a guarded unit
+// commits alone: after every commit running when it is reached, before anything queued after it.
 //
 // Failure: a failed commit is retried (the backend reconnects) until it succeeds; a unit's
 // waiter whose store.write_timeout passes meanwhile — or while a commit hangs on a PostgreSQL
@@ -18,7 +23,7 @@
 // fails what is left.
 //
 // Thread-safety: every public method may be called from any thread. Enqueue's caller holds the
-// shard locks of every key in the unit (lock order: shard, then partition).
+// shard locks of every key in the unit (lock order: shard, then the committer's queue).
 #pragma once
 
 #include <atomic>
@@ -28,6 +33,7 @@
 #include <memory>
 #include <string>
 #include <thread>
+#include <unordered_set>
 #include <vector>
 
 #include "base/mutex.h"
@@ -52,7 +58,7 @@ class CommitListener {
 
 // Shared coherence's WATCH: a transaction's unit commits only if the watched rows are still as
 // WATCH read them, checked inside its own transaction (DurableBackend::CommitIf). Such a unit
-// commits alone, as a barrier in its partitions.
+// commits alone.
 struct CommitGuard {
   std::vector<std::string> keys;  // sorted, distinct
   DurableBackend::RowCheck unchanged;
@@ -63,7 +69,9 @@ struct CommitGuard {
 };
 
 struct CommitterOptions {
-  int partitions = 2;
+  int writers = 2;
+  // A second commit starts while one runs only when at least this many writes wait.
+  size_t overlap_rows = 64;
   bool gather = false;  // async durability: let writes gather for flush_interval
   std::chrono::milliseconds flush_interval{10};
   std::chrono::milliseconds write_timeout{10000};
@@ -75,8 +83,8 @@ struct CommitterOptions {
 // Writes committed together, in one transaction.
 struct WriteUnit {
   std::vector<QueuedWrite> writes;
-  std::shared_ptr<Waiter> waiter;  // null: nobody waits for it (async durability)
-  bool delete_all = false;         // FLUSHALL: no writes; DeleteAll on every partition's turn
+  std::shared_ptr<Waiter> waiter;                // null: nobody waits for it (async durability)
+  bool delete_all = false;                       // FLUSHALL: no writes; deletes every row
   std::shared_ptr<CommitGuard> guard = nullptr;  // null: commits unconditionally
 };
 
@@ -97,8 +105,8 @@ class GroupCommitter {
   void Release(size_t n);  // the unused part of a reservation
   // Queues `unit`, whose writes were reserved.
   void Enqueue(WriteUnit unit);
-  // Queues a delete of every row as a barrier across all partitions: it commits after every
-  // write queued before it and before any queued after it. `waiter` may be null.
+  // Queues a delete of every row: it commits after every write queued before it and before any
+  // queued after it. `waiter` may be null.
   void EnqueueDeleteAll(std::shared_ptr<Waiter> waiter);
   // How long the oldest write not yet committed has waited; zero when there is none.
   Clock::Duration OldestPendingAge() const;
@@ -109,33 +117,28 @@ class GroupCommitter {
   void FillStats(StoreStats& s) const;
 
  private:
-  struct Barrier;
   struct QueueItem {
-    std::vector<QueuedWrite> writes;  // this partition's unit; empty for a barrier
-    std::shared_ptr<Waiter> waiter;
-    std::shared_ptr<Barrier> barrier;
+    WriteUnit unit;
     Clock::TimePoint enqueued{};
+    bool alone() const { return unit.delete_all || unit.guard != nullptr; }
   };
-  struct Partition {
-    Mutex mu;
-    CondVar cv;
-    std::deque<QueueItem> queue GUARDED_BY(mu);
-    std::deque<std::shared_ptr<Waiter>> waiters GUARDED_BY(mu);  // the watcher's view
-    std::string last_error GUARDED_BY(mu);                       // of the latest failed commit
-    // Enqueue time of the oldest item being committed now (epoch 0: none).
-    Clock::TimePoint committing_since GUARDED_BY(mu){};
-    std::atomic<int64_t> oldest_pending_ns{0};  // steady ns; 0: nothing pending
-    std::thread thread;
-  };
-  // What one writer round took from its queue.
+  // What one writer round took from the queue.
   struct Taken {
     std::vector<QueueItem> items;
-    std::shared_ptr<Barrier> barrier;
+    std::vector<uint64_t> hashes;  // the keys it holds while it commits
+    bool alone = false;
   };
 
   void WriterLoop(int index);
-  Taken TakeBatch(Partition& p);
-  void PassBarrier(int index, Barrier& barrier);
+  // Waits until a batch can be taken; empty when the writer should stop.
+  Taken TakeBatch(int index);
+  Taken TakeLocked(int index) REQUIRES(mu_);
+  bool ReadyLocked() const REQUIRES(mu_);
+  // Blocked: a key of `item` is held by a running commit or by a unit skipped before it.
+  bool BlockedLocked(const QueueItem& item, const std::vector<uint64_t>& skipped) const
+      REQUIRES(mu_);
+  void Finished(int index, const Taken& taken);
+  void CommitTaken(int index, Taken& taken);
   // Commits `writes` as one batch, retrying; fires `waiters` with the outcome.
   void CommitWithRetry(int index, std::vector<QueuedWrite> writes,
                        std::vector<std::shared_ptr<Waiter>> waiters, bool delete_all = false,
@@ -143,16 +146,33 @@ class GroupCommitter {
   // One attempt at a guarded unit; true when it is decided (nothing to retry).
   bool TryGuarded(int index, const Batch& batch, CommitGuard& guard, size_t queued,
                   const std::vector<std::shared_ptr<Waiter>>& waiters, Status* failed);
-  bool WaitBeforeRetry(Partition& p, std::chrono::milliseconds backoff);
-  void UpdateOldest(Partition& p) REQUIRES(p.mu);
-  void EnqueueBarrier(WriteUnit unit, std::vector<int> parts);
+  bool WaitBeforeRetry(std::chrono::milliseconds backoff);
+  void Push(QueueItem item, std::shared_ptr<Waiter> waiter);
+  void UpdateOldest() REQUIRES(mu_);
   void DeadlineWatcherLoop();
 
   CommitterOptions options_;
   Clock& clock_;
   DurableBackend& durable_;
   CommitListener& listener_;
-  std::vector<std::unique_ptr<Partition>> partitions_;
+  std::vector<std::thread> writers_;
+
+  Mutex mu_;
+  CondVar work_cv_;   // an idle writer may have a batch to take, or should stop
+  CondVar retry_cv_;  // Stop began: cut a retry's backoff short
+  std::deque<QueueItem> queue_ GUARDED_BY(mu_);
+  size_t queued_writes_ GUARDED_BY(mu_) = 0;           // writes in queue_
+  std::unordered_set<uint64_t> held_ GUARDED_BY(mu_);  // key hashes of the running commits
+  int running_ GUARDED_BY(mu_) = 0;                    // commits running
+  bool running_alone_ GUARDED_BY(mu_) = false;         // one of them must run alone
+  // The last scan found every queued unit blocked: wait for a commit to finish or a free unit.
+  bool blocked_ GUARDED_BY(mu_) = false;
+  // Per writer: enqueue time of the oldest item it is committing (epoch 0: none).
+  std::vector<Clock::TimePoint> committing_since_ GUARDED_BY(mu_);
+  std::deque<std::shared_ptr<Waiter>> waiters_ GUARDED_BY(mu_);  // the watcher's view
+  std::string last_error_ GUARDED_BY(mu_);                       // of the latest failed commit
+  std::atomic<int64_t> oldest_pending_ns_{0};                    // steady ns; 0: nothing pending
+
   std::thread watcher_;
   Mutex watcher_mu_;
   CondVar watcher_cv_;

@@ -1,4 +1,4 @@
-// The PostgreSQL durable layer: one connection per writer partition, per loader and for the
+// The PostgreSQL durable layer: one connection per group-commit writer, per loader and for the
 // sweeper, each a pg::LazyConnection (reopened after a failure, left when its server turns
 // read-only). A batch is ONE statement (data-modifying CTEs over unnest() of binary arrays), so
 // it costs one round trip and one COMMIT (one WAL flush) however many rows it carries. Keys and
@@ -161,16 +161,16 @@ class PgDurable final : public DurableBackend {
     return s;
   }
 
-  Status CommitBatch(int partition, const std::vector<DurableWrite>& writes) override {
-    Status applied = Apply(*writers_[partition], writes);
+  Status CommitBatch(int writer, const std::vector<DurableWrite>& writes) override {
+    Status applied = Apply(*writers_[writer], writes);
     if (!applied.ok()) return std::move(applied).error().Within("commit");
     return Ok();
   }
 
-  Result<Guarded> CommitIf(int partition, const std::vector<std::string>& keys, UnixMillis now,
+  Result<Guarded> CommitIf(int writer_index, const std::vector<std::string>& keys, UnixMillis now,
                            const RowCheck& unchanged,
                            const std::vector<DurableWrite>& writes) override {
-    LazyConnection& writer = *writers_[partition];
+    LazyConnection& writer = *writers_[writer_index];
     auto begun = writer.Exec(kBegin, {});
     if (!begun.ok()) return std::move(begun).error().Within("guarded commit");
     Result<bool> held = GuardedBody(writer, keys, now, unchanged, writes);
@@ -187,8 +187,8 @@ class PgDurable final : public DurableBackend {
     return Guarded::kRefused;
   }
 
-  Status DeleteAll(int partition) override {
-    auto res = writers_[partition]->Exec(kDeleteAll, {});
+  Status DeleteAll(int writer) override {
+    auto res = writers_[writer]->Exec(kDeleteAll, {});
     if (!res.ok()) return std::move(res).error().Within("delete all sessions");
     return Ok();
   }

@@ -272,7 +272,8 @@ TieredStore::TieredStore(const TieredOptions& options, Clock& clock,
   scope_config_.sync = durable_ != nullptr && options_.durability == Durability::kSync;
   if (!durable_) return;
   CommitterOptions c;
-  c.partitions = std::max(1, options_.writers);
+  c.writers = std::max(1, options_.writers);
+  c.overlap_rows = options_.commit_overlap_rows;
   c.gather = options_.durability == Durability::kAsync;
   c.flush_interval = options_.flush_interval;
   c.write_timeout = options_.write_timeout;

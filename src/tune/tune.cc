@@ -154,8 +154,8 @@ void AddPools(SettingsBuilder& b, const Pools& p, int cores, bool dev, bool conf
            "aux_pool " + std::to_string(p.aux_pool) + " + analytics 2 + telemetry 2");
   b.AddOwn("store_writers", p.store_writers,
            "clamp(" + std::to_string(cores) +
-               " cores, 1, store_pool - 2): one writer per core overlaps commits "
-               "without splitting batches too thin (docs/performance.md)");
+               " cores, 1, store_pool - 2): one writer per core; a second commit "
+               "overlaps a running one only when 64 writes wait (docs/tuning.md)");
 }
 
 }  // namespace

@@ -26,6 +26,7 @@ struct FakeDurableState {
   std::vector<size_t> batch_sizes;
   bool fail_commits = false;
   bool hold_commits = false;  // commits block until released
+  int held = 0;               // commits blocked by hold_commits now
   int sweeps = 0;
   int delete_alls = 0;  // FLUSHALLs committed
   // Runs inside a guarded commit (CommitIf), after its locks and before it reads the rows:
@@ -42,27 +43,27 @@ class FakeDurable final : public DurableBackend {
   explicit FakeDurable(std::shared_ptr<FakeDurableState> state) : state_(std::move(state)) {}
   std::string Describe() const override { return "fake durable"; }
 
-  Status DeleteAll(int /*partition*/) override {
+  Status DeleteAll(int /*writer*/) override {
     std::unique_lock<std::mutex> lock(state_->mu);
-    state_->cv.wait(lock, [&] { return !state_->hold_commits; });
+    WaitWhileHeld(lock);
     if (state_->fail_commits) return Error::Unavailable("fake: connection refused");
     state_->rows.clear();
     ++state_->delete_alls;
     return Ok();
   }
 
-  Status CommitBatch(int /*partition*/, const std::vector<DurableWrite>& writes) override {
+  Status CommitBatch(int /*writer*/, const std::vector<DurableWrite>& writes) override {
     std::unique_lock<std::mutex> lock(state_->mu);
-    state_->cv.wait(lock, [&] { return !state_->hold_commits; });
+    WaitWhileHeld(lock);
     if (state_->fail_commits) return Error::Unavailable("fake: connection refused");
     return ApplyLocked(writes);
   }
 
-  Result<Guarded> CommitIf(int /*partition*/, const std::vector<std::string>& keys, UnixMillis now,
+  Result<Guarded> CommitIf(int /*writer*/, const std::vector<std::string>& keys, UnixMillis now,
                            const RowCheck& unchanged,
                            const std::vector<DurableWrite>& writes) override {
     std::unique_lock<std::mutex> lock(state_->mu);
-    state_->cv.wait(lock, [&] { return !state_->hold_commits; });
+    WaitWhileHeld(lock);
     if (state_->fail_commits) return Error::Unavailable("fake: connection refused");
     if (state_->before_guard) state_->before_guard(state_->rows);
     std::vector<std::optional<DurableValue>> rows(keys.size());
@@ -183,6 +184,14 @@ class FakeDurable final : public DurableBackend {
     }
     state_->batch_sizes.push_back(writes.size());
     return Ok();
+  }
+
+  void WaitWhileHeld(std::unique_lock<std::mutex>& lock) {
+    if (!state_->hold_commits) return;
+    ++state_->held;
+    state_->cv.notify_all();
+    state_->cv.wait(lock, [&] { return !state_->hold_commits; });
+    --state_->held;
   }
 
   std::shared_ptr<FakeDurableState> state_;

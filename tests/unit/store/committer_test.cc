@@ -1,6 +1,7 @@
 // The group committer on its own, over the fake durable layer: units commit whole (one
-// transaction even across partitions), per-key order holds across them, reservations are
-// all-or-nothing, and the listener hears of a commit before any waiter fires.
+// transaction), a shallow queue is one writer's batch and a deep one overlaps commits, per-key
+// order holds across concurrent batches, FLUSHALL and guarded units commit alone, reservations
+// are all-or-nothing, and the listener hears of a commit before any waiter fires.
 #include "store/committer.h"
 
 #include <gtest/gtest.h>
@@ -81,8 +82,45 @@ class CommitterTest : public ::testing::Test {
     guard->decided = [decided] { ++*decided; };
     return guard;
   }
-  int PartitionOf(const std::string& key, int partitions) {
-    return static_cast<int>(KeyHash(key) % static_cast<uint64_t>(partitions));
+  // Waits until `n` commits are blocked in the held backend.
+  bool WaitHeld(int n) {
+    std::unique_lock<std::mutex> lock(state_->mu);
+    return state_->cv.wait_for(lock, std::chrono::seconds(10), [&] { return state_->held == n; });
+  }
+  int HeldNow() {
+    std::lock_guard<std::mutex> lock(state_->mu);
+    return state_->held;
+  }
+  // Holds the backend, starts one commit of k0 and, once it is held, queues k1..k`n`; on a
+  // commit that never started, returns only k0's future (callers check the count).
+  std::vector<std::future<Status>> OneRunningThenQueued(int n) {
+    Hold(true);
+    std::vector<std::future<Status>> done;
+    done.push_back(Unit({Upsert("k0", "v")}));
+    if (!WaitHeld(1)) return done;
+    for (int i = 1; i <= n; ++i) done.push_back(Unit({Upsert("k" + std::to_string(i), "v")}));
+    return done;
+  }
+  // The committed batches, each as its "key=value" rows sorted; in commit order.
+  std::vector<std::vector<std::string>> Batches() {
+    std::lock_guard<std::mutex> lock(state_->mu);
+    std::vector<std::vector<std::string>> batches;
+    size_t at = 0;
+    for (size_t n : state_->batch_sizes) {
+      std::vector<std::string> rows;
+      for (size_t i = at; i < at + n; ++i)
+        rows.push_back(state_->log[i].key + "=" + state_->log[i].value);
+      std::sort(rows.begin(), rows.end());
+      batches.push_back(std::move(rows));
+      at += n;
+    }
+    return batches;
+  }
+  static void ExpectReady(std::vector<std::future<Status>*> futures) {
+    for (auto* f : futures) {
+      ASSERT_EQ(f->wait_for(std::chrono::seconds(10)), std::future_status::ready);
+      EXPECT_TRUE(f->get().ok());
+    }
   }
 
   FakeClock clock_;
@@ -92,65 +130,113 @@ class CommitterTest : public ::testing::Test {
   std::unique_ptr<GroupCommitter> committer_;
 };
 
-TEST_F(CommitterTest, AUnitAcrossPartitionsCommitsInOneTransaction) {
+TEST_F(CommitterTest, AMultiKeyUnitCommitsInOneTransaction) {
   CommitterOptions options;
-  options.partitions = 4;
+  options.writers = 4;
+  options.overlap_rows = 1;
   Open(options);
   std::vector<QueuedWrite> writes;
-  std::set<int> partitions;
-  for (int i = 0; i < 20; ++i) {
-    std::string key = "k" + std::to_string(i);
-    partitions.insert(PartitionOf(key, 4));
-    writes.push_back(Upsert(key, "v"));
-  }
-  ASSERT_GT(partitions.size(), 1u);
+  for (int i = 0; i < 20; ++i) writes.push_back(Upsert("k" + std::to_string(i), "v"));
   auto done = Unit(std::move(writes));
-  ASSERT_EQ(done.wait_for(std::chrono::seconds(10)), std::future_status::ready);
-  EXPECT_TRUE(done.get().ok());
+  ExpectReady({&done});
   std::lock_guard<std::mutex> lock(state_->mu);
   ASSERT_EQ(state_->batch_sizes.size(), 1u);
   EXPECT_EQ(state_->batch_sizes[0], 20u);
   EXPECT_EQ(committer_->queued(), 0u);
 }
 
-TEST_F(CommitterTest, PerKeyOrderHoldsAcrossABarrier) {
+// While one commit runs, fewer than overlap_rows waiting writes start no second commit: they
+// form the next batch, one WAL flush for all of them.
+TEST_F(CommitterTest, AShallowQueueWaitsForTheRunningCommitAndBecomesOneBatch) {
   CommitterOptions options;
-  options.partitions = 4;
+  options.writers = 4;
+  options.overlap_rows = 64;
   Open(options);
-  // Two keys in different partitions.
-  std::string a = "a", b;
-  for (int i = 0; b.empty(); ++i) {
-    std::string candidate = "b" + std::to_string(i);
-    if (PartitionOf(candidate, 4) != PartitionOf(a, 4)) b = candidate;
-  }
-  Hold(true);
-  auto first = Unit({Upsert(a, "1")});
-  auto both = Unit({Upsert(a, "2"), Upsert(b, "2")});
-  auto last_b = Unit({Upsert(b, "3")});
-  auto last_a = Unit({Upsert(a, "3")});
+  auto done = OneRunningThenQueued(10);
+  ASSERT_EQ(done.size(), 11u);
+  std::this_thread::sleep_for(milliseconds(100));
+  EXPECT_EQ(HeldNow(), 1) << "a second commit started for a shallow queue";
   Hold(false);
-  for (auto* f : {&first, &both, &last_b, &last_a}) {
-    ASSERT_EQ(f->wait_for(std::chrono::seconds(10)), std::future_status::ready);
-    EXPECT_TRUE(f->get().ok());
-  }
+  for (auto& f : done) ExpectReady({&f});
   std::lock_guard<std::mutex> lock(state_->mu);
-  EXPECT_EQ(state_->rows.at(a).value, "3");
-  EXPECT_EQ(state_->rows.at(b).value, "3");
-  // The unit's two rows were committed together, after a=1 and before either "3".
-  std::vector<std::string> order;
-  for (const auto& w : state_->log) order.push_back(w.key + "=" + w.value);
-  auto pos = [&](const std::string& s) {
-    return std::find(order.begin(), order.end(), s) - order.begin();
+  EXPECT_EQ(state_->batch_sizes, (std::vector<size_t>{1, 10}));
+}
+
+TEST_F(CommitterTest, ASecondCommitOverlapsTheFirstWhenEnoughWritesWait) {
+  CommitterOptions options;
+  options.writers = 2;
+  options.overlap_rows = 8;
+  Open(options);
+  auto done = OneRunningThenQueued(8);
+  ASSERT_EQ(done.size(), 9u);
+  EXPECT_TRUE(WaitHeld(2)) << "no second commit while 8 writes waited";
+  Hold(false);
+  for (auto& f : done) ExpectReady({&f});
+  auto batches = Batches();
+  ASSERT_EQ(batches.size(), 2u);
+  std::set<size_t> sizes{batches[0].size(), batches[1].size()};
+  EXPECT_EQ(sizes, (std::set<size_t>{1, 8}));
+}
+
+// A key held by a running commit is not in a concurrent batch, nor is any later write of a key
+// of a unit that waits for it: the second writer takes only what is free.
+TEST_F(CommitterTest, PerKeyOrderHoldsAcrossConcurrentBatches) {
+  CommitterOptions options;
+  options.writers = 2;
+  options.overlap_rows = 3;  // the three writes waiting for a=1 then fit one batch
+  Open(options);
+  Hold(true);
+  auto a1 = Unit({Upsert("a", "1")});
+  ASSERT_TRUE(WaitHeld(1));
+  auto ab2 = Unit({Upsert("a", "2"), Upsert("b", "2")});  // waits for a=1
+  auto b3 = Unit({Upsert("b", "3")});                     // waits for the unit before it
+  auto cd = Unit({Upsert("c", "1"), Upsert("d", "1")});   // free
+  EXPECT_TRUE(WaitHeld(2)) << "the free unit did not overlap the running commit";
+  Hold(false);
+  ExpectReady({&a1, &ab2, &b3, &cd});
+  auto batches = Batches();
+  std::string seen;
+  for (const auto& b : batches) seen += "[" + ::testing::PrintToString(b) + "]";
+  ASSERT_EQ(batches.size(), 3u) << seen;
+  std::vector<std::string> a1_batch{"a=1"}, cd_batch{"c=1", "d=1"}, rest_batch{"a=2", "b=3"};
+  auto at = [&](const std::vector<std::string>& b) {
+    return std::find(batches.begin(), batches.end(), b) - batches.begin();
   };
-  EXPECT_LT(pos(a + "=1"), pos(a + "=2"));
-  EXPECT_EQ(std::abs(pos(a + "=2") - pos(b + "=2")), 1);
-  EXPECT_LT(pos(a + "=2"), pos(a + "=3"));
-  EXPECT_LT(pos(b + "=2"), pos(b + "=3"));
+  ASSERT_LT(at(a1_batch), 3) << seen;
+  ASSERT_LT(at(cd_batch), 3) << seen;
+  ASSERT_LT(at(rest_batch), 3) << seen;  // the waiting units, folded into one batch
+  EXPECT_LT(at(a1_batch), at(rest_batch)) << seen;
+  std::lock_guard<std::mutex> lock(state_->mu);
+  EXPECT_EQ(state_->rows.at("a").value, "2");
+  EXPECT_EQ(state_->rows.at("b").value, "3");
+}
+
+TEST_F(CommitterTest, AFlushAllWaitsForRunningCommitsAndNothingOvertakesIt) {
+  CommitterOptions options;
+  options.writers = 2;
+  options.overlap_rows = 1;
+  Open(options);
+  Hold(true);
+  auto before = Unit({Upsert("a", "1")});
+  ASSERT_TRUE(WaitHeld(1));
+  auto promise = std::make_shared<std::promise<Status>>();
+  auto flushed = promise->get_future();
+  committer_->EnqueueDeleteAll(std::make_shared<Waiter>(
+      clock_.Now(), [promise](Status s) { promise->set_value(std::move(s)); }));
+  auto after = Unit({Upsert("b", "1")});
+  std::this_thread::sleep_for(milliseconds(100));
+  EXPECT_EQ(HeldNow(), 1) << "a commit started beside a FLUSHALL";
+  Hold(false);
+  ExpectReady({&before, &flushed, &after});
+  std::lock_guard<std::mutex> lock(state_->mu);
+  EXPECT_EQ(state_->delete_alls, 1);
+  EXPECT_EQ(state_->rows.count("a"), 0u) << "a write queued before FLUSHALL survived it";
+  EXPECT_EQ(state_->rows.count("b"), 1u) << "a write queued after FLUSHALL was deleted by it";
 }
 
 TEST_F(CommitterTest, AUnitIsNeverSplitAcrossBatches) {
   CommitterOptions options;
-  options.partitions = 1;
+  options.writers = 1;
   options.batch_max_rows = 2;
   Open(options);
   Hold(true);
@@ -216,7 +302,8 @@ TEST_F(CommitterTest, TheListenerHearsOfACommitBeforeItsWaiterFires) {
 // if its rows are still as expected inside its own transaction.
 TEST_F(CommitterTest, AGuardedUnitCommitsAfterEarlierWritesWhenItsRowsHeld) {
   CommitterOptions options;
-  options.partitions = 1;  // "other" and "k" queue in one partition
+  options.writers = 2;
+  options.overlap_rows = 1;  // the second writer would take "k" at once if it could
   Open(options);
   Hold(true);
   auto earlier = Unit({Upsert("other", "1")});

@@ -189,7 +189,7 @@ TEST(MultiKeyTest, ARefusedDeleteChangesNothing) {
 }
 
 TEST(MultiKeyTest, AMultiKeyDeleteIsOneCommit) {
-  FakeTieredHarness h(FakeOptions(Durability::kSync));  // two partitions
+  FakeTieredHarness h(FakeOptions(Durability::kSync));  // two writers
   std::vector<std::string> keys;
   for (int i = 0; i < 50; ++i) keys.push_back("k" + std::to_string(i));
   for (const auto& k : keys) ASSERT_TRUE(h.Set(k, "v", Expiry::None()).ok());

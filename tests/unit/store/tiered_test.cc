@@ -80,7 +80,7 @@ TEST(TieredStoreTest, ConcurrentWritesShareCommits) {
   h.state().cv.notify_all();
   ASSERT_TRUE(WaitFor([&] { return acked.load() == 100; }));
   std::lock_guard<std::mutex> lock(h.state().mu);
-  // Two partitions, each had at most one batch in flight while the rest queued behind it.
+  // Two writers, each with at most one batch in flight while the rest queued behind it.
   EXPECT_LE(h.state().batch_sizes.size(), 4u);
   EXPECT_EQ(h.store().Stats().committed_rows, 100u);
 }

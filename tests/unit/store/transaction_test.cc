@@ -60,7 +60,7 @@ std::shared_ptr<WatchList> Watch(StoreHarness& h, std::vector<std::string> keys)
 }
 
 TEST(TransactionTest, AppliesInOrderAsOneCommitAndDeliversOnlyAfterIt) {
-  FakeTieredHarness h(FakeOptions(Durability::kSync));  // two partitions
+  FakeTieredHarness h(FakeOptions(Durability::kSync));  // two writers
   ASSERT_TRUE(h.Set("gone", "v", Expiry::None()).ok());
   size_t batches_before = 0;
   {
