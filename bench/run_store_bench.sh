@@ -28,7 +28,8 @@ while [ $# -gt 0 ]; do
   case "$1" in
     --seconds) seconds="$2"; shift 2 ;;
     --force) force=1; shift ;;
-    --arms) arms="$2"; shift 2 ;;      # e.g. "skydb256 raw" (256 writers in flight; skydb256-w2: 2 store writers)
+    --arms) arms="$2"; shift 2 ;;      # e.g. "skydb256 raw": 256 in flight; -w2: 2 store writers;
+                                       # -o32: commit_overlap_rows 32; base-skydb: $BENCH_BASE_BUILD_DIR's
     --no-sweep) sweep=0; shift ;;
     --no-extras) extras=0; shift ;;
     *) echo "unknown argument $1" >&2; exit 2 ;;
@@ -38,6 +39,11 @@ done
 build=${BENCH_BUILD_DIR:-build}
 [ -x "$build/bench/store_bench" ] || bash tools/build.sh release >/dev/null
 build=$(cd "$build" && pwd)
+base_build=""
+if [ -n "${BENCH_BASE_BUILD_DIR:-}" ]; then
+  base_build=$(cd "$BENCH_BASE_BUILD_DIR" && pwd)
+  [ -x "$base_build/bench/store_bench" ] || { echo "no $base_build/bench/store_bench" >&2; exit 2; }
+fi
 bin=/usr/lib/postgresql/15/bin
 user=${SKYDB_TEST_USER:-skydbtest}
 cores=$(nproc)
@@ -85,29 +91,45 @@ conninfo="host=$work dbname=postgres user=$user"
 store_writers=$("$build/src/skydb" tune --format json |
                 python3 -c 'import json,sys; print(json.load(sys.stdin)["pools"]["store_writers"])')
 
+base_commit=""
+if [ -n "$base_build" ]; then
+  base_src=$(sed -n 's/^CMAKE_HOME_DIRECTORY:INTERNAL=//p' "$base_build/CMakeCache.txt")
+  base_commit=$(git -C "$base_src" rev-parse --short HEAD)$(git -C "$base_src" diff --quiet || echo -dirty)
+fi
 conditions() {
-  printf '{"conditions":{"commit":"%s","host":"%s","kernel":"%s","cores":%s,"load_start":%s,"load_now":%s,"postgres":"%s","value_bytes":2080,"seconds":%s,"disk":"%s"}}\n' \
-    "$(git rev-parse --short HEAD)$(git diff --quiet || echo -dirty)" "$(hostname)" "$(uname -r)" \
-    "$cores" "$load_start" "$(cut -d' ' -f1 /proc/loadavg)" "$("$bin/postgres" --version)" \
-    "$seconds" "$1"
+  printf '{"conditions":{"commit":"%s","base_commit":"%s","host":"%s","kernel":"%s","cores":%s,"load_start":%s,"load_now":%s,"postgres":"%s","value_bytes":2080,"seconds":%s,"disk":"%s"}}\n' \
+    "$(git rev-parse --short HEAD)$(git diff --quiet || echo -dirty)" "$base_commit" "$(hostname)" \
+    "$(uname -r)" "$cores" "$load_start" "$(cut -d' ' -f1 /proc/loadavg)" \
+    "$("$bin/postgres" --version)" "$seconds" "$1"
 }
 
-arm_args() {  # $1 arm name
-  case "$1" in
-    skydb) echo "--mode skydb --store-writers $store_writers" ;;
-    skydb256) echo "--mode skydb --store-writers $store_writers --writers 256" ;;
-    skydb256-w*) echo "--mode skydb --store-writers ${1#skydb256-w} --writers 256" ;;
-    skydb-w*) echo "--mode skydb --store-writers ${1#skydb-w}" ;;
-    naive) echo "--mode naive" ;;
-    raw) echo "--mode raw --raw-connections 4 --raw-batch 64" ;;
-    raw1) echo "--mode raw --raw-connections 1 --raw-batch 64" ;;
+arm_args() {  # $1 arm name: skydb[256][-wN][-oN], naive, raw, raw1
+  local arm=$1 args
+  case "$arm" in
+    naive) echo "--mode naive"; return ;;
+    raw) echo "--mode raw --raw-connections 4 --raw-batch 64"; return ;;
+    raw1) echo "--mode raw --raw-connections 1 --raw-batch 64"; return ;;
   esac
+  args="--mode skydb"
+  case "$arm" in skydb256*) args="$args --writers 256" ;; esac
+  if [[ "$arm" =~ -w([0-9]+) ]]; then
+    args="$args --store-writers ${BASH_REMATCH[1]}"
+  else
+    args="$args --store-writers $store_writers"
+  fi
+  [[ "$arm" =~ -o([0-9]+) ]] && args="$args --overlap-rows ${BASH_REMATCH[1]}"
+  echo "$args"
 }
 
 run_arm() {  # $1 disk model, $2 arm; store_bench recreates sky_sessions from skydb's schema
-  local line
+  local line bench_bin="$build/bench/store_bench" arm=$2
+  # base-<arm>: the same arm with the store_bench of $BENCH_BASE_BUILD_DIR (an A/B of builds).
+  if [[ "$arm" == base-* ]]; then
+    bench_bin="$base_build/bench/store_bench"
+    arm=${arm#base-}
+  fi
   # shellcheck disable=SC2046
-  line=$("$build/bench/store_bench" $(arm_args "$2") --conninfo "$conninfo" \
+  line=$("$bench_bin" $(arm_args "$arm") --conninfo "$conninfo" \
          --seconds "$seconds" --postmaster-pid "$pg_pid" || true)
   echo "{\"disk\":\"$1\",\"arm\":\"$2\",\"result\":$line}" | tee -a "$out"
 }
@@ -152,11 +174,11 @@ for disk in ("native", "slow"):
         print(f"skydb / naive = {med['skydb'] / med['naive']:.2f}x")
     if "raw" in med and "skydb" in med:
         print(f"skydb / raw   = {med['skydb'] / med['raw']:.2f}x  (raw: 4 x 64-row batches, the engine's limit)")
-    for m in sorted(a for a in med if a.startswith("skydb256")):
-        if "raw" in med:
+    for m in sorted(med):
+        core = m[len("base-"):] if m.startswith("base-") else m
+        if core.startswith("skydb256") and "raw" in med:
             print(f"{m} / raw = {med[m] / med['raw']:.2f}x  (both 256 rows in flight)")
-    for m in [a for a in ("skydb",) if a in med] + sorted(a for a in med if a.startswith("skydb-w")):
-        if "raw1" in med:
+        elif core.startswith("skydb") and "raw1" in med:
             print(f"{m} / raw1 = {med[m] / med['raw1']:.2f}x  (both 64 rows in flight)")
 PY
 echo "results: $out"

@@ -46,8 +46,9 @@ struct Args {
   double warmup = 2;
   int value_bytes = 2080;
   int sessions_per_writer = 100;
-  int pool = 6;           // naive pool size
-  int store_writers = 0;  // skydb group-commit writers; 0: what tuning derives for this host
+  int pool = 6;             // naive pool size
+  int store_writers = 0;    // skydb group-commit writers; 0: what tuning derives for this host
+  size_t overlap_rows = 0;  // skydb: commit_overlap_rows; 0: the store's default
   int raw_connections = 4;
   int raw_batch = 64;
   int postmaster_pid = 0;        // for the PostgreSQL tree's CPU time
@@ -76,6 +77,8 @@ bool ParseArgs(int argc, char** argv, Args& a) {
       a.pool = std::stoi(v);
     else if (k == "--store-writers")
       a.store_writers = std::stoi(v);
+    else if (k == "--overlap-rows")
+      a.overlap_rows = std::stoul(v);
     else if (k == "--postmaster-pid")
       a.postmaster_pid = std::stoi(v);
     else if (k == "--raw-batch")
@@ -314,6 +317,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr,
                  "usage: store_bench --mode skydb|naive|raw --conninfo STR [--writers 64] "
                  "[--seconds 10] [--warmup 2] [--value-bytes 2080] [--pool 6] [--store-writers N] "
+                 "[--overlap-rows N] "
                  "[--postmaster-pid PID]\n");
     return 2;
   }
@@ -349,6 +353,7 @@ int main(int argc, char** argv) {
   std::unique_ptr<skydb::SessionStore> store;
   std::unique_ptr<SkydbChains> chains;
   int store_writers = 0;
+  size_t overlap_rows = 0;
   auto clock = skydb::NewRealClock();
   Pool pool;
   std::vector<PGconn*> raw;
@@ -368,6 +373,8 @@ int main(int argc, char** argv) {
             ? a.store_writers
             : skydb::PoolsFor(static_cast<int>(std::thread::hardware_concurrency())).store_writers;
     store_writers = o.writers;
+    if (a.overlap_rows > 0) o.commit_overlap_rows = a.overlap_rows;
+    overlap_rows = o.commit_overlap_rows;
     o.readers = 2;
     auto made = skydb::NewTieredStore(
         o, *clock, skydb::NewPostgresDurable(a.conninfo, "bench", o.writers, o.readers));
@@ -429,13 +436,13 @@ int main(int argc, char** argv) {
       "{\"mode\":\"%s\",\"writers\":%d,\"value_bytes\":%d,\"seconds\":%.2f,\"writes\":%ld,"
       "\"errors\":%ld,\"writes_per_s\":%.0f,\"p50_us\":%.0f,\"p99_us\":%.0f,\"max_us\":%.0f,"
       "\"cpu_us_per_write\":%.1f,\"client_cpu_s\":%.2f,\"postgres_cpu_s\":%.2f,"
-      "\"rows_per_commit\":%.1f,\"store_writers\":%d}\n",
+      "\"rows_per_commit\":%.1f,\"store_writers\":%d,\"overlap_rows\":%zu}\n",
       a.mode.c_str(), a.mode == "raw" ? a.raw_connections : a.writers, a.value_bytes, elapsed,
       writes, rec.errors.load(), static_cast<double>(writes) / elapsed, Percentile(lat, 0.50),
       Percentile(lat, 0.99), lat.empty() ? 0.0 : *std::max_element(lat.begin(), lat.end()),
       cpu_per_write_us, self1 - self0, pg1 - pg0,
       a.mode == "raw" ? static_cast<double>(a.raw_batch)
                       : (a.mode == "naive" ? 1.0 : rows_per_commit),
-      store_writers);
+      store_writers, a.mode == "skydb" ? overlap_rows : size_t{0});
   return writes > 0 && rec.errors.load() == 0 ? 0 : 1;
 }
