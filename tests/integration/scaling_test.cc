@@ -661,7 +661,10 @@ TEST_F(FailoverTest, ReadOnlyServerIsLeftForTheReadWriteHost) {
   }
   std::string url = "host=" + (*x)->dir() + "," + (*y)->dir() +
                     " port=5432,5432 dbname=postgres user=" + TestUser();
-  auto d = StartExternal(url, dir);
+  // One store writer: the connection that commits "before" on x is then the one that must
+  // recognise x turned read-only. With several writers sharing one queue, a writer whose
+  // connection never opened may take "after" and reach y directly, never seeing x at all.
+  auto d = StartExternal(url, dir, {"host.cores=1"});
   ASSERT_TRUE(WaitForPong(StoreSocket(dir), seconds(60))) << d->Log();
   RespClient c = Client(StoreSocket(dir));
   ASSERT_TRUE(Set(c, "before", "on-x"));
