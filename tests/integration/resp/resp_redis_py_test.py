@@ -169,6 +169,11 @@ class CommandsTest(unittest.TestCase):
             self.r.set("too-big", big + b"x")
         if isinstance(refused.exception, redis.exceptions.ResponseError):
             self.assertIn("invalid bulk length", str(refused.exception))
+            # The client read the reply before it saw the close, so the pool kept the
+            # connection the server closed (as redis-server closes it after a protocol error):
+            # its next command finds it closed, and the pool drops it.
+            with self.assertRaises(redis.exceptions.ConnectionError):
+                self.r.ping()
         self.assertTrue(self.r.ping())  # the pool reconnects
 
     def test_pipeline_order(self):
