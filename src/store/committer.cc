@@ -189,6 +189,7 @@ GroupCommitter::Taken GroupCommitter::TakeLocked(int index) {
       // It commits alone: after every running commit, before anything queued after it.
       if (taken.items.empty() && passed == 0 && running_ == 0) {
         taken.alone = true;
+        rows += item.unit.writes.size();  // a guarded unit has writes; a FLUSHALL has none
         taken.items.push_back(std::move(item));
         ++scanned;
       }

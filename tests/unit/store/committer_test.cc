@@ -178,6 +178,26 @@ TEST_F(CommitterTest, ASecondCommitOverlapsTheFirstWhenEnoughWritesWait) {
   EXPECT_EQ(sizes, (std::set<size_t>{1, 8}));
 }
 
+// A guarded unit's writes stop counting as waiting once it is taken: afterwards one queued
+// write behind a running commit still starts no second commit.
+TEST_F(CommitterTest, AGuardedUnitLeavesNothingCountedAsWaiting) {
+  CommitterOptions options;
+  options.writers = 2;
+  options.overlap_rows = 64;
+  Open(options);
+  std::vector<QueuedWrite> writes;
+  for (int i = 0; i < 64; ++i) writes.push_back(Upsert("g" + std::to_string(i), "tx"));
+  auto decided = std::make_shared<std::atomic<int>>(0);
+  auto guarded = Unit(std::move(writes), GuardOn("g0", std::nullopt, decided));
+  ExpectReady({&guarded});
+  auto done = OneRunningThenQueued(1);
+  ASSERT_EQ(done.size(), 2u);
+  std::this_thread::sleep_for(milliseconds(100));
+  EXPECT_EQ(HeldNow(), 1) << "a second commit started for one waiting write";
+  Hold(false);
+  for (auto& f : done) ExpectReady({&f});
+}
+
 // A key held by a running commit is not in a concurrent batch, nor is any later write of a key
 // of a unit that waits for it: the second writer takes only what is free.
 TEST_F(CommitterTest, PerKeyOrderHoldsAcrossConcurrentBatches) {
