@@ -137,6 +137,7 @@ Clock::Duration GroupCommitter::OldestPendingAge() const {
 GroupCommitter::Taken GroupCommitter::TakeBatch(int index) {
   MutexLock lock(mu_);
   std::optional<std::chrono::steady_clock::time_point> gather_until;
+  uint64_t gathered_after = 0;  // batches_taken_ when gather_until was set
   while (true) {
     if (queue_.empty() && stopping_.load()) return {};
     if (!ReadyLocked()) {
@@ -146,9 +147,12 @@ GroupCommitter::Taken GroupCommitter::TakeBatch(int index) {
     if (options_.gather && !stopping_.load() && queued_writes_ < options_.batch_max_rows) {
       // Async: let writes gather for up to flush_interval after the oldest one arrived. The
       // injected clock says how long the oldest write has waited; the wait itself is real.
-      if (!gather_until) {
+      // A deadline is for the writes queued when it was set: once any writer took a batch,
+      // the oldest write may be another one, so it is set again.
+      if (!gather_until || gathered_after != batches_taken_) {
         auto left = options_.flush_interval - (clock_.Now() - queue_.front().enqueued);
         gather_until = std::chrono::steady_clock::now() + std::max(left, Clock::Duration::zero());
+        gathered_after = batches_taken_;
       }
       if (std::chrono::steady_clock::now() < *gather_until) {
         (void)work_cv_.WaitUntil(mu_, *gather_until);
@@ -232,6 +236,7 @@ GroupCommitter::Taken GroupCommitter::TakeLocked(int index) {
     queue_.swap(left);
   }
   queued_writes_ -= rows;
+  ++batches_taken_;
   ++running_;
   running_alone_ = taken.alone;
   committing_since_[static_cast<size_t>(index)] = taken.items.front().enqueued;

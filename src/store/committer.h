@@ -164,6 +164,7 @@ class GroupCommitter {
   size_t queued_writes_ GUARDED_BY(mu_) = 0;           // writes in queue_
   std::unordered_set<uint64_t> held_ GUARDED_BY(mu_);  // key hashes of the running commits
   int running_ GUARDED_BY(mu_) = 0;                    // commits running
+  uint64_t batches_taken_ GUARDED_BY(mu_) = 0;         // ever, by every writer
   bool running_alone_ GUARDED_BY(mu_) = false;         // one of them must run alone
   // The last scan found every queued unit blocked: wait for a commit to finish or a free unit.
   bool blocked_ GUARDED_BY(mu_) = false;

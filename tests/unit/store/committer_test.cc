@@ -198,6 +198,43 @@ TEST_F(CommitterTest, AGuardedUnitLeavesNothingCountedAsWaiting) {
   for (auto& f : done) ExpectReady({&f});
 }
 
+// Async durability: a writer that gathered for a batch another writer took gathers afresh
+// for the next one (it does not take it at once on the old deadline).
+TEST_F(CommitterTest, AWriterThatLostABatchGathersAfreshForTheNext) {
+  constexpr auto kFlush = milliseconds(1000);
+  CommitterOptions options;
+  options.writers = 2;
+  options.overlap_rows = 64;
+  options.gather = true;
+  options.flush_interval = kFlush;
+  Open(options);
+  Hold(true);
+  auto x = Unit({Upsert("x", "v")});
+  ASSERT_TRUE(WaitHeld(1));  // x is taken after its own gather
+  auto y = Unit({Upsert("y", "v")});
+  // x commits; both writers gather for y (a flush_interval from y's arrival); one takes it and
+  // is held, the other waits again.
+  {
+    std::lock_guard<std::mutex> lock(state_->mu);
+    state_->hold_commits = false;
+  }
+  state_->cv.notify_all();
+  std::this_thread::sleep_for(milliseconds(100));
+  Hold(true);
+  ASSERT_TRUE(WaitHeld(1)) << "y's commit did not start";
+  std::vector<std::future<Status>> more;
+  auto started = std::chrono::steady_clock::now();
+  for (int i = 0; i < 64; ++i) more.push_back(Unit({Upsert("z" + std::to_string(i), "v")}));
+  ASSERT_TRUE(WaitHeld(2));
+  auto waited = std::chrono::steady_clock::now() - started;
+  EXPECT_GE(waited, kFlush / 2) << "64 writes were taken after "
+                                << std::chrono::duration_cast<milliseconds>(waited).count()
+                                << " ms, without gathering";
+  Hold(false);
+  ExpectReady({&x, &y});
+  for (auto& f : more) ExpectReady({&f});
+}
+
 // A key held by a running commit is not in a concurrent batch, nor is any later write of a key
 // of a unit that waits for it: the second writer takes only what is free.
 TEST_F(CommitterTest, PerKeyOrderHoldsAcrossConcurrentBatches) {
