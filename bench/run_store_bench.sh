@@ -12,8 +12,9 @@
 # Then the extras (skip with --no-extras): MULTI + 10 SETs + EXEC against the same 10 SETs
 # pipelined (bench/exec_bench.py: one daemon per disk, arms A B B A), redis-benchmark SET at
 # -c 50 -P 1 against pgbench -c 6 upserts on the daemon's own cluster (bench/set_vs_pgbench.py)
-# and PUBLISH fan-out to 100 subscribers against redis-server (bench/pubsub_fanout.py), each
-# with its own conditions.
+# PUBLISH fan-out to 100 subscribers against redis-server (bench/pubsub_fanout.py), cached GET
+# at -P 1 and -P 16 against redis-server (bench/resp_bench.sh) and instructions per pipelined
+# GET against redis-server's (bench/profile_get.sh, callgrind), each with its own conditions.
 # Usage: bench/run_store_bench.sh [--seconds 10] [--force] [--arms "skydb naive raw raw1"] [--no-sweep]
 #        [--no-extras]
 set -euo pipefail
@@ -186,7 +187,7 @@ echo "results: $out"
 if [ "$extras" -eq 1 ]; then
   echo
   echo "== extras: EXEC of 10 SETs vs 10 pipelined SETs; SET -c 50 vs pgbench -c 6;" \
-    "PUBLISH fan-out to 100 subscribers =="
+    "PUBLISH fan-out to 100 subscribers; GET against redis-server =="
   force_flag=()
   [ "$force" -eq 1 ] && force_flag=(--force)
   if python3 bench/exec_bench.py --skydb "$build/src/skydb" \
@@ -222,5 +223,20 @@ PY
       echo "the PUBLISH row did not run"
   else
     echo "the PUBLISH row did not run: no $build/tests/integration/resp/resp_test_server"
+  fi
+  if BENCH_BUILD_DIR="$build" bash bench/resp_bench.sh --requests 200000 "${force_flag[@]}" \
+      >"$work/resp.out" 2>&1; then
+    sed -n '/^arm  /,$p' "$work/resp.out"
+  else
+    echo "the GET against redis-server rows did not run:"
+    tail -3 "$work/resp.out"
+  fi
+  # Instructions do not depend on the machine's load: no refusal here.
+  if BENCH_BUILD_DIR="$build" bash bench/profile_get.sh --requests 50000 \
+      >"$work/profile.out" 2>&1; then
+    grep -E '^(GET|== )' "$work/profile.out"
+  else
+    echo "the instructions-per-GET row did not run:"
+    tail -3 "$work/profile.out"
   fi
 fi
