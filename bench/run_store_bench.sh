@@ -4,25 +4,27 @@
 # skydb's tiered store (sync) vs a naive one-transaction-per-write store (6-connection pool)
 # vs raw batched upserts, on this machine's disk and under a modelled 1 ms fsync.
 # Arms: skydb (64 writers, the tuned store_writers), naive, raw (4 connections x 64-row
-# batches: the engine's limit) and raw1 (1 connection x 64 rows: the same 64 rows in flight
-# as skydb's 64 writers). Counterbalanced (A B C D, D C B A, A B C D); medians and ranges are
-# printed with the conditions. Then, once per disk, skydb with 1, 2 and 4 writers (the
-# evidence for the store_writers formula; single runs, not counterbalanced). Results: bench/results/store-<timestamp>.jsonl. Run as root (PostgreSQL runs as
-# the unprivileged user skydbtest).
+# batches: the engine's limit), raw1 (1 connection x 64 rows: the same 64 rows in flight as
+# skydb's 64 writers) and skydb256 (256 writers: as many rows in flight as raw).
+# Counterbalanced (A B C D, D C B A, A B C D); medians and ranges are printed with the
+# conditions. Then, once per disk, skydb with 1, 2 and 4 writers (the evidence for the
+# store_writers formula; single runs, not counterbalanced). Results:
+# bench/results/store-<timestamp>.jsonl. Run as root (PostgreSQL runs as the unprivileged user
+# skydbtest).
 # Then the extras (skip with --no-extras): MULTI + 10 SETs + EXEC against the same 10 SETs
 # pipelined (bench/exec_bench.py: one daemon per disk, arms A B B A), redis-benchmark SET at
-# -c 50 -P 1 against pgbench -c 6 upserts on the daemon's own cluster (bench/set_vs_pgbench.py)
+# -c 50 -P 1 against pgbench -c 6 upserts on the daemon's own cluster (bench/set_vs_pgbench.py),
 # PUBLISH fan-out to 100 subscribers against redis-server (bench/pubsub_fanout.py), cached GET
 # at -P 1 and -P 16 against redis-server (bench/resp_bench.sh) and instructions per pipelined
 # GET against redis-server's (bench/profile_get.sh, callgrind), each with its own conditions.
-# Usage: bench/run_store_bench.sh [--seconds 10] [--force] [--arms "skydb naive raw raw1"] [--no-sweep]
-#        [--no-extras]
+# Usage: bench/run_store_bench.sh [--seconds 10] [--force] [--arms "skydb naive raw raw1 skydb256"]
+#        [--no-sweep] [--no-extras]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 seconds=10
 force=0
-arms="skydb naive raw raw1"
+arms="skydb naive raw raw1 skydb256"
 sweep=1
 extras=1
 while [ $# -gt 0 ]; do
@@ -184,12 +186,24 @@ for disk in ("native", "slow"):
 PY
 echo "results: $out"
 
+# The arms leave the 1-minute load average high with their own load, and each extra but the
+# callgrind one refuses a loaded machine: wait for it to settle (at most 3 minutes) first.
+wait_quiet() {
+  local waited=0
+  while [ "$waited" -lt 180 ] &&
+    awk -v l="$(cut -d' ' -f1 /proc/loadavg)" -v c="$cores" 'BEGIN{exit !(l > c * 0.5)}'; do
+    sleep 10
+    waited=$((waited + 10))
+  done
+}
+
 if [ "$extras" -eq 1 ]; then
   echo
   echo "== extras: EXEC of 10 SETs vs 10 pipelined SETs; SET -c 50 vs pgbench -c 6;" \
     "PUBLISH fan-out to 100 subscribers; GET against redis-server =="
   force_flag=()
   [ "$force" -eq 1 ] && force_flag=(--force)
+  wait_quiet
   if python3 bench/exec_bench.py --skydb "$build/src/skydb" \
       --slowfsync "$build/bench/libslowfsync.so" "${force_flag[@]}" >"$work/exec.out" 2>&1; then
     python3 - "$(ls bench/results/exec-*.json | tail -1)" <<'PY'
@@ -211,6 +225,7 @@ PY
     echo "the EXEC row did not run:"
     tail -3 "$work/exec.out"
   fi
+  wait_quiet
   if python3 bench/set_vs_pgbench.py --skydb "$build/src/skydb" \
       --slowfsync "$build/bench/libslowfsync.so" "${force_flag[@]}" >"$work/setpg.out" 2>&1; then
     grep -v '^ *$' "$work/setpg.out"
@@ -218,12 +233,14 @@ PY
     echo "the SET against pgbench row did not run:"
     tail -3 "$work/setpg.out"
   fi
+  wait_quiet
   if [ -x "$build/tests/integration/resp/resp_test_server" ]; then
     python3 bench/pubsub_fanout.py "$build/tests/integration/resp/resp_test_server" 100 100000 16 ||
       echo "the PUBLISH row did not run"
   else
     echo "the PUBLISH row did not run: no $build/tests/integration/resp/resp_test_server"
   fi
+  wait_quiet
   if BENCH_BUILD_DIR="$build" bash bench/resp_bench.sh --requests 200000 "${force_flag[@]}" \
       >"$work/resp.out" 2>&1; then
     sed -n '/^arm  /,$p' "$work/resp.out"
