@@ -58,6 +58,12 @@ class CommitterTest : public ::testing::Test {
   QueuedWrite Upsert(const std::string& key, const std::string& value) {
     return {{DurableWrite::Kind::kUpsert, key, value, 0}, committer_->NextSeq(), KeyHash(key)};
   }
+  // Upserts of `prefix`0 .. `prefix`(n-1) to `value`, in that order.
+  std::vector<QueuedWrite> Upserts(const std::string& prefix, int n, const std::string& value) {
+    std::vector<QueuedWrite> writes;
+    for (int i = 0; i < n; ++i) writes.push_back(Upsert(prefix + std::to_string(i), value));
+    return writes;
+  }
   // Enqueues `writes` as one unit (guarded by `guard`, if given); the future is set when its
   // waiter fires.
   std::future<Status> Unit(std::vector<QueuedWrite> writes,
@@ -135,9 +141,7 @@ TEST_F(CommitterTest, AMultiKeyUnitCommitsInOneTransaction) {
   options.writers = 4;
   options.overlap_rows = 1;
   Open(options);
-  std::vector<QueuedWrite> writes;
-  for (int i = 0; i < 20; ++i) writes.push_back(Upsert("k" + std::to_string(i), "v"));
-  auto done = Unit(std::move(writes));
+  auto done = Unit(Upserts("k", 20, "v"));
   ExpectReady({&done});
   std::lock_guard<std::mutex> lock(state_->mu);
   ASSERT_EQ(state_->batch_sizes.size(), 1u);
@@ -185,10 +189,8 @@ TEST_F(CommitterTest, AGuardedUnitLeavesNothingCountedAsWaiting) {
   options.writers = 2;
   options.overlap_rows = 64;
   Open(options);
-  std::vector<QueuedWrite> writes;
-  for (int i = 0; i < 64; ++i) writes.push_back(Upsert("g" + std::to_string(i), "tx"));
   auto decided = std::make_shared<std::atomic<int>>(0);
-  auto guarded = Unit(std::move(writes), GuardOn("g0", std::nullopt, decided));
+  auto guarded = Unit(Upserts("g", 64, "tx"), GuardOn("g0", std::nullopt, decided));
   ExpectReady({&guarded});
   auto done = OneRunningThenQueued(1);
   ASSERT_EQ(done.size(), 2u);
@@ -298,9 +300,7 @@ TEST_F(CommitterTest, AUnitIsNeverSplitAcrossBatches) {
   Open(options);
   Hold(true);
   auto single = Unit({Upsert("x", "1")});
-  std::vector<QueuedWrite> five;
-  for (int i = 0; i < 5; ++i) five.push_back(Upsert("u" + std::to_string(i), "v"));
-  auto unit = Unit(std::move(five));
+  auto unit = Unit(Upserts("u", 5, "v"));
   Hold(false);
   ASSERT_EQ(unit.wait_for(std::chrono::seconds(10)), std::future_status::ready);
   ASSERT_EQ(single.wait_for(std::chrono::seconds(10)), std::future_status::ready);
