@@ -59,18 +59,22 @@ std::string Int8Param(int64_t v);
 
 // A one-dimensional array in PostgreSQL's binary wire format, without NULLs: bytea[] (Add) or
 // int8[] (AddInt64). Every byte value travels as is: no escaping.
+// The encoding is built in place: Encode() on an rvalue hands it over without a copy.
 class BinaryArray {
  public:
-  explicit BinaryArray(unsigned element_oid) : oid_(element_oid) {}
+  explicit BinaryArray(unsigned element_oid);
+  // Room for `elements` more elements of `bytes` bytes in total (no regrowth while adding).
+  void Reserve(size_t elements, size_t bytes);
   void Add(std::string_view bytes);
   void AddInt64(int64_t v);
   bool empty() const { return count_ == 0; }
-  std::string Encode() const;
+  std::string Encode() const&;
+  std::string Encode() &&;
 
  private:
   unsigned oid_;
   int32_t count_ = 0;
-  std::string body_;  // the elements, each as length then bytes
+  std::string encoded_;  // the one-dimension header, then each element as length and bytes
 };
 
 // A statement with binary parameters and results. With a name it is prepared once on each

@@ -23,6 +23,14 @@ void PutInt64(std::string& buf, int64_t v) {
   buf.append(reinterpret_cast<const char*>(&lo), 4);
 }
 
+constexpr size_t kArrayCountOffset = 12;  // where a one-dimension array's length is
+constexpr size_t kEmptyArrayBytes = 12;   // an empty array has no dimension
+
+void SetArrayCount(std::string& encoded, int32_t count) {
+  uint32_t n = htonl(static_cast<uint32_t>(count));
+  std::memcpy(encoded.data() + kArrayCountOffset, &n, 4);
+}
+
 }  // namespace
 
 std::string Int8Param(int64_t v) {
@@ -31,29 +39,38 @@ std::string Int8Param(int64_t v) {
   return s;
 }
 
+BinaryArray::BinaryArray(unsigned element_oid) : oid_(element_oid) {
+  PutInt32(encoded_, 1);  // dimensions
+  PutInt32(encoded_, 0);  // no NULLs
+  PutInt32(encoded_, static_cast<int32_t>(oid_));
+  PutInt32(encoded_, 0);  // elements in the one dimension: kept current by Add
+  PutInt32(encoded_, 1);  // its lower bound
+}
+
+void BinaryArray::Reserve(size_t elements, size_t bytes) {
+  encoded_.reserve(encoded_.size() + 4 * elements + bytes);
+}
+
 void BinaryArray::Add(std::string_view bytes) {
-  PutInt32(body_, static_cast<int32_t>(bytes.size()));
-  body_.append(bytes);
-  ++count_;
+  PutInt32(encoded_, static_cast<int32_t>(bytes.size()));
+  encoded_.append(bytes);
+  SetArrayCount(encoded_, ++count_);
 }
 
 void BinaryArray::AddInt64(int64_t v) {
-  PutInt32(body_, 8);
-  PutInt64(body_, v);
-  ++count_;
+  PutInt32(encoded_, 8);
+  PutInt64(encoded_, v);
+  SetArrayCount(encoded_, ++count_);
 }
 
-std::string BinaryArray::Encode() const {
-  std::string out;
-  PutInt32(out, count_ == 0 ? 0 : 1);  // dimensions
-  PutInt32(out, 0);                    // no NULLs
-  PutInt32(out, static_cast<int32_t>(oid_));
-  if (count_ > 0) {
-    PutInt32(out, count_);  // elements in the one dimension
-    PutInt32(out, 1);       // its lower bound
+std::string BinaryArray::Encode() const& { return BinaryArray(*this).Encode(); }
+
+std::string BinaryArray::Encode() && {
+  if (count_ == 0) {
+    encoded_.resize(kEmptyArrayBytes);
+    std::memset(encoded_.data(), 0, 4);  // zero dimensions
   }
-  out += body_;
-  return out;
+  return std::move(encoded_);
 }
 
 QueryResult::QueryResult(pg_result* res) : res_(res) {}

@@ -286,6 +286,17 @@ class PgDurable final : public DurableBackend {
   static Status Apply(LazyConnection& writer, const std::vector<DurableWrite>& writes) {
     BinaryArray up_ids(kByteaOid), up_data(kByteaOid), up_exp(kInt8Oid);
     BinaryArray del_ids(kByteaOid), touch_ids(kByteaOid), touch_exp(kInt8Oid);
+    size_t upserts = 0, key_bytes = 0, value_bytes = 0;
+    for (const auto& w : writes) {
+      if (w.kind != DurableWrite::Kind::kUpsert) continue;
+      ++upserts;
+      key_bytes += w.key.size();
+      value_bytes += w.value.size();
+    }
+    // Each value is copied once here and once by libpq, never regrown.
+    up_ids.Reserve(upserts, key_bytes);
+    up_data.Reserve(upserts, value_bytes);
+    up_exp.Reserve(upserts, 8 * upserts);
     for (const auto& w : writes) {
       switch (w.kind) {
         case DurableWrite::Kind::kUpsert:
@@ -302,11 +313,18 @@ class PgDurable final : public DurableBackend {
           break;
       }
     }
-    auto res =
-        del_ids.empty() && touch_ids.empty()
-            ? writer.Exec(kUpsertOnly, {up_ids.Encode(), up_data.Encode(), up_exp.Encode()})
-            : writer.Exec(kCommit, {up_ids.Encode(), up_data.Encode(), up_exp.Encode(),
-                                    del_ids.Encode(), touch_ids.Encode(), touch_exp.Encode()});
+    bool upserts_only = del_ids.empty() && touch_ids.empty();
+    std::vector<std::string> params;
+    params.reserve(6);
+    params.push_back(std::move(up_ids).Encode());
+    params.push_back(std::move(up_data).Encode());
+    params.push_back(std::move(up_exp).Encode());
+    if (!upserts_only) {
+      params.push_back(std::move(del_ids).Encode());
+      params.push_back(std::move(touch_ids).Encode());
+      params.push_back(std::move(touch_exp).Encode());
+    }
+    auto res = writer.Exec(upserts_only ? kUpsertOnly : kCommit, params);
     if (!res.ok()) return std::move(res).error();
     return Ok();
   }

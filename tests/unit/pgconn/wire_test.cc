@@ -45,6 +45,21 @@ TEST(WireTest, Int8ArrayElementsAreEightBytesEach) {
                    0, 0, 0, 1, 0, 0, 0, 8, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff}));
 }
 
+TEST(WireTest, AnArrayEncodesAgainAfterMoreElementsAndHandsOverTheSameBytes) {
+  BinaryArray a(kByteaOid);
+  a.Reserve(2, 2);
+  a.Add("x");
+  std::string one = a.Encode();
+  a.Add("y");
+  std::string copied = a.Encode();
+  std::string handed_over = std::move(a).Encode();
+  EXPECT_EQ(one, Bytes({0, 0, 0, 1, 0,  0, 0, 0, 0, 0, 0, 17, 0, 0, 0, 1, 0, 0, 0, 1,  //
+                        0, 0, 0, 1, 'x'}));
+  EXPECT_EQ(copied, Bytes({0, 0, 0, 1, 0,   0, 0, 0, 0, 0,  0, 17, 0, 0, 0, 2, 0, 0, 0, 1,  //
+                           0, 0, 0, 1, 'x', 0, 0, 0, 1, 'y'}));
+  EXPECT_EQ(handed_over, copied);
+}
+
 // A one-row result of binary columns, built by libpq without a server.
 QueryResult BinaryRow(const std::vector<std::string>& values) {
   PGresult* res = PQmakeEmptyPGresult(nullptr, PGRES_TUPLES_OK);
