@@ -32,7 +32,8 @@ while [ $# -gt 0 ]; do
     --seconds) seconds="$2"; shift 2 ;;
     --force) force=1; shift ;;
     --arms) arms="$2"; shift 2 ;;      # e.g. "skydb256 raw": 256 in flight; -w2: 2 store writers;
-                                       # -o32: commit_overlap_rows 32; base-skydb: $BENCH_BASE_BUILD_DIR's
+                                       # -o32: commit_overlap_rows 32; -l1: one loop thread
+                                       # issues writes; base-skydb: $BENCH_BASE_BUILD_DIR's
     --no-sweep) sweep=0; shift ;;
     --no-extras) extras=0; shift ;;
     *) echo "unknown argument $1" >&2; exit 2 ;;
@@ -106,7 +107,7 @@ conditions() {
     "$("$bin/postgres" --version)" "$seconds" "$1"
 }
 
-arm_args() {  # $1 arm name: skydb[256][-wN][-oN], naive, raw, raw1
+arm_args() {  # $1 arm name: skydb[256][-wN][-oN][-lN], naive, raw, raw1
   local arm=$1 args
   case "$arm" in
     naive) echo "--mode naive"; return ;;
@@ -121,6 +122,7 @@ arm_args() {  # $1 arm name: skydb[256][-wN][-oN], naive, raw, raw1
     args="$args --store-writers $store_writers"
   fi
   [[ "$arm" =~ -o([0-9]+) ]] && args="$args --overlap-rows ${BASH_REMATCH[1]}"
+  [[ "$arm" =~ -l([0-9]+) ]] && args="$args --loops ${BASH_REMATCH[1]}"
   echo "$args"
 }
 

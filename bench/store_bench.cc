@@ -49,6 +49,7 @@ struct Args {
   int pool = 6;             // naive pool size
   int store_writers = 0;    // skydb group-commit writers; 0: what tuning derives for this host
   size_t overlap_rows = 0;  // skydb: commit_overlap_rows; 0: the store's default
+  int loops = 0;            // skydb: event-loop threads issuing writes; 0: the writer thread
   int raw_connections = 4;
   int raw_batch = 64;
   int postmaster_pid = 0;        // for the PostgreSQL tree's CPU time
@@ -81,6 +82,8 @@ bool ParseArgs(int argc, char** argv, Args& a) {
       a.overlap_rows = std::stoul(v);
     else if (k == "--postmaster-pid")
       a.postmaster_pid = std::stoi(v);
+    else if (k == "--loops")
+      a.loops = std::stoi(v);
     else if (k == "--raw-batch")
       a.raw_batch = std::stoi(v);
     else if (k == "--raw-connections")
@@ -160,25 +163,39 @@ void ReportFirstError(Recorder& rec, const PGresult* res) {
 }
 
 // The skydb arm drives the store the way the RESP server does — no thread per client: each
-// writer is a chain of callbacks, a write's completion issuing that writer's next write. The
-// process's CPU is then the store's, not 64 threads waking on futures.
+// writer is a chain of callbacks, a write's completion issuing that writer's next write. As in
+// the server, a completion is handed to an event-loop thread (--loops, resp.threads' default
+// of 1), which records it and issues the next write; the store's writer thread only hands it
+// over. --loops 0 issues the next write on the writer thread itself.
 class SkydbChains {
  public:
   SkydbChains(skydb::SessionStore& store, const Args& a, Recorder& rec)
       : store_(store), args_(a), rec_(rec), chains_(static_cast<size_t>(a.writers)) {
     for (size_t i = 0; i < chains_.size(); ++i) chains_[i].rng.seed((i + 1) * 7919);
+    for (int i = 0; i < a.loops; ++i) loops_.push_back(std::make_unique<Loop>());
   }
   void Start() {
     {
       skydb::MutexLock lock(mu_);
       running_ = static_cast<int>(chains_.size());
     }
+    for (auto& loop : loops_) loop->thread = std::thread([this, l = loop.get()] { RunLoop(*l); });
     for (size_t i = 0; i < chains_.size(); ++i) Next(static_cast<int>(i));
   }
   // After rec.stop: waits until every chain's last write has completed.
   void Join() {
-    skydb::MutexLock lock(mu_);
-    while (running_ != 0) cv_.Wait(mu_);
+    {
+      skydb::MutexLock lock(mu_);
+      while (running_ != 0) cv_.Wait(mu_);
+    }
+    for (auto& loop : loops_) {
+      {
+        skydb::MutexLock lock(loop->mu);
+        loop->stopping = true;
+      }
+      loop->cv.NotifyOne();
+      loop->thread.join();
+    }
   }
 
  private:
@@ -187,6 +204,31 @@ class SkydbChains {
     long i = 0;
     Clock::time_point start;
   };
+  struct Completion {
+    int id;
+    bool ok;
+  };
+  struct Loop {
+    skydb::Mutex mu;
+    skydb::CondVar cv;
+    std::vector<Completion> pending GUARDED_BY(mu);
+    bool stopping GUARDED_BY(mu) = false;
+    std::thread thread;
+  };
+
+  void RunLoop(Loop& loop) {
+    std::vector<Completion> batch;
+    while (true) {
+      {
+        skydb::MutexLock lock(loop.mu);
+        while (loop.pending.empty() && !loop.stopping) loop.cv.Wait(loop.mu);
+        if (loop.pending.empty()) return;
+        batch.swap(loop.pending);
+      }
+      for (const Completion& c : batch) Completed(c.id, c.ok);
+      batch.clear();
+    }
+  }
 
   void Next(int id) {
     Chain& c = chains_[static_cast<size_t>(id)];
@@ -196,15 +238,26 @@ class SkydbChains {
         RandomValue(c.rng), skydb::Expiry::Default()};
     c.start = Clock::now();
     store_.Set(std::move(req), [this, id](skydb::Result<skydb::SetReply> r) {
-      rec_.Record(Clock::now() - chains_[static_cast<size_t>(id)].start, r.ok());
       if (!r.ok()) {
         std::call_once(rec_.first_error, [&r] {
           std::fprintf(stderr, "store_bench: first error: %s\n", r.error().message.c_str());
         });
-        return Finished();  // the run is invalid anyway; no retry storm
       }
-      Next(id);
+      if (loops_.empty()) return Completed(id, r.ok());
+      Loop& loop = *loops_[static_cast<size_t>(id) % loops_.size()];
+      bool wake;
+      {
+        skydb::MutexLock lock(loop.mu);
+        wake = loop.pending.empty();
+        loop.pending.push_back({id, r.ok()});
+      }
+      if (wake) loop.cv.NotifyOne();
     });
+  }
+  void Completed(int id, bool ok) {
+    rec_.Record(Clock::now() - chains_[static_cast<size_t>(id)].start, ok);
+    if (!ok) return Finished();  // the run is invalid anyway; no retry storm
+    Next(id);
   }
   void Finished() {
     skydb::MutexLock lock(mu_);
@@ -215,6 +268,7 @@ class SkydbChains {
   const Args& args_;
   Recorder& rec_;
   std::vector<Chain> chains_;
+  std::vector<std::unique_ptr<Loop>> loops_;
   skydb::Mutex mu_;
   skydb::CondVar cv_;
   int running_ GUARDED_BY(mu_) = 0;
@@ -317,7 +371,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr,
                  "usage: store_bench --mode skydb|naive|raw --conninfo STR [--writers 64] "
                  "[--seconds 10] [--warmup 2] [--value-bytes 2080] [--pool 6] [--store-writers N] "
-                 "[--overlap-rows N] "
+                 "[--overlap-rows N] [--loops 1] "
                  "[--postmaster-pid PID]\n");
     return 2;
   }
@@ -436,13 +490,13 @@ int main(int argc, char** argv) {
       "{\"mode\":\"%s\",\"writers\":%d,\"value_bytes\":%d,\"seconds\":%.2f,\"writes\":%ld,"
       "\"errors\":%ld,\"writes_per_s\":%.0f,\"p50_us\":%.0f,\"p99_us\":%.0f,\"max_us\":%.0f,"
       "\"cpu_us_per_write\":%.1f,\"client_cpu_s\":%.2f,\"postgres_cpu_s\":%.2f,"
-      "\"rows_per_commit\":%.1f,\"store_writers\":%d,\"overlap_rows\":%zu}\n",
+      "\"rows_per_commit\":%.1f,\"store_writers\":%d,\"overlap_rows\":%zu,\"loops\":%d}\n",
       a.mode.c_str(), a.mode == "raw" ? a.raw_connections : a.writers, a.value_bytes, elapsed,
       writes, rec.errors.load(), static_cast<double>(writes) / elapsed, Percentile(lat, 0.50),
       Percentile(lat, 0.99), lat.empty() ? 0.0 : *std::max_element(lat.begin(), lat.end()),
       cpu_per_write_us, self1 - self0, pg1 - pg0,
       a.mode == "raw" ? static_cast<double>(a.raw_batch)
                       : (a.mode == "naive" ? 1.0 : rows_per_commit),
-      store_writers, a.mode == "skydb" ? overlap_rows : size_t{0});
+      store_writers, a.mode == "skydb" ? overlap_rows : size_t{0}, a.mode == "skydb" ? a.loops : 0);
   return writes > 0 && rec.errors.load() == 0 ? 0 : 1;
 }
