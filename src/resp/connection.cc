@@ -197,17 +197,17 @@ void Connection::Close(const char* why) {
 
 void Connection::OnEvents(uint32_t events) {
   auto self = shared_from_this();  // Close() below may drop the map's reference
-  if ((events & EPOLLIN) != 0 && !stop_reading_) OnReadable();
+  if ((events & EPOLLIN) != 0 && !stop_reading_) OnReadable(false);
   if (fd_ >= 0 && (events & (EPOLLHUP | EPOLLERR)) != 0) {
     // The peer is gone both ways: read what it sent (writes still reach the store), but
     // nobody is left to read replies.
-    if ((events & EPOLLHUP) != 0 && !stop_reading_) OnReadable();
+    if ((events & EPOLLHUP) != 0 && !stop_reading_) OnReadable(true);
     return Close((events & EPOLLERR) != 0 ? "socket error" : "peer hung up");
   }
   if (fd_ >= 0) loop_.MarkDirty(self);
 }
 
-void Connection::OnReadable() {
+void Connection::OnReadable(bool until_empty) {
   char buffer[kReadChunk];
   size_t budget = kReadBudget;
   while (budget > 0 && !stop_reading_ && !ShouldPause()) {
@@ -235,6 +235,9 @@ void Connection::OnReadable() {
       in_.append(buffer, static_cast<size_t>(n));
       Process();
     }
+    // A short read emptied the socket: epoll (level-triggered) reports what comes later, so
+    // a read that would only say EAGAIN is saved; one per pipeline, as redis-server does.
+    if (static_cast<size_t>(n) < sizeof buffer && !until_empty) break;
   }
 }
 

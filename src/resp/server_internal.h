@@ -89,7 +89,8 @@ class Connection final : public ReplyTarget, public std::enable_shared_from_this
   uint64_t id() const { return id_; }
 
  private:
-  void OnReadable();
+  // Reads and runs what the client sent; until_empty: until EOF or EAGAIN (at hang-up).
+  void OnReadable(bool until_empty);
   void Process();
   void ProcessView(std::string_view& view);
   void Dispatch(std::vector<std::string>& args);  // the parser's: may be moved from

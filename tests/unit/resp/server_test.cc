@@ -282,6 +282,33 @@ TEST_F(ServerTest, ProtocolErrorRepliesThenCloses) {
   EXPECT_EQ(server_->Stats().protocol_errors, 1U);
 }
 
+// The server reads once per readiness event when a read comes back short; what the client
+// sends later, its end of input included, arrives with the next event.
+TEST_F(ServerTest, AClientThatStopsSendingGetsEveryReplyThenTheClose) {
+  auto store = NewMemoryStore(MemoryTierOptions{}, clock_);
+  Start(*store);
+  int fd = Connect();
+  Send(fd, "SET a 1\r\nGET a\r\n");
+  ASSERT_EQ(::shutdown(fd, SHUT_WR), 0);
+  EXPECT_EQ(Read(fd, 1000), "+OK\r\n$1\r\n1\r\n<eof>");
+  ::close(fd);
+}
+
+TEST_F(ServerTest, APipelineLongerThanOneReadIsAnsweredWhole) {
+  auto store = NewMemoryStore(MemoryTierOptions{}, clock_);
+  Start(*store);
+  int fd = Connect();
+  std::string pipeline, expected;
+  for (int i = 0; i < 1000; ++i) {  // about 130 KB: more than one 64 KB read
+    pipeline += "SET k" + std::to_string(i) + " " + std::string(100, 'v') + "\r\n";
+    expected += "+OK\r\n";
+  }
+  Send(fd, pipeline + "GET k999\r\n");
+  expected += "$100\r\n" + std::string(100, 'v') + "\r\n";
+  EXPECT_EQ(Read(fd, expected.size()), expected);
+  ::close(fd);
+}
+
 TEST_F(ServerTest, OversizedValueRefusedAtItsHeader) {
   options_.max_bulk_bytes = 1024;
   auto store = NewMemoryStore(MemoryTierOptions{}, clock_);
