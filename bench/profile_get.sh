@@ -8,6 +8,7 @@
 # Output: bench/results/profile-get-<ts>/{skydb,redis}.callgrind and summary.txt.
 #
 # Usage: bench/profile_get.sh [--requests 200000]
+#        CACHE_SIM=1 also simulates the caches (--cache-sim=yes: D1/LL misses; much slower).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -48,7 +49,7 @@ value=$(head -c 2080 /dev/zero | tr '\0' 'v')
 profile() {  # $1 name, $2 socket, then the server's command; $runner runs valgrind
   local name=$1 sock=$2
   shift 2
-  ${runner[@]+"${runner[@]}"} valgrind --tool=callgrind --callgrind-out-file="$out/$name.callgrind" \
+  ${runner[@]+"${runner[@]}"} valgrind --tool=callgrind --callgrind-out-file="$out/$name.callgrind" ${CACHE_SIM:+--cache-sim=yes} \
     --instr-atstart=no "$@" >"$work/$name.log" 2>&1 &
   pid=$!
   for _ in $(seq 1200); do
