@@ -77,6 +77,9 @@ class Clock {
 
   virtual ~Clock() = default;
   virtual TimePoint Now() const = 0;
+  // Now() to within a scheduler tick (a few ms), cheaper to read: for stamps that need no more
+  // (a cached entry's last access).
+  virtual TimePoint CoarseNow() const { return Now(); }
   virtual std::chrono::system_clock::time_point WallNow() const = 0;
   virtual void SleepFor(Duration d) = 0;
 };

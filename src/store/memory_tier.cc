@@ -102,7 +102,10 @@ void MemoryTier::SetValue(Shard& shard, Entry& e, std::string value) {
 }
 
 void MemoryTier::Touch(Shard& shard, Entry& e) {
-  e.last_access_ms = SteadyMs();
+  // Coarse: idle eviction counts in seconds, and the LRU's order is its list's, not the stamps'.
+  e.last_access_ms =
+      std::chrono::duration_cast<std::chrono::milliseconds>(clock_.CoarseNow().time_since_epoch())
+          .count();
   if (!options_.evictable || e.dirty_seq != 0 || !e.value) return;
   LruRemove(shard, e);
   shard.lru.push_back(e.key);

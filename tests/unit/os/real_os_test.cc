@@ -26,6 +26,18 @@ class TempDirTest : public ::testing::Test {
   std::string dir_;
 };
 
+// The coarse reading is the same clock as Now(), at most a scheduler tick behind it.
+TEST(RealClockTest, CoarseNowIsNowWithinATick) {
+  auto clock = NewRealClock();
+  for (int i = 0; i < 100; ++i) {
+    auto before = clock->Now();
+    auto coarse = clock->CoarseNow();
+    auto after = clock->Now();
+    EXPECT_LE(coarse, after);
+    EXPECT_GT(coarse, before - std::chrono::milliseconds(20));
+  }
+}
+
 TEST_F(TempDirTest, WriteAtomicThenReadStatList) {
   auto fs = NewRealFileSystem();
   std::string path = dir_ + "/settings.conf";
