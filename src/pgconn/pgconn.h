@@ -69,12 +69,14 @@ class BinaryArray {
   void AddInt64(int64_t v);
   bool empty() const { return count_ == 0; }
   std::string Encode() const&;
-  std::string Encode() &&;
+  std::string Encode() &&;  // leaves the array empty
 
  private:
+  void StartElement(int32_t length);
+
   unsigned oid_;
   int32_t count_ = 0;
-  std::string encoded_;  // the one-dimension header, then each element as length and bytes
+  std::string encoded_;  // the header, then each element's length and bytes (once one is added)
 };
 
 // A statement with binary parameters and results. With a name it is prepared once on each

@@ -23,8 +23,8 @@ void PutInt64(std::string& buf, int64_t v) {
   buf.append(reinterpret_cast<const char*>(&lo), 4);
 }
 
-constexpr size_t kArrayCountOffset = 12;  // where a one-dimension array's length is
-constexpr size_t kEmptyArrayBytes = 12;   // an empty array has no dimension
+constexpr size_t kArrayHeaderBytes = 20;  // dimensions, NULL flag, OID, length, lower bound
+constexpr size_t kArrayCountOffset = 12;  // where the length is
 
 void SetArrayCount(std::string& encoded, int32_t count) {
   uint32_t n = htonl(static_cast<uint32_t>(count));
@@ -39,38 +39,49 @@ std::string Int8Param(int64_t v) {
   return s;
 }
 
-BinaryArray::BinaryArray(unsigned element_oid) : oid_(element_oid) {
-  PutInt32(encoded_, 1);  // dimensions
-  PutInt32(encoded_, 0);  // no NULLs
-  PutInt32(encoded_, static_cast<int32_t>(oid_));
-  PutInt32(encoded_, 0);  // elements in the one dimension: kept current by Add
-  PutInt32(encoded_, 1);  // its lower bound
-}
+BinaryArray::BinaryArray(unsigned element_oid) : oid_(element_oid) {}
 
 void BinaryArray::Reserve(size_t elements, size_t bytes) {
-  encoded_.reserve(encoded_.size() + 4 * elements + bytes);
+  encoded_.reserve((count_ == 0 ? kArrayHeaderBytes : encoded_.size()) + 4 * elements + bytes);
+}
+
+void BinaryArray::StartElement(int32_t length) {
+  if (count_ == 0) {  // the header comes with the first element
+    encoded_.clear();
+    PutInt32(encoded_, 1);  // dimensions
+    PutInt32(encoded_, 0);  // no NULLs
+    PutInt32(encoded_, static_cast<int32_t>(oid_));
+    PutInt32(encoded_, 0);  // elements in the one dimension: kept current below
+    PutInt32(encoded_, 1);  // its lower bound
+  }
+  SetArrayCount(encoded_, ++count_);
+  PutInt32(encoded_, length);
 }
 
 void BinaryArray::Add(std::string_view bytes) {
-  PutInt32(encoded_, static_cast<int32_t>(bytes.size()));
+  StartElement(static_cast<int32_t>(bytes.size()));
   encoded_.append(bytes);
-  SetArrayCount(encoded_, ++count_);
 }
 
 void BinaryArray::AddInt64(int64_t v) {
-  PutInt32(encoded_, 8);
+  StartElement(8);
   PutInt64(encoded_, v);
-  SetArrayCount(encoded_, ++count_);
 }
 
 std::string BinaryArray::Encode() const& { return BinaryArray(*this).Encode(); }
 
 std::string BinaryArray::Encode() && {
-  if (count_ == 0) {
-    encoded_.resize(kEmptyArrayBytes);
-    std::memset(encoded_.data(), 0, 4);  // zero dimensions
+  std::string out;
+  if (count_ == 0) {  // no dimension
+    PutInt32(out, 0);
+    PutInt32(out, 0);
+    PutInt32(out, static_cast<int32_t>(oid_));
+  } else {
+    out = std::move(encoded_);
   }
-  return std::move(encoded_);
+  count_ = 0;  // left empty, ready for reuse
+  encoded_.clear();
+  return out;
 }
 
 QueryResult::QueryResult(pg_result* res) : res_(res) {}

@@ -58,6 +58,10 @@ TEST(WireTest, AnArrayEncodesAgainAfterMoreElementsAndHandsOverTheSameBytes) {
   EXPECT_EQ(copied, Bytes({0, 0, 0, 1, 0,   0, 0, 0, 0, 0,  0, 17, 0, 0, 0, 2, 0, 0, 0, 1,  //
                            0, 0, 0, 1, 'x', 0, 0, 0, 1, 'y'}));
   EXPECT_EQ(handed_over, copied);
+  EXPECT_TRUE(a.empty());  // handing over leaves an empty array, which may be filled again
+  EXPECT_EQ(a.Encode(), BinaryArray(kByteaOid).Encode());
+  a.Add("x");
+  EXPECT_EQ(std::move(a).Encode(), one);
 }
 
 // A one-row result of binary columns, built by libpq without a server.
