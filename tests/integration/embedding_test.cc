@@ -313,7 +313,10 @@ TEST_F(EmbeddingTest, ReadyWaitsForTheApp) {
   size_t seen = notify.Messages().size();
   auto daemon = StartRun({}, {kPython, kExamples + "/python/app.py"}, "0", wrapper);
   EXPECT_TRUE(notify.WaitFor("READY=1", seconds(90), seen).has_value()) << daemon->Log();
-  EXPECT_TRUE(daemon->LogContains("started " + std::string(kPython))) << daemon->Log();
+  // The log line is written before READY=1 is sent, but reaches this test through another
+  // channel (the daemon's stderr), so it may still be on its way.
+  EXPECT_TRUE(daemon->WaitLogContains("started " + std::string(kPython), seconds(10)))
+      << daemon->Log();
   // Stopped once it handles SIGTERM (before that, SIGTERM kills it: status 143).
   EXPECT_TRUE(WaitFor([&] { return StateCount("serving") == 1; }, seconds(60)));
   EXPECT_EQ(daemon->StopCleanly(seconds(60)), "");
