@@ -107,6 +107,14 @@ class CommitterTest : public ::testing::Test {
     for (int i = 1; i <= n; ++i) done.push_back(Unit({Upsert("k" + std::to_string(i), "v")}));
     return done;
   }
+  // With one commit held (OneRunningThenQueued), no second starts for what waits; then every
+  // write of `done` commits once the backend is released.
+  void ExpectNoSecondCommitThenRelease(std::vector<std::future<Status>>& done, const char* why) {
+    std::this_thread::sleep_for(milliseconds(100));
+    EXPECT_EQ(HeldNow(), 1) << why;
+    Hold(false);
+    for (auto& f : done) ExpectReady({&f});
+  }
   // The committed batches, each as its "key=value" rows sorted; in commit order.
   std::vector<std::vector<std::string>> Batches() {
     std::lock_guard<std::mutex> lock(state_->mu);
@@ -158,10 +166,7 @@ TEST_F(CommitterTest, AShallowQueueWaitsForTheRunningCommitAndBecomesOneBatch) {
   Open(options);
   auto done = OneRunningThenQueued(10);
   ASSERT_EQ(done.size(), 11u);
-  std::this_thread::sleep_for(milliseconds(100));
-  EXPECT_EQ(HeldNow(), 1) << "a second commit started for a shallow queue";
-  Hold(false);
-  for (auto& f : done) ExpectReady({&f});
+  ExpectNoSecondCommitThenRelease(done, "a second commit started for a shallow queue");
   std::lock_guard<std::mutex> lock(state_->mu);
   EXPECT_EQ(state_->batch_sizes, (std::vector<size_t>{1, 10}));
 }
@@ -194,10 +199,7 @@ TEST_F(CommitterTest, AGuardedUnitLeavesNothingCountedAsWaiting) {
   ExpectReady({&guarded});
   auto done = OneRunningThenQueued(1);
   ASSERT_EQ(done.size(), 2u);
-  std::this_thread::sleep_for(milliseconds(100));
-  EXPECT_EQ(HeldNow(), 1) << "a second commit started for one waiting write";
-  Hold(false);
-  for (auto& f : done) ExpectReady({&f});
+  ExpectNoSecondCommitThenRelease(done, "a second commit started for one waiting write");
 }
 
 // Async durability: a writer that gathered for a batch another writer took gathers afresh
