@@ -143,9 +143,9 @@ void StatsSection(CommandExecutor& executor, const StoreStats& stats, std::ostre
   // evicted value stays in PostgreSQL and its key stays live, so the cache's evictions have
   // fields of their own.
   out << "total_connections_received:" << c.total_connections.load() << "\r\n"
-      << "total_commands_processed:" << c.total_commands.load() << "\r\n"
+      << "total_commands_processed:" << c.commands->dispatched() << "\r\n"
       << "rejected_connections:" << c.rejected_connections.load() << "\r\n"
-      << "total_error_replies:" << c.replies->errors_total.load() << "\r\n"
+      << "total_error_replies:" << c.commands->errors_total.load() << "\r\n"
       << "total_error_replies_protocol:" << c.protocol_errors.load() << "\r\n"
       << "acl_access_denied_auth:" << c.auth_failures.load() << "\r\n"
       << "expired_keys:" << stats.expirations << "\r\n"
@@ -191,13 +191,12 @@ void ClusterSection(CommandExecutor&, const StoreStats&, std::ostream& out) {
 }
 
 void CommandStatsSection(CommandExecutor& executor, const StoreStats&, std::ostream& out) {
-  const auto& c = executor.counters();
-  const ReplyCounters& r = *c.replies;
+  const CommandStats& r = *executor.counters().commands;
   const auto& commands = AllCommands();
   for (size_t i = 0; i < commands.size(); ++i) {
-    uint64_t calls = c.by_command[i].load(std::memory_order_relaxed);
+    uint64_t calls = r.calls(i);
     if (calls == 0) continue;
-    uint64_t usec = r.usec[i].load(std::memory_order_relaxed);
+    uint64_t usec = r.usec(i);
     char per_call[32];
     std::snprintf(per_call, sizeof per_call, "%.2f",
                   static_cast<double>(usec) / static_cast<double>(calls));
@@ -209,7 +208,7 @@ void CommandStatsSection(CommandExecutor& executor, const StoreStats&, std::ostr
 }
 
 void ErrorStatsSection(CommandExecutor& executor, const StoreStats&, std::ostream& out) {
-  for (const auto& [code, count] : executor.counters().replies->errors.Snapshot()) {
+  for (const auto& [code, count] : executor.counters().commands->errors.Snapshot()) {
     out << "errorstat_" << code << ":count=" << count << "\r\n";
   }
 }
@@ -267,12 +266,11 @@ std::map<std::string, uint64_t> ErrorCounts::Snapshot() const {
 }
 
 void CountReply(const ReplyTally& tally, std::string_view r) {
-  ReplyCounters& stats = *tally.counters;
+  CommandStats& stats = *tally.stats;
   auto usec =
       std::chrono::duration_cast<std::chrono::microseconds>(tally.clock->Now() - tally.start)
           .count();
-  stats.usec[tally.slot].fetch_add(static_cast<uint64_t>(std::max<int64_t>(usec, 0)),
-                                   std::memory_order_relaxed);
+  stats.AddUsec(tally.slot, static_cast<uint64_t>(std::max<int64_t>(usec, 0)));
   if (r.empty() || r.front() != '-') return;
   stats.errors_total.fetch_add(1, std::memory_order_relaxed);
   stats.errors.Count(ErrorCode(r));
@@ -282,7 +280,8 @@ void CountReply(const ReplyTally& tally, std::string_view r) {
 
 ReplyFn CountingReply(ReplyFn reply, const ServerCounters& counters, size_t slot,
                       const Clock& clock, Clock::TimePoint start, bool ran) {
-  return std::move(reply).Counted(ReplyTally{counters.replies, &clock, slot, start, ran});
+  return std::move(reply).Counted(counters.commands,
+                                  ReplyTally{nullptr, nullptr, &clock, slot, start, ran});
 }
 
 // LATENCY LATEST / SLOWLOG GET|LEN|RESET: skydb keeps neither a latency monitor nor a slow log,

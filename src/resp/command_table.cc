@@ -142,9 +142,9 @@ void CommandExecutor::ExecuteIn(ClientState& client, std::vector<std::string>& a
                                 ReplyFn reply) {
   std::string name = ToLower(args[0]);
   const CommandSpec* spec = FindCommand(name);
-  size_t slot = spec == nullptr ? ServerCounters::kUnknownCommandSlot
-                                : static_cast<size_t>(spec - kCommands.data());
-  counters_.by_command[slot].fetch_add(1, std::memory_order_relaxed);
+  size_t slot =
+      spec == nullptr ? CommandStats::kUnknownSlot : static_cast<size_t>(spec - kCommands.data());
+  counters_.commands->CountCall(slot);
   auto start = clock_.Now();
   // A command refused inside MULTI dooms the transaction, as in Redis.
   auto refuse = [&](std::string text) {

@@ -20,6 +20,7 @@
 #include <string_view>
 #include <vector>
 
+#include "base/sliced_counters.h"
 #include "resp/clients.h"
 #include "resp/encoder.h"
 #include "resp/pubsub.h"
@@ -65,16 +66,35 @@ class ErrorCounts {
 
 inline constexpr size_t kCommandSlotCount = 128;
 
-// What replies were: per command, microseconds from dispatch to reply (wall time: in sync
-// durability it includes the wait for COMMIT), error replies before the command ran (unknown,
-// arity, NOAUTH: Redis's rejected_calls) and after (failed_calls); errors by code. Shared with
-// the replies in flight, which a store may answer after the server is gone.
-struct ReplyCounters {
-  std::array<std::atomic<uint64_t>, kCommandSlotCount> usec{};
-  std::array<std::atomic<uint64_t>, kCommandSlotCount> rejected{};
-  std::array<std::atomic<uint64_t>, kCommandSlotCount> failed{};
+// What commands did: every command dispatched; per command, calls and microseconds from
+// dispatch to reply (wall time: in sync durability it includes the wait for COMMIT), error
+// replies before the command ran (unknown, arity, NOAUTH: Redis's rejected_calls) and after
+// (failed_calls); errors by code. Shared with the replies in flight, which a store may answer
+// after the server is gone. Dispatches, calls and times are counted on every command, so each
+// loop thread adds them to a slice of its own (BindThisThread), without a locked instruction.
+struct CommandStats {
+  static constexpr size_t kSlots = kCommandSlotCount;
+  // Calls by index in AllCommands(); slot kUnknownSlot counts unsupported names.
+  static constexpr size_t kUnknownSlot = kSlots - 1;
+
+  void BindThisThread() { per_command_.BindThisThread(); }
+  void UnbindThisThread() { per_command_.UnbindThisThread(); }
+
+  void CountDispatched() { per_command_.Add(kDispatchedIndex, 1); }
+  void CountCall(size_t slot) { per_command_.Add(slot, 1); }
+  void AddUsec(size_t slot, uint64_t usec) { per_command_.Add(kSlots + slot, usec); }
+  uint64_t dispatched() const { return per_command_.Sum(kDispatchedIndex); }
+  uint64_t calls(size_t slot) const { return per_command_.Sum(slot); }
+  uint64_t usec(size_t slot) const { return per_command_.Sum(kSlots + slot); }
+
+  std::array<std::atomic<uint64_t>, kSlots> rejected{};
+  std::array<std::atomic<uint64_t>, kSlots> failed{};
   std::atomic<uint64_t> errors_total{0};
   ErrorCounts errors;
+
+ private:
+  static constexpr size_t kDispatchedIndex = 2 * kSlots;
+  SlicedCounters<2 * kSlots + 1> per_command_;  // calls, then usec, then dispatched
 };
 
 // Server-wide figures for INFO, updated by the server's loops.
@@ -83,17 +103,11 @@ struct ServerCounters {
   std::atomic<uint64_t> total_connections{0};
   std::atomic<uint64_t> rejected_connections{0};
   std::atomic<uint64_t> auth_failures{0};  // every failed AUTH / HELLO AUTH, all connections
-  std::atomic<uint64_t> total_commands{0};
   std::atomic<uint64_t> protocol_errors{0};
   // Clients closed because their replies reached resp.max_output_buffer or all clients'
   // replies reached resp.max_reply_memory.
   std::atomic<uint64_t> reply_limit_disconnects{0};
-  // Commands run, by index in AllCommands(); slot kUnknownCommandSlot counts unsupported names.
-  // Mutable: the executor, which holds the counters const, counts what it runs.
-  static constexpr size_t kCommandSlots = kCommandSlotCount;
-  static constexpr size_t kUnknownCommandSlot = kCommandSlots - 1;
-  mutable std::array<std::atomic<uint64_t>, kCommandSlots> by_command{};
-  std::shared_ptr<ReplyCounters> replies = std::make_shared<ReplyCounters>();
+  std::shared_ptr<CommandStats> commands = std::make_shared<CommandStats>();
 };
 
 // `reply`, counting what it answers into `counters` (slot `slot`, dispatched at `start`): an

@@ -97,14 +97,15 @@ void DiscardUnreadInput(int fd) {
 }
 
 Connection::Connection(int fd, uint64_t id, Loop& loop, ServerShared& shared)
-    : fd_(fd),
+    : ReplyTarget(std::make_shared<ReplyBudget>(shared.options.max_output_buffer,
+                                                shared.reply_memory.get()),
+                  shared.counters.commands),
+      fd_(fd),
       id_(id),
       loop_(loop),
       loop_alive_(loop.weak_from_this()),
       shared_(shared),
       parser_(LimitsFrom(shared.options)),
-      budget_(std::make_shared<ReplyBudget>(shared.options.max_output_buffer,
-                                            shared.reply_memory.get())),
       last_active_(shared.clock->Now()),
       created_(last_active_) {
   client_.id = id;
@@ -263,7 +264,7 @@ void Connection::ProcessView(std::string_view& view) {
 void Connection::Dispatch(std::vector<std::string>& args) {
   uint64_t seq = first_seq_ + slots_.size();
   slots_.emplace_back();
-  shared_.counters.total_commands.fetch_add(1, std::memory_order_relaxed);
+  shared_.counters.commands->CountDispatched();
   last_cmd_.assign(args[0], 0, 32);
   last_sub_.clear();
   if (args.size() > 1 && args[0].size() <= 7) last_sub_.assign(args[1], 0, 32);
@@ -306,7 +307,7 @@ void Connection::EndAuthHold() {
   loop_.MarkDirty(shared_from_this());
 }
 
-ReplyFn Connection::MakeReply(uint64_t seq) { return ReplyFn(budget_, shared_from_this(), seq); }
+ReplyFn Connection::MakeReply(uint64_t seq) { return ReplyFn(shared_from_this(), seq); }
 
 void Connection::Deliver(uint64_t seq, std::string reply, ReplyClaim claim) {
   std::shared_ptr<Loop> loop = loop_alive_.lock();

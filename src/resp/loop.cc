@@ -125,6 +125,7 @@ void Loop::RunPushes(std::vector<QueuedPush>& pushes) {
 
 void Loop::Run() {
   thread_id_.store(std::this_thread::get_id());
+  shared_.counters.commands->BindThisThread();
   epoll_event events[256];
   while (!Finished()) {
     // Connections still dirty after FlushDirty's rounds must not wait for the next event.
@@ -153,6 +154,7 @@ void Loop::Run() {
     if (it != connections_.end()) it->second->Close("server shutting down");
   }
   dirty_.clear();
+  shared_.counters.commands->UnbindThisThread();
 }
 
 void Loop::HandleEvent(const epoll_event& event) {

@@ -81,17 +81,18 @@ void ReplyClaim::Reset() {
 }
 
 std::optional<ReplyClaim> ReplyFn::Claim(size_t bytes) const {
-  if (budget_ == nullptr) return ReplyClaim();
-  if (!budget_->TryClaim(bytes)) return std::nullopt;
-  return ReplyClaim(budget_, bytes);
+  const std::shared_ptr<ReplyBudget>& budget = this->budget();
+  if (budget == nullptr) return ReplyClaim();
+  if (!budget->TryClaim(bytes)) return std::nullopt;
+  return ReplyClaim(budget, bytes);
 }
 
 void ReplyFn::operator()(std::string reply) const {
   if (tally_) CountReply(*tally_, reply);
   ReplyClaim claim;
-  if (budget_ != nullptr) {
-    budget_->Add(reply.size());
-    claim = ReplyClaim(budget_, reply.size());
+  if (const std::shared_ptr<ReplyBudget>& budget = this->budget(); budget != nullptr) {
+    budget->Add(reply.size());
+    claim = ReplyClaim(budget, reply.size());
   }
   Hand(std::move(reply), std::move(claim));
 }

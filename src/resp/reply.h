@@ -117,13 +117,16 @@ class ReplyClaim {
   size_t bytes_ = 0;
 };
 
-struct ReplyCounters;  // commands.h
+struct CommandStats;  // commands.h
 
 // How one command's reply is counted for INFO (commandstats, errorstats), kept by value in its
 // ReplyFn: no allocation per command.
 struct ReplyTally {
-  std::shared_ptr<ReplyCounters> counters;  // shared: a store may answer after the server is gone
-  const Clock* clock = nullptr;             // outlives the store (the daemon owns both)
+  CommandStats* stats = nullptr;
+  // Keeps `stats` alive when the reply's target does not: a store may answer after the server
+  // is gone.
+  std::shared_ptr<CommandStats> keep;
+  const Clock* clock = nullptr;  // outlives the store (the daemon owns both)
   size_t slot = 0;
   Clock::TimePoint start{};
   bool ran = false;  // an error before the command ran is a rejection, after it a failure
@@ -132,16 +135,29 @@ struct ReplyTally {
 void CountReply(const ReplyTally& tally, std::string_view reply);
 
 // Where a connection's replies go, each named by its request's sequence number: one object for
-// every reply of the connection, so a ReplyFn carries a pointer, not a closure of its own.
+// every reply of the connection, so a ReplyFn carries a pointer, not a closure of its own. Every
+// reply to it is claimed against `budget` and counted into `stats`; the target keeps both alive,
+// so its replies need not hold them too (two reference counts fewer per command).
 class ReplyTarget {
  public:
+  ReplyTarget(std::shared_ptr<ReplyBudget> budget, std::shared_ptr<CommandStats> stats)
+      : budget_(std::move(budget)), stats_(std::move(stats)) {}
   virtual ~ReplyTarget() = default;
+  const std::shared_ptr<ReplyBudget>& reply_budget() const { return budget_; }
+  const CommandStats* stats() const { return stats_.get(); }
+
   virtual void Deliver(uint64_t seq, std::string reply, ReplyClaim claim) = 0;
   // Appends reply `seq`, claimed by `claim` (which it takes), with `build` straight to the
   // output when it is next in line and this is the target's thread: the reply built in place.
   // nullopt: nothing was done. Otherwise the reply's bytes, valid until the target runs again.
   virtual std::optional<std::string_view> BuildInPlace(
       uint64_t seq, ReplyClaim& claim, FunctionRef<void(std::string& out)> build) = 0;
+
+ protected:
+  const std::shared_ptr<ReplyBudget> budget_;
+
+ private:
+  const std::shared_ptr<CommandStats> stats_;
 };
 
 // The reply one request owes: called exactly once, from any thread.
@@ -153,9 +169,9 @@ class ReplyFn {
   ReplyFn() = default;
   ReplyFn(std::shared_ptr<ReplyBudget> budget, Sink sink)
       : budget_(std::move(budget)), sink_(std::move(sink)) {}
-  // Reply `seq` of `target` (a connection).
-  ReplyFn(std::shared_ptr<ReplyBudget> budget, std::shared_ptr<ReplyTarget> target, uint64_t seq)
-      : budget_(std::move(budget)), target_(std::move(target)), seq_(seq) {}
+  // Reply `seq` of `target` (a connection), on the target's budget.
+  ReplyFn(std::shared_ptr<ReplyTarget> target, uint64_t seq)
+      : target_(std::move(target)), seq_(seq) {}
   // A reply with no budget (the command layer's own tests): claims always succeed.
   template <typename F, typename = std::enable_if_t<!std::is_same_v<std::decay_t<F>, ReplyFn> &&
                                                     std::is_invocable_v<F&, std::string>>>
@@ -168,12 +184,14 @@ class ReplyFn {
   // and reply with a short error (the connection is closed when it arrives).
   std::optional<ReplyClaim> Claim(size_t bytes) const;
   // A claim of nothing on this reply's budget, to Extend as a reply is gathered.
-  ReplyClaim EmptyClaim() const { return ReplyClaim(budget_, 0); }
+  ReplyClaim EmptyClaim() const { return ReplyClaim(budget(), 0); }
   // The most one reply may hold: a larger one can never be sent, whatever the client reads.
-  size_t limit() const { return budget_ ? budget_->limit() : std::numeric_limits<size_t>::max(); }
+  size_t limit() const { return budget() ? budget()->limit() : std::numeric_limits<size_t>::max(); }
 
-  // This reply, counted by `tally` before it is handed over.
-  ReplyFn Counted(ReplyTally tally) && {
+  // This reply, counted by `tally` into `stats` before it is handed over.
+  ReplyFn Counted(const std::shared_ptr<CommandStats>& stats, ReplyTally tally) && {
+    tally.stats = stats.get();
+    if (target_ == nullptr || target_->stats() != stats.get()) tally.keep = stats;
     tally_ = std::move(tally);
     return std::move(*this);
   }
@@ -187,8 +205,11 @@ class ReplyFn {
 
  private:
   void Hand(std::string reply, ReplyClaim claim) const;
+  const std::shared_ptr<ReplyBudget>& budget() const {
+    return target_ != nullptr ? target_->reply_budget() : budget_;
+  }
 
-  std::shared_ptr<ReplyBudget> budget_;
+  std::shared_ptr<ReplyBudget> budget_;  // with sink_; a target has its own
   Sink sink_;                            // or:
   std::shared_ptr<ReplyTarget> target_;  // with the request's number
   uint64_t seq_ = 0;

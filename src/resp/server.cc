@@ -131,15 +131,15 @@ void RespServerImpl::Shutdown(std::chrono::milliseconds drain) {
 RespServerStats RespServerImpl::Stats() const {
   const auto& c = shared_.counters;
   RespServerStats stats{c.connected_clients.load(),       c.total_connections.load(),
-                        c.rejected_connections.load(),    c.total_commands.load(),
+                        c.rejected_connections.load(),    c.commands->dispatched(),
                         c.protocol_errors.load(),         shared_.reply_memory->held(),
                         c.reply_limit_disconnects.load(), {}};
   const auto& specs = AllCommands();
   for (size_t i = 0; i < specs.size(); ++i) {
-    uint64_t n = c.by_command[i].load(std::memory_order_relaxed);
+    uint64_t n = c.commands->calls(i);
     if (n > 0) stats.commands.emplace_back(specs[i].name, n);
   }
-  uint64_t unknown = c.by_command[ServerCounters::kUnknownCommandSlot].load();
+  uint64_t unknown = c.commands->calls(CommandStats::kUnknownSlot);
   if (unknown > 0) stats.commands.emplace_back("unknown", unknown);
   return stats;
 }

@@ -117,9 +117,9 @@ class Connection final : public ReplyTarget, public std::enable_shared_from_this
   std::string out_;
   size_t out_sent_ = 0;
   std::deque<std::optional<std::string>> slots_;  // replies owed, in request order
-  // Reply bytes: `budget_` counts them all, including claims of replies still being built on
-  // store threads; `held_` is the part this connection holds (filled slots + out_ unsent).
-  std::shared_ptr<ReplyBudget> budget_;
+  // Reply bytes: `budget_` (ReplyTarget's) counts them all, including claims of replies still
+  // being built on store threads; `held_` is the part this connection holds (filled slots +
+  // out_ unsent).
   size_t held_ = 0;
   bool flush_queued_ = false;  // FlushSoon marked this connection dirty; Flush clears it
   uint64_t first_seq_ = 0;     // sequence number of slots_.front()

@@ -285,7 +285,7 @@ TEST_F(CommandsTest, TheLockReleaseScriptDeletesOnlyTheOwnersLock) {
 }
 
 TEST_F(CommandsTest, EveryCommandHasACounterSlot) {
-  EXPECT_LT(AllCommands().size(), ServerCounters::kUnknownCommandSlot);
+  EXPECT_LT(AllCommands().size(), CommandStats::kUnknownSlot);
 }
 
 TEST_F(CommandsTest, UnknownCommandMatchesRedisSeven) {
@@ -593,7 +593,7 @@ TEST_F(CommandsTest, StoreErrorsBecomeErrReplies) {
 // The documented difference from Redis: with the store's default TTL (sessions), a plain SET
 // expires; KEEPTTL and PERSIST still behave as in Redis.
 TEST_F(CommandsTest, CommandsAreCountedByNameForMetrics) {
-  ASSERT_LT(AllCommands().size(), ServerCounters::kUnknownCommandSlot)
+  ASSERT_LT(AllCommands().size(), CommandStats::kUnknownSlot)
       << "every command needs its own counter slot";
   Run({"SET", "k", "v"});
   Run({"set", "k", "w"});
@@ -602,12 +602,12 @@ TEST_F(CommandsTest, CommandsAreCountedByNameForMetrics) {
   Run({"GET"});  // wrong arity still counts as a GET
   auto count = [this](const char* name) {
     const CommandSpec* spec = FindCommand(name);
-    return counters_.by_command[static_cast<size_t>(spec - AllCommands().data())].load();
+    return counters_.commands->calls(static_cast<size_t>(spec - AllCommands().data()));
   };
   EXPECT_EQ(count("set"), 2u);
   EXPECT_EQ(count("get"), 2u);
   EXPECT_EQ(count("del"), 0u);
-  EXPECT_EQ(counters_.by_command[ServerCounters::kUnknownCommandSlot].load(), 1u);
+  EXPECT_EQ(counters_.commands->calls(CommandStats::kUnknownSlot), 1u);
 }
 
 TEST_F(CommandsTest, FlushIsRefusedUnlessAllowed) {
