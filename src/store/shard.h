@@ -7,6 +7,7 @@
 // count never need PostgreSQL. Internal to src/store.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <list>
@@ -125,6 +126,9 @@ struct Shard {
   std::unordered_map<std::string, Entry> entries GUARDED_BY(mu);
   std::list<const std::string*> lru GUARDED_BY(mu);  // clean cached values, least recent first
   std::unordered_map<std::string, PendingDelete> pending_deletes GUARDED_BY(mu);
+  // Reads served in place (TieredStore::GetInPlace). Written under `mu` with a plain load and
+  // store (no locked instruction on every GET); read without it, summed over the shards.
+  std::atomic<uint64_t> hits_in_place{0};
 };
 
 }  // namespace skydb::store

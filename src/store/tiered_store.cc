@@ -488,10 +488,10 @@ bool TieredStore::GetInPlace(const std::string& key, FunctionRef<void(const std:
   if (options_.shared) return false;  // the row must be read first
   Shard& shard = tier_.ShardFor(KeyHash(key));
   MutexLock lock(shard.mu);
-  Found found = tier_.Lookup(shard, key, tier_.WallMs());
+  Found found = tier_.LookupNow(shard, key);
   if (scope_config_.sync && found.pending) return false;  // the reply waits for that commit
   if (found.entry != nullptr && !found.entry->value) return false;  // evicted: Get loads it
-  ++tier_.counters().hits;
+  tier_.CountHitInPlace(shard);
   if (found.entry == nullptr) {
     visit(nullptr);
     return true;
@@ -785,7 +785,7 @@ StoreStats TieredStore::Stats() const {
   s.writes = writes_.load();
   s.queue_full_rejections = queue_full_.load();
   const TierCounters& c = tier_.counters();
-  s.cache_hits = c.hits.load();
+  s.cache_hits = tier_.hits();
   s.cache_misses = c.misses.load();
   s.evictions_idle = c.evictions_idle.load();
   s.evictions_memory = c.evictions_memory.load();

@@ -431,6 +431,21 @@ TEST(TieredStoreTest, GetInPlaceAnswersOnlyWhatIsCommittedAndInMemory) {
   EXPECT_EQ(InPlace(h.store(), "a"), InPlaceAnswer("1"));
 }
 
+// The clock is read only for a key with a deadline; one that has passed is gone, at once.
+TEST(TieredStoreTest, GetInPlaceEndsAKeyAtItsDeadlineAndCountsEveryHit) {
+  FakeTieredHarness h(FakeOptions(Durability::kSync));
+  ASSERT_TRUE(h.Set("short", "v", Expiry::At(h.NowMs() + 1000)).ok());
+  ASSERT_TRUE(h.Set("forever", "w", Expiry::None()).ok());
+  uint64_t hits = h.store().Stats().cache_hits;
+  EXPECT_EQ(InPlace(h.store(), "short"), InPlaceAnswer("v"));
+  h.clock().Advance(milliseconds(999));
+  EXPECT_EQ(InPlace(h.store(), "short"), InPlaceAnswer("v"));
+  h.clock().Advance(milliseconds(1));
+  EXPECT_EQ(InPlace(h.store(), "short"), kNoSuchKey) << "served a key past its deadline";
+  EXPECT_EQ(InPlace(h.store(), "forever"), InPlaceAnswer("w"));
+  EXPECT_EQ(h.store().Stats().cache_hits, hits + 4);
+}
+
 TEST(TieredStoreTest, GetInPlaceDeclinesEveryKeyUnderSharedCoherence) {
   FakeTieredHarness h(FakeOptions(Durability::kSync, /*shared=*/true));
   ASSERT_TRUE(h.Set("a", "1", Expiry::None()).ok());
