@@ -11,12 +11,38 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "skydb/result.h"
 #include "skydb/store.h"
 
 namespace skydb {
+
+// A session's value, shared by the memory tier's entry and the write queued for it: a SET
+// copies its bytes into neither. The bytes never change; a new value is a new SharedValue.
+class SharedValue {
+ public:
+  SharedValue() = default;        // the empty string
+  SharedValue(std::string value)  // NOLINT(google-explicit-constructor): takes the bytes over
+      : bytes_(std::make_shared<const std::string>(std::move(value))) {}
+  SharedValue(const char* value) : SharedValue(std::string(value)) {}  // NOLINT: as above
+
+  const std::string& str() const { return bytes_ != nullptr ? *bytes_ : Empty(); }
+  operator const std::string&() const { return str(); }  // NOLINT: reads as the string
+  size_t size() const { return str().size(); }
+  friend bool operator==(const SharedValue& a, std::string_view b) { return a.str() == b; }
+  friend bool operator==(const SharedValue& a, const std::string& b) { return a.str() == b; }
+  friend bool operator==(const SharedValue& a, const char* b) { return a.str() == b; }
+  friend bool operator==(const SharedValue& a, const SharedValue& b) { return a.str() == b.str(); }
+
+ private:
+  static const std::string& Empty() {
+    static const std::string empty;
+    return empty;
+  }
+  std::shared_ptr<const std::string> bytes_;
+};
 
 struct DurableWrite {
   enum class Kind {
@@ -26,7 +52,7 @@ struct DurableWrite {
   };
   Kind kind = Kind::kUpsert;
   std::string key;
-  std::string value;          // kUpsert only
+  SharedValue value;          // kUpsert only
   UnixMillis expires_at = 0;  // 0: no expiry
 };
 

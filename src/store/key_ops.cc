@@ -151,9 +151,10 @@ void Scope::WriteValue(Shard& shard, Entry& e, const std::string& key, std::stri
   tier_.SetDeadline(shard, e, deadline);
   // A value write persists the exact deadline; only deadline-only changes add the slack.
   e.persisted_expires_at = deadline;
-  uint64_t seq = Queue(key, {DurableWrite::Kind::kUpsert, key, value, deadline});
+  SharedValue shared(std::move(value));  // the entry and the queued write hold the same bytes
+  uint64_t seq = Queue(key, {DurableWrite::Kind::kUpsert, key, shared, deadline});
   tier_.MarkDirty(shard, e, seq, config_.sync ? waiter_ : nullptr);
-  tier_.SetValue(shard, e, std::move(value));
+  tier_.SetValue(shard, e, std::move(shared));
 }
 
 void Scope::WriteDeadline(Shard& shard, Entry& e, const std::string& key, UnixMillis persisted) {

@@ -109,7 +109,7 @@ void MemoryTier::SetDeadline(Shard& /*shard*/, Entry& e, UnixMillis deadline) {
   e.expires_at = deadline;
 }
 
-void MemoryTier::SetValue(Shard& shard, Entry& e, std::string value) {
+void MemoryTier::SetValue(Shard& shard, Entry& e, SharedValue value) {
   memory_bytes_ -= EntryBytes(*e.key, e);
   if (!e.value) ++cached_values_;
   e.value = std::move(value);

@@ -75,7 +75,7 @@ class MemoryTier {
   void Remove(Shard& shard, const std::string& key, uint64_t seq, std::shared_ptr<Waiter> inflight)
       REQUIRES(shard.mu);
   void SetDeadline(Shard& shard, Entry& e, UnixMillis deadline) REQUIRES(shard.mu);
-  void SetValue(Shard& shard, Entry& e, std::string value) REQUIRES(shard.mu);
+  void SetValue(Shard& shard, Entry& e, SharedValue value) REQUIRES(shard.mu);
   // An access: refreshes idleness and, for clean cached values, the LRU position.
   void Touch(Shard& shard, Entry& e) REQUIRES(shard.mu);
   // A write with `seq` is queued: the value may not leave memory until it commits.

@@ -301,7 +301,7 @@ class PgDurable final : public DurableBackend {
       switch (w.kind) {
         case DurableWrite::Kind::kUpsert:
           up_ids.Add(w.key);
-          up_data.Add(w.value);
+          up_data.Add(w.value.str());
           up_exp.AddInt64(w.expires_at);
           break;
         case DurableWrite::Kind::kDelete:

@@ -34,7 +34,7 @@ inline int ShardOf(uint64_t hash) { return static_cast<int>(hash >> (64 - kShard
 
 struct Entry {
   const std::string* key = nullptr;     // the map's own key (stable while the entry lives)
-  std::optional<std::string> value;     // nullopt: evicted; PostgreSQL holds it
+  std::optional<SharedValue> value;     // nullopt: evicted; PostgreSQL holds it
   UnixMillis expires_at = 0;            // true deadline; 0 = none
   UnixMillis persisted_expires_at = 0;  // deadline last sent to the durable layer
   int64_t last_access_ms = 0;           // steady-clock ms, for idle eviction

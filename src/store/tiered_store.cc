@@ -497,7 +497,7 @@ bool TieredStore::GetInPlace(const std::string& key, FunctionRef<void(const std:
     return true;
   }
   tier_.Touch(shard, *found.entry);
-  visit(&*found.entry->value);
+  visit(&found.entry->value->str());
   return true;
 }
 

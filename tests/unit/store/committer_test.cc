@@ -123,7 +123,7 @@ class CommitterTest : public ::testing::Test {
     for (size_t n : state_->batch_sizes) {
       std::vector<std::string> rows;
       for (size_t i = at; i < at + n; ++i)
-        rows.push_back(state_->log[i].key + "=" + state_->log[i].value);
+        rows.push_back(state_->log[i].key + "=" + state_->log[i].value.str());
       std::sort(rows.begin(), rows.end());
       batches.push_back(std::move(rows));
       at += n;

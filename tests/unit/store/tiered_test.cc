@@ -446,6 +446,18 @@ TEST(TieredStoreTest, GetInPlaceEndsAKeyAtItsDeadlineAndCountsEveryHit) {
   EXPECT_EQ(h.store().Stats().cache_hits, hits + 4);
 }
 
+// A SET's bytes are copied into neither memory nor the write it queues: both hold one copy.
+TEST(TieredStoreTest, ASetsValueIsOneCopyHeldByMemoryAndByItsWrite) {
+  FakeTieredHarness h(FakeOptions(Durability::kSync));
+  ASSERT_TRUE(h.Set("a", std::string(4096, 'v'), Expiry::None()).ok());
+  const char* in_memory = nullptr;
+  ASSERT_TRUE(h.store().GetInPlace("a", [&](const std::string* v) { in_memory = v->data(); }));
+  std::lock_guard<std::mutex> lock(h.state().mu);
+  ASSERT_EQ(h.state().log.size(), 1u);
+  EXPECT_EQ(h.state().log[0].value.str().data(), in_memory);
+  EXPECT_EQ(h.state().log[0].value, std::string(4096, 'v'));
+}
+
 TEST(TieredStoreTest, GetInPlaceDeclinesEveryKeyUnderSharedCoherence) {
   FakeTieredHarness h(FakeOptions(Durability::kSync, /*shared=*/true));
   ASSERT_TRUE(h.Set("a", "1", Expiry::None()).ok());
