@@ -41,24 +41,14 @@ int64_t MemoryTier::SteadyMs() const {
       .count();
 }
 
-Found MemoryTier::Lookup(Shard& shard, const std::string& key, UnixMillis now) {
-  return LookupAt(shard, shard.entries.find(key), key, now);
-}
-
-Found MemoryTier::LookupNow(Shard& shard, const std::string& key) {
-  auto it = shard.entries.find(key);
-  bool deadline = it != shard.entries.end() && it->second.expires_at != 0;
-  return LookupAt(shard, it, key, deadline ? WallMs() : 0);  // `now` matters only then
-}
-
 uint64_t MemoryTier::hits() const {
   uint64_t sum = counters_.hits.load(std::memory_order_relaxed);
   for (const Shard& shard : shards_) sum += shard.hits_in_place.load(std::memory_order_relaxed);
   return sum;
 }
 
-Found MemoryTier::LookupAt(Shard& shard, std::unordered_map<std::string, Entry>::iterator it,
-                           const std::string& key, UnixMillis now) {
+Found MemoryTier::Lookup(Shard& shard, const std::string& key, UnixMillis now) {
+  auto it = shard.entries.find(key);
   if (it != shard.entries.end()) {
     if (!IsExpired(it->second, now)) return {&it->second, it->second.inflight};
     std::shared_ptr<Waiter> pending = it->second.inflight;

@@ -58,8 +58,6 @@ class MemoryTier {
 
   // --- under the shard's lock ---
   Found Lookup(Shard& shard, const std::string& key, UnixMillis now) REQUIRES(shard.mu);
-  // Lookup at WallMs(), read only when the key has a deadline (most reads need no clock).
-  Found LookupNow(Shard& shard, const std::string& key) REQUIRES(shard.mu);
   void CountHitInPlace(Shard& shard) REQUIRES(shard.mu) {
     shard.hits_in_place.store(shard.hits_in_place.load(std::memory_order_relaxed) + 1,
                               std::memory_order_relaxed);
@@ -120,8 +118,6 @@ class MemoryTier {
   }
   void EraseLocked(Shard& shard, std::unordered_map<std::string, Entry>::iterator it)
       REQUIRES(shard.mu);
-  Found LookupAt(Shard& shard, std::unordered_map<std::string, Entry>::iterator it,
-                 const std::string& key, UnixMillis now) REQUIRES(shard.mu);
   // An expired entry leaves memory; if its write is still queued it becomes a pending delete.
   void ExpireLocked(Shard& shard, std::unordered_map<std::string, Entry>::iterator it)
       REQUIRES(shard.mu);

@@ -488,7 +488,7 @@ bool TieredStore::GetInPlace(const std::string& key, FunctionRef<void(const std:
   if (options_.shared) return false;  // the row must be read first
   Shard& shard = tier_.ShardFor(KeyHash(key));
   MutexLock lock(shard.mu);
-  Found found = tier_.LookupNow(shard, key);
+  Found found = tier_.Lookup(shard, key, tier_.WallMs());
   if (scope_config_.sync && found.pending) return false;  // the reply waits for that commit
   if (found.entry != nullptr && !found.entry->value) return false;  // evicted: Get loads it
   tier_.CountHitInPlace(shard);

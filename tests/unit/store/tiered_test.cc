@@ -431,7 +431,7 @@ TEST(TieredStoreTest, GetInPlaceAnswersOnlyWhatIsCommittedAndInMemory) {
   EXPECT_EQ(InPlace(h.store(), "a"), InPlaceAnswer("1"));
 }
 
-// The clock is read only for a key with a deadline; one that has passed is gone, at once.
+// A key whose deadline has passed is gone at once; every in-place read counts as a hit.
 TEST(TieredStoreTest, GetInPlaceEndsAKeyAtItsDeadlineAndCountsEveryHit) {
   FakeTieredHarness h(FakeOptions(Durability::kSync));
   ASSERT_TRUE(h.Set("short", "v", Expiry::At(h.NowMs() + 1000)).ok());
