@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <cstring>
 
 namespace skydb::store {
 namespace {
@@ -14,11 +15,25 @@ uint64_t EntryBytes(const std::string& key, const Entry& e) {
 }  // namespace
 
 uint64_t KeyHash(std::string_view key) {
-  // FNV-1a then a 64-bit finaliser, so the top bits (the shard) are well mixed.
-  uint64_t h = 1469598103934665603ULL;
-  for (unsigned char c : key) {
-    h ^= c;
-    h *= 1099511628211ULL;
+  // Eight bytes a step (a session key is 16-64 bytes; byte-wise FNV-1a cost ~5 instructions a
+  // byte on every GET), then a 64-bit finaliser, so the top bits (the shard) are well mixed.
+  constexpr uint64_t kMul = 0x9E3779B97F4A7C15ULL;
+  uint64_t h = 1469598103934665603ULL ^ (key.size() * kMul);
+  const char* p = key.data();
+  size_t n = key.size();
+  auto mix = [&h](uint64_t word) {
+    h = (h ^ word) * kMul;
+    h ^= h >> 29;
+  };
+  for (; n >= 8; p += 8, n -= 8) {
+    uint64_t word;
+    std::memcpy(&word, p, 8);
+    mix(word);
+  }
+  if (n > 0) {
+    uint64_t word = 0;
+    for (size_t i = 0; i < n; ++i) word |= uint64_t{static_cast<unsigned char>(p[i])} << (8 * i);
+    mix(word);
   }
   h ^= h >> 33;
   h *= 0xff51afd7ed558ccdULL;

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "base/mutex.h"
+#include "skydb/durable.h"
 #include "skydb/store.h"
 #include "store/waiter.h"
 
