@@ -14,8 +14,9 @@
 // Thread-safety: ReplyMemory, ReplyBudget and ReplyFn may be used from any thread (store
 // callbacks run on store threads); the counters are atomics. A ReplyClaim belongs to one thread
 // at a time.
-// Ownership: a budget is shared by its connection and every ReplyFn and ReplyClaim made for it;
-// the server owns the ReplyMemory and outlives every budget.
+// Ownership: a budget is shared by its connection and every ReplyClaim made for it; a ReplyFn
+// reaches it through the connection it holds (ReplyTarget). The server owns the ReplyMemory
+// and outlives every budget.
 #pragma once
 
 #include <atomic>
