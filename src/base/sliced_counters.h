@@ -19,6 +19,12 @@
 
 namespace skydb {
 
+// Adds `n` to `counter`, which only the caller writes (its own slice, or one guarded by a lock
+// it holds): a plain load and store, which readers on other threads see whole.
+inline void AddAsOnlyWriter(std::atomic<uint64_t>& counter, uint64_t n) {
+  counter.store(counter.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
+}
+
 template <size_t N>
 class SlicedCounters {
  public:
@@ -41,11 +47,7 @@ class SlicedCounters {
   bool BoundHere() const { return bound_owner_ == this; }
 
   void Add(size_t i, uint64_t n) {
-    if (bound_owner_ == this) {
-      std::atomic<uint64_t>& c = bound_slice_->values[i];
-      c.store(c.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
-      return;
-    }
+    if (bound_owner_ == this) return AddAsOnlyWriter(bound_slice_->values[i], n);
     shared_.values[i].fetch_add(n, std::memory_order_relaxed);
   }
 

@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "base/sliced_counters.h"
 #include "skydb/durable.h"
 #include "skydb/env.h"
 #include "skydb/store.h"
@@ -58,10 +59,7 @@ class MemoryTier {
 
   // --- under the shard's lock ---
   Found Lookup(Shard& shard, const std::string& key, UnixMillis now) REQUIRES(shard.mu);
-  void CountHitInPlace(Shard& shard) REQUIRES(shard.mu) {
-    shard.hits_in_place.store(shard.hits_in_place.load(std::memory_order_relaxed) + 1,
-                              std::memory_order_relaxed);
-  }
+  void CountHitInPlace(Shard& shard) REQUIRES(shard.mu) { AddAsOnlyWriter(shard.hits_in_place, 1); }
   uint64_t hits() const;  // counters().hits and every shard's hits_in_place
   // Shared coherence: `row` was just read from PostgreSQL. This store's own uncommitted write
   // or queued delete wins (it is newer); otherwise the row replaces any older copy in memory.
