@@ -12,8 +12,8 @@
 
 namespace skydb::store {
 
-// One write as queued: what to write, its sequence number, and its key's hash (what a running
-// commit holds).
+// One write as queued: what to write, its sequence number, and its key's hash (KeyHash: what a
+// running commit holds, and what the memory tier is told the commit of).
 struct QueuedWrite {
   DurableWrite write;
   uint64_t seq = 0;
@@ -23,6 +23,7 @@ struct QueuedWrite {
 struct Batch {
   std::vector<DurableWrite> rows;  // a key appears at most once
   std::vector<uint64_t> seqs;      // aligned with rows: the last seq folded into each row
+  std::vector<uint64_t> hashes;    // aligned with rows: the row's QueuedWrite::hash
 };
 
 Batch BuildBatch(std::vector<QueuedWrite> writes);

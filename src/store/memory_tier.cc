@@ -62,7 +62,7 @@ uint64_t MemoryTier::hits() const {
   return sum;
 }
 
-Found MemoryTier::Lookup(Shard& shard, const std::string& key, UnixMillis now) {
+Found MemoryTier::Lookup(Shard& shard, const HashedKey& key, UnixMillis now) {
   auto it = shard.entries.find(key);
   if (it != shard.entries.end()) {
     if (!IsExpired(it->second, now)) return {&it->second, it->second.inflight};
@@ -129,9 +129,7 @@ void MemoryTier::Touch(Shard& shard, Entry& e) {
           .count();
   if (!options_.evictable || e.dirty_seq != 0 || !e.value) return;
   LruRemove(shard, e);
-  shard.lru.push_back(e.key);
-  e.lru_pos = std::prev(shard.lru.end());
-  e.in_lru = true;
+  LruPushNewest(shard, e);
 }
 
 void MemoryTier::MarkDirty(Shard& shard, Entry& e, uint64_t seq, std::shared_ptr<Waiter> inflight) {
@@ -171,8 +169,8 @@ bool MemoryTier::CommittedSince(Shard& shard, const std::string& key, uint64_t a
   return it != shard.row_reads.end() && it->second.committed_stamp > asked_at;
 }
 
-void MemoryTier::OnCommitted(const std::string& key, uint64_t seq) {
-  Shard& shard = ShardFor(KeyHash(key));
+void MemoryTier::OnCommitted(const HashedKey& key, uint64_t seq) {
+  Shard& shard = ShardFor(key.hash);
   MutexLock lock(shard.mu);
   if (!shard.row_reads.empty()) {
     auto read = shard.row_reads.find(key);
@@ -223,7 +221,7 @@ int64_t MemoryTier::ClearAllLocked() NO_THREAD_SAFETY_ANALYSIS {
   return before;
 }
 
-void MemoryTier::EraseLocked(Shard& shard, std::unordered_map<std::string, Entry>::iterator it) {
+void MemoryTier::EraseLocked(Shard& shard, KeyMap<Entry>::iterator it) {
   if (it->second.expires_at != 0) --expiring_;
   LruRemove(shard, it->second);
   memory_bytes_ -= EntryBytes(it->first, it->second);
@@ -232,7 +230,7 @@ void MemoryTier::EraseLocked(Shard& shard, std::unordered_map<std::string, Entry
   --count_;
 }
 
-void MemoryTier::ExpireLocked(Shard& shard, std::unordered_map<std::string, Entry>::iterator it) {
+void MemoryTier::ExpireLocked(Shard& shard, KeyMap<Entry>::iterator it) {
   if (it->second.dirty_seq != 0) {
     shard.pending_deletes[it->first] = {it->second.dirty_seq, it->second.inflight};
   }
@@ -242,8 +240,18 @@ void MemoryTier::ExpireLocked(Shard& shard, std::unordered_map<std::string, Entr
 
 void MemoryTier::LruRemove(Shard& shard, Entry& e) {
   if (!e.in_lru) return;
-  shard.lru.erase(e.lru_pos);
+  (e.lru_prev ? e.lru_prev->lru_next : shard.lru_oldest) = e.lru_next;
+  (e.lru_next ? e.lru_next->lru_prev : shard.lru_newest) = e.lru_prev;
+  e.lru_prev = e.lru_next = nullptr;
   e.in_lru = false;
+}
+
+void MemoryTier::LruPushNewest(Shard& shard, Entry& e) {
+  e.lru_prev = shard.lru_newest;
+  e.lru_next = nullptr;
+  (shard.lru_newest ? shard.lru_newest->lru_next : shard.lru_oldest) = &e;
+  shard.lru_newest = &e;
+  e.in_lru = true;
 }
 
 void MemoryTier::DropValueLocked(Shard& shard, Entry& e) {
@@ -268,8 +276,8 @@ void MemoryTier::Sweep() {
       }
       it = next;
     }
-    while (idle_eviction && !shard.lru.empty()) {
-      Entry& e = shard.entries.find(*shard.lru.front())->second;
+    while (idle_eviction && shard.lru_oldest != nullptr) {
+      Entry& e = *shard.lru_oldest;
       if (e.last_access_ms > idle_before) break;
       DropValueLocked(shard, e);
       ++counters_.evictions_idle;
@@ -289,12 +297,12 @@ void MemoryTier::EvictForMemory() {
   while (OverMemoryCap() && idle_shards < shards_.size()) {
     Shard& shard = shards_[evict_cursor_++ % shards_.size()];
     MutexLock lock(shard.mu);
-    if (shard.lru.empty()) {
+    if (shard.lru_oldest == nullptr) {
       ++idle_shards;
       continue;
     }
     idle_shards = 0;
-    DropValueLocked(shard, shard.entries.find(*shard.lru.front())->second);
+    DropValueLocked(shard, *shard.lru_oldest);
     ++counters_.evictions_memory;
   }
 }

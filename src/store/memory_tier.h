@@ -58,7 +58,10 @@ class MemoryTier {
   int64_t SteadyMs() const;
 
   // --- under the shard's lock ---
-  Found Lookup(Shard& shard, const std::string& key, UnixMillis now) REQUIRES(shard.mu);
+  Found Lookup(Shard& shard, const std::string& key, UnixMillis now) REQUIRES(shard.mu) {
+    return Lookup(shard, HashedKey{key, KeyHash(key)}, now);
+  }
+  Found Lookup(Shard& shard, const HashedKey& key, UnixMillis now) REQUIRES(shard.mu);
   void CountHitInPlace(Shard& shard) REQUIRES(shard.mu) { AddAsOnlyWriter(shard.hits_in_place, 1); }
   uint64_t hits() const;  // counters().hits and every shard's hits_in_place
   // Shared coherence: `row` was just read from PostgreSQL. This store's own uncommitted write
@@ -84,7 +87,7 @@ class MemoryTier {
 
   // --- taking the locks themselves ---
   // The durable layer committed `key` up to `seq`.
-  void OnCommitted(const std::string& key, uint64_t seq);
+  void OnCommitted(const HashedKey& key, uint64_t seq);
   // Shared coherence: an operation is about to read `keys`' rows. Returns the stamp to check
   // them against; EndRowReads when it has run.
   uint64_t BeginRowReads(const std::vector<std::string>& keys);
@@ -114,12 +117,11 @@ class MemoryTier {
   bool IsExpired(const Entry& e, UnixMillis now) const {
     return e.expires_at != 0 && e.expires_at <= now;
   }
-  void EraseLocked(Shard& shard, std::unordered_map<std::string, Entry>::iterator it)
-      REQUIRES(shard.mu);
+  void EraseLocked(Shard& shard, KeyMap<Entry>::iterator it) REQUIRES(shard.mu);
   // An expired entry leaves memory; if its write is still queued it becomes a pending delete.
-  void ExpireLocked(Shard& shard, std::unordered_map<std::string, Entry>::iterator it)
-      REQUIRES(shard.mu);
+  void ExpireLocked(Shard& shard, KeyMap<Entry>::iterator it) REQUIRES(shard.mu);
   void LruRemove(Shard& shard, Entry& e) REQUIRES(shard.mu);
+  void LruPushNewest(Shard& shard, Entry& e) REQUIRES(shard.mu);
   void DropValueLocked(Shard& shard, Entry& e) REQUIRES(shard.mu);
 
   TierOptions options_;

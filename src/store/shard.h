@@ -10,7 +10,6 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
-#include <list>
 #include <memory>
 #include <optional>
 #include <string>
@@ -27,11 +26,34 @@ namespace skydb::store {
 
 inline constexpr int kShardBits = 8;
 inline constexpr int kShardCount = 1 << kShardBits;
-// Bytes an entry costs besides its key and value (map node, entry, LRU node), for accounting.
-inline constexpr uint64_t kEntryOverheadBytes = 160;
+// Bytes an entry costs besides its key and value, for accounting: its map node, which holds the
+// entry and its LRU links (a 160-byte heap chunk), and its bucket.
+inline constexpr uint64_t kEntryOverheadBytes = 168;
 
 uint64_t KeyHash(std::string_view key);
 inline int ShardOf(uint64_t hash) { return static_cast<int>(hash >> (64 - kShardBits)); }
+
+// A key with its KeyHash, for a lookup whose caller has hashed the key already.
+struct HashedKey {
+  std::string_view key;
+  uint64_t hash;
+};
+
+// The shard maps' hash. Being cheap and noexcept, libstdc++ does not store it in each node: a
+// lookup then reads the node's key, not a hash on another cache line of the node.
+struct KeyHasher {
+  using is_transparent = void;
+  size_t operator()(std::string_view key) const noexcept { return KeyHash(key); }
+  size_t operator()(const HashedKey& k) const noexcept { return k.hash; }
+};
+struct KeyEqual {
+  using is_transparent = void;
+  bool operator()(std::string_view a, std::string_view b) const noexcept { return a == b; }
+  bool operator()(const HashedKey& a, std::string_view b) const noexcept { return a.key == b; }
+  bool operator()(std::string_view a, const HashedKey& b) const noexcept { return a == b.key; }
+};
+template <typename Value>
+using KeyMap = std::unordered_map<std::string, Value, KeyHasher, KeyEqual>;
 
 struct Entry {
   const std::string* key = nullptr;     // the map's own key (stable while the entry lives)
@@ -43,8 +65,10 @@ struct Entry {
   // Sync durability: the waiter of the write `dirty_seq` names; replies that reflect this
   // entry wait for it. Null when clean or when nobody waits (async).
   std::shared_ptr<Waiter> inflight;
+  // The shard's LRU of clean cached values, linked through the entries (no node to allocate).
   bool in_lru = false;
-  std::list<const std::string*>::iterator lru_pos;  // valid when in_lru
+  Entry* lru_prev = nullptr;  // towards the least recent
+  Entry* lru_next = nullptr;
 };
 
 // A delete queued for the durable layer and not committed yet: until it commits, PostgreSQL
@@ -121,12 +145,13 @@ struct RowRead {
 
 struct Shard {
   Mutex mu;
-  std::unordered_map<std::string, RowRead> row_reads GUARDED_BY(mu);
-  std::unordered_map<std::string, std::shared_ptr<TxHold>> held GUARDED_BY(mu);
-  std::unordered_map<std::string, Watched> watched GUARDED_BY(mu);
-  std::unordered_map<std::string, Entry> entries GUARDED_BY(mu);
-  std::list<const std::string*> lru GUARDED_BY(mu);  // clean cached values, least recent first
-  std::unordered_map<std::string, PendingDelete> pending_deletes GUARDED_BY(mu);
+  KeyMap<RowRead> row_reads GUARDED_BY(mu);
+  KeyMap<std::shared_ptr<TxHold>> held GUARDED_BY(mu);
+  KeyMap<Watched> watched GUARDED_BY(mu);
+  KeyMap<Entry> entries GUARDED_BY(mu);
+  Entry* lru_oldest GUARDED_BY(mu) = nullptr;  // clean cached values, least recent first
+  Entry* lru_newest GUARDED_BY(mu) = nullptr;
+  KeyMap<PendingDelete> pending_deletes GUARDED_BY(mu);
   // Reads served in place (TieredStore::GetInPlace). Written under `mu` with a plain load and
   // store (no locked instruction on every GET); read without it, summed over the shards.
   std::atomic<uint64_t> hits_in_place{0};

@@ -426,7 +426,7 @@ void TieredStore::Load(std::vector<std::string> keys, std::function<void(Status)
 
 void TieredStore::OnCommitted(const Batch& batch) {
   for (size_t i = 0; i < batch.rows.size(); ++i) {
-    tier_.OnCommitted(batch.rows[i].key, batch.seqs[i]);
+    tier_.OnCommitted(HashedKey{batch.rows[i].key, batch.hashes[i]}, batch.seqs[i]);
   }
 }
 
@@ -486,9 +486,10 @@ void TieredStore::Get(std::string key, StoreCallback<std::optional<std::string>>
 // or a callback when nothing has to be loaded or waited for.
 bool TieredStore::GetInPlace(const std::string& key, FunctionRef<void(const std::string*)> visit) {
   if (options_.shared) return false;  // the row must be read first
-  Shard& shard = tier_.ShardFor(KeyHash(key));
+  HashedKey hashed{key, KeyHash(key)};
+  Shard& shard = tier_.ShardFor(hashed.hash);
   MutexLock lock(shard.mu);
-  Found found = tier_.Lookup(shard, key, tier_.WallMs());
+  Found found = tier_.Lookup(shard, hashed, tier_.WallMs());
   if (scope_config_.sync && found.pending) return false;  // the reply waits for that commit
   if (found.entry != nullptr && !found.entry->value) return false;  // evicted: Get loads it
   tier_.CountHitInPlace(shard);

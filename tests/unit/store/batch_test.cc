@@ -5,11 +5,14 @@
 
 #include <gtest/gtest.h>
 
+#include "store/shard.h"
+
 namespace skydb::store {
 namespace {
 
 using Kind = DurableWrite::Kind;
 
+// Every key hashes to 0 here: the fold must tell keys apart by the keys themselves.
 QueuedWrite W(Kind kind, const std::string& key, const std::string& value, UnixMillis exp,
               uint64_t seq) {
   return {{kind, key, value, exp}, seq, 0};
@@ -79,6 +82,31 @@ INSTANTIATE_TEST_SUITE_P(
     [](const ::testing::TestParamInfo<FoldCase>& param_info) {
       return std::string(param_info.param.name);
     });
+
+// Each row keeps its writes' hash, which the memory tier is told the commit of; keys whose
+// hashes collide in the fold's table (or are equal) stay separate rows.
+TEST(BuildBatchHashesTest, RowsKeepTheirKeysHashes) {
+  std::vector<QueuedWrite> in;
+  std::vector<std::string> keys;
+  for (int i = 0; i < 300; ++i) keys.push_back("sess:" + std::to_string(i));
+  for (int round = 0; round < 2; ++round) {
+    for (int i = 0; i < 300; ++i) {
+      uint64_t hash = i % 3 == 0 ? 42 : KeyHash(keys[i]);  // a third share one hash
+      in.push_back({{Kind::kUpsert, keys[i], std::to_string(round), 0},
+                    static_cast<uint64_t>(round * 300 + i + 1),
+                    hash});
+    }
+  }
+  Batch batch = BuildBatch(in);
+  ASSERT_EQ(batch.rows.size(), 300u);
+  ASSERT_EQ(batch.hashes.size(), 300u);
+  for (size_t i = 0; i < 300; ++i) {
+    EXPECT_EQ(batch.rows[i].key, keys[i]);
+    EXPECT_EQ(batch.rows[i].value, "1") << i;
+    EXPECT_EQ(batch.seqs[i], 300 + i + 1);
+    EXPECT_EQ(batch.hashes[i], i % 3 == 0 ? 42 : KeyHash(keys[i]));
+  }
+}
 
 }  // namespace
 }  // namespace skydb::store
