@@ -446,9 +446,10 @@ void TieredStore::HoldWrittenKeys(WriteUnit& unit) {
   ++holds_;
   unit.guard->decided = [this, hold, keys = std::move(keys)] { LiftHold(hold, keys); };
   // Not fired yet: the unit is not queued.
-  (void)unit.waiter->Follow([hold](const Status& s) {
+  DurableDone time_out = [hold](const Status& s) {
     if (!s.ok()) hold->TimeOut(s.error());
-  });
+  };
+  (void)unit.waiter->Follow(time_out);
 }
 
 void TieredStore::LiftHold(const std::shared_ptr<TxHold>& hold,

@@ -33,7 +33,8 @@ void AfterAll(const std::vector<std::shared_ptr<Waiter>>& waiters, DurableDone t
   }
   auto join = std::make_shared<Join>(waiters.size(), std::move(then));
   for (const auto& w : waiters) {
-    if (auto fired = w->Follow([join](const Status& s) { join->Add(s); })) join->Add(*fired);
+    DurableDone add = [join](const Status& s) { join->Add(s); };
+    if (auto fired = w->Follow(add)) join->Add(*fired);
   }
 }
 

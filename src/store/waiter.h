@@ -60,9 +60,9 @@ class Waiter {
     return true;
   }
 
-  // Queues `then` to run when this waiter fires and returns nullopt; if it has fired already,
-  // returns the status it fired with and does not keep `then`.
-  std::optional<Status> Follow(DurableDone then) {
+  // Takes `then` (moves it out) to run when this waiter fires and returns nullopt; if it has
+  // fired already, returns the status it fired with and leaves `then` to the caller.
+  std::optional<Status> Follow(DurableDone& then) {
     MutexLock lock(mu_);
     if (fired_.load(std::memory_order_relaxed)) return status_;
     followers_.push_back(std::move(then));
