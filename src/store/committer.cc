@@ -27,6 +27,7 @@ GroupCommitter::GroupCommitter(const CommitterOptions& options, Clock& clock,
   options_.overlap_rows = std::max<size_t>(1, options_.overlap_rows);
   MutexLock lock(mu_);
   committing_since_.resize(static_cast<size_t>(options_.writers));
+  held_.resize(static_cast<size_t>(options_.writers));
 }
 
 GroupCommitter::~GroupCommitter() {
@@ -170,10 +171,17 @@ GroupCommitter::Taken GroupCommitter::TakeBatch(int index) {
 
 bool GroupCommitter::BlockedLocked(const QueueItem& item,
                                    const std::vector<uint64_t>& skipped) const {
-  if (held_.empty() && skipped.empty()) return false;
+  if (running_ == 0 && skipped.empty()) return false;
   for (const auto& w : item.unit.writes) {
-    if (held_.count(w.hash) != 0) return true;
+    if (HeldLocked(w.hash)) return true;
     if (std::find(skipped.begin(), skipped.end(), w.hash) != skipped.end()) return true;
+  }
+  return false;
+}
+
+bool GroupCommitter::HeldLocked(uint64_t hash) const {
+  for (const auto& held : held_) {
+    if (std::binary_search(held.begin(), held.end(), hash)) return true;
   }
   return false;
 }
@@ -221,11 +229,9 @@ GroupCommitter::Taken GroupCommitter::TakeLocked(int index) {
   }
   if (taken.items.empty()) return taken;
   // Held from now on (a key this scan took already is not blocked by itself).
-  size_t distinct = 0;
-  for (uint64_t h : taken.hashes) {
-    if (held_.insert(h).second) taken.hashes[distinct++] = h;
-  }
-  taken.hashes.resize(distinct);
+  std::sort(taken.hashes.begin(), taken.hashes.end());
+  taken.hashes.erase(std::unique(taken.hashes.begin(), taken.hashes.end()), taken.hashes.end());
+  held_[static_cast<size_t>(index)].assign(taken.hashes.begin(), taken.hashes.end());
   if (passed == 0) {
     queue_.erase(queue_.begin(), queue_.begin() + static_cast<std::ptrdiff_t>(scanned));
   } else {
@@ -278,7 +284,7 @@ void GroupCommitter::Finished(int index, const Taken& taken) {
   bool wake_all = stopping_.load(), wake = false;
   {
     MutexLock lock(mu_);
-    for (uint64_t h : taken.hashes) held_.erase(h);
+    held_[static_cast<size_t>(index)].clear();
     --running_;
     if (taken.alone) running_alone_ = false;
     blocked_ = false;

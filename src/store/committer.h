@@ -33,7 +33,6 @@
 #include <memory>
 #include <string>
 #include <thread>
-#include <unordered_set>
 #include <vector>
 
 #include "base/mutex.h"
@@ -125,7 +124,7 @@ class GroupCommitter {
   // What one writer round took from the queue.
   struct Taken {
     std::vector<QueueItem> items;
-    std::vector<uint64_t> hashes;  // the keys it holds while it commits
+    std::vector<uint64_t> hashes;  // the keys it will hold while it commits
     bool alone = false;
   };
 
@@ -134,6 +133,7 @@ class GroupCommitter {
   Taken TakeBatch(int index);
   Taken TakeLocked(int index) REQUIRES(mu_);
   bool ReadyLocked() const REQUIRES(mu_);
+  bool HeldLocked(uint64_t hash) const REQUIRES(mu_);
   // Blocked: a key of `item` is held by a running commit or by a unit skipped before it.
   bool BlockedLocked(const QueueItem& item, const std::vector<uint64_t>& skipped) const
       REQUIRES(mu_);
@@ -161,11 +161,13 @@ class GroupCommitter {
   CondVar work_cv_;   // an idle writer may have a batch to take, or should stop
   CondVar retry_cv_;  // Stop began: cut a retry's backoff short
   std::deque<QueueItem> queue_ GUARDED_BY(mu_);
-  size_t queued_writes_ GUARDED_BY(mu_) = 0;           // writes in queue_
-  std::unordered_set<uint64_t> held_ GUARDED_BY(mu_);  // key hashes of the running commits
-  int running_ GUARDED_BY(mu_) = 0;                    // commits running
-  uint64_t batches_taken_ GUARDED_BY(mu_) = 0;         // ever, by every writer
-  bool running_alone_ GUARDED_BY(mu_) = false;         // one of them must run alone
+  size_t queued_writes_ GUARDED_BY(mu_) = 0;  // writes in queue_
+  // Per writer: the key hashes its running commit holds, sorted and distinct; empty when idle.
+  // Vectors kept across commits, so taking a batch allocates nothing here.
+  std::vector<std::vector<uint64_t>> held_ GUARDED_BY(mu_);
+  int running_ GUARDED_BY(mu_) = 0;             // commits running
+  uint64_t batches_taken_ GUARDED_BY(mu_) = 0;  // ever, by every writer
+  bool running_alone_ GUARDED_BY(mu_) = false;  // one of them must run alone
   // The last scan found every queued unit blocked: wait for a commit to finish or a free unit.
   bool blocked_ GUARDED_BY(mu_) = false;
   // Per writer: enqueue time of the oldest item it is committing (epoch 0: none).
