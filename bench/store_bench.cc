@@ -163,10 +163,10 @@ void ReportFirstError(Recorder& rec, const PGresult* res) {
 }
 
 // The skydb arm drives the store the way the RESP server does — no thread per client: each
-// writer is a chain of callbacks, a write's completion issuing that writer's next write. As in
-// the server, a completion is handed to an event-loop thread (--loops, resp.threads' default
-// of 1), which records it and issues the next write; the store's writer thread only hands it
-// over. --loops 0 issues the next write on the writer thread itself.
+// writer is a chain of callbacks, a write's completion issuing that writer's next write. With
+// --loops N, as in the server (resp.threads, default 1), a completion is handed to one of N
+// event-loop threads, which records it and issues the next write; the store's writer thread
+// only hands it over. The default, --loops 0, issues the next write on the writer thread itself.
 class SkydbChains {
  public:
   SkydbChains(skydb::SessionStore& store, const Args& a, Recorder& rec)
