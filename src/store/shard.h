@@ -55,7 +55,12 @@ struct KeyEqual {
 template <typename Value>
 using KeyMap = std::unordered_map<std::string, Value, KeyHasher, KeyEqual>;
 
+// Lives in its map's node and is never copied or moved: the shard's LRU links point at it.
 struct Entry {
+  Entry() = default;
+  Entry(const Entry&) = delete;
+  Entry& operator=(const Entry&) = delete;
+
   const std::string* key = nullptr;     // the map's own key (stable while the entry lives)
   std::optional<SharedValue> value;     // nullopt: evicted; PostgreSQL holds it
   UnixMillis expires_at = 0;            // true deadline; 0 = none
