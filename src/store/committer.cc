@@ -231,7 +231,7 @@ GroupCommitter::Taken GroupCommitter::TakeLocked(int index) {
   // Held from now on (a key this scan took already is not blocked by itself).
   std::sort(taken.hashes.begin(), taken.hashes.end());
   taken.hashes.erase(std::unique(taken.hashes.begin(), taken.hashes.end()), taken.hashes.end());
-  held_[static_cast<size_t>(index)].assign(taken.hashes.begin(), taken.hashes.end());
+  held_[static_cast<size_t>(index)].swap(taken.hashes);
   if (passed == 0) {
     queue_.erase(queue_.begin(), queue_.begin() + static_cast<std::ptrdiff_t>(scanned));
   } else {

@@ -124,7 +124,7 @@ class GroupCommitter {
   // What one writer round took from the queue.
   struct Taken {
     std::vector<QueueItem> items;
-    std::vector<uint64_t> hashes;  // the keys it will hold while it commits
+    std::vector<uint64_t> hashes;  // its keys, as the scan found them; then handed to held_
     bool alone = false;
   };
 
@@ -163,7 +163,7 @@ class GroupCommitter {
   std::deque<QueueItem> queue_ GUARDED_BY(mu_);
   size_t queued_writes_ GUARDED_BY(mu_) = 0;  // writes in queue_
   // Per writer: the key hashes its running commit holds, sorted and distinct; empty when idle.
-  // Vectors kept across commits, so taking a batch allocates nothing here.
+  // Taking a batch hands over the scan's vector: no allocation per row.
   std::vector<std::vector<uint64_t>> held_ GUARDED_BY(mu_);
   int running_ GUARDED_BY(mu_) = 0;             // commits running
   uint64_t batches_taken_ GUARDED_BY(mu_) = 0;  // ever, by every writer
