@@ -6,8 +6,10 @@
 # Arms: skydb (64 writers, the tuned store_writers), naive, raw (4 connections x 64-row
 # batches: the engine's limit), raw1 (1 connection x 64 rows: the same 64 rows in flight as
 # skydb's 64 writers) and skydb256 (256 writers: as many rows in flight as raw).
-# Counterbalanced (A B C D, D C B A, A B C D); medians and ranges are printed with the
-# conditions. Then, once per disk, skydb with 1, 2 and 4 writers (the evidence for the
+# Counterbalanced (A B C D, D C B A, A B C D, ... for --repeats rounds, default 3); medians and
+# ranges are printed with the conditions, and for each arm how many commits shared a WAL flush,
+# how long a flush took and what fraction of the run PostgreSQL spent flushing
+# (track_wal_io_timing is on in the benchmark's cluster). Then, once per disk, skydb with 1, 2 and 4 writers (the evidence for the
 # store_writers formula; single runs, not counterbalanced). Results:
 # bench/results/store-<timestamp>.jsonl. Run as root (PostgreSQL runs as the unprivileged user
 # skydbtest).
@@ -17,12 +19,13 @@
 # PUBLISH fan-out to 100 subscribers against redis-server (bench/pubsub_fanout.py), cached GET
 # at -P 1 and -P 16 against redis-server (bench/resp_bench.sh) and instructions per pipelined
 # GET against redis-server's (bench/profile_get.sh, callgrind), each with its own conditions.
-# Usage: bench/run_store_bench.sh [--seconds 10] [--force] [--arms "skydb naive raw raw1 skydb256"]
-#        [--no-sweep] [--no-extras]
+# Usage: bench/run_store_bench.sh [--seconds 10] [--repeats 3] [--force]
+#        [--arms "skydb naive raw raw1 skydb256"] [--no-sweep] [--no-extras]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 seconds=10
+repeats=3
 force=0
 arms="skydb naive raw raw1 skydb256"
 sweep=1
@@ -30,6 +33,7 @@ extras=1
 while [ $# -gt 0 ]; do
   case "$1" in
     --seconds) seconds="$2"; shift 2 ;;
+    --repeats) repeats="$2"; shift 2 ;;
     --force) force=1; shift ;;
     --arms) arms="$2"; shift 2 ;;      # e.g. "skydb256 raw": 256 in flight; -w2: 2 store writers;
                                        # -o32: commit_overlap_rows 32; -l1: one loop thread
@@ -39,6 +43,10 @@ while [ $# -gt 0 ]; do
     *) echo "unknown argument $1" >&2; exit 2 ;;
   esac
 done
+if ! [[ "$repeats" =~ ^[1-9][0-9]*$ ]]; then
+  echo "run_store_bench.sh: --repeats must be a whole number of at least 1" >&2
+  exit 2
+fi
 
 build=${BENCH_BUILD_DIR:-build}
 [ -x "$build/bench/store_bench" ] || bash tools/build.sh release >/dev/null
@@ -90,6 +98,7 @@ chown "$user" "$work/pgdata/skydb.conf"
 {
   echo "include = 'skydb.conf'"
   echo "unix_socket_directories = '$work'"
+  echo "track_wal_io_timing = on"  # every arm pays it: store_bench reports the time per flush
 } >> "$work/pgdata/postgresql.conf"
 conninfo="host=$work dbname=postgres user=$user"
 store_writers=$("$build/src/skydb" tune --format json |
@@ -101,10 +110,10 @@ if [ -n "$base_build" ]; then
   base_commit=$(git -C "$base_src" rev-parse --short HEAD)$(git -C "$base_src" diff --quiet || echo -dirty)
 fi
 conditions() {
-  printf '{"conditions":{"commit":"%s","base_commit":"%s","host":"%s","kernel":"%s","cores":%s,"load_start":%s,"load_now":%s,"postgres":"%s","value_bytes":2080,"seconds":%s,"disk":"%s"}}\n' \
+  printf '{"conditions":{"commit":"%s","base_commit":"%s","host":"%s","kernel":"%s","cores":%s,"load_start":%s,"load_now":%s,"postgres":"%s","value_bytes":2080,"seconds":%s,"repeats":%s,"disk":"%s"}}\n' \
     "$(git rev-parse --short HEAD)$(git diff --quiet || echo -dirty)" "$base_commit" "$(hostname)" \
     "$(uname -r)" "$cores" "$load_start" "$(cut -d' ' -f1 /proc/loadavg)" \
-    "$("$bin/postgres" --version)" "$seconds" "$1"
+    "$("$bin/postgres" --version)" "$seconds" "$repeats" "$1"
 }
 
 arm_args() {  # $1 arm name: skydb[256][-wN][-oN][-lN], naive, raw, raw1
@@ -143,7 +152,9 @@ for disk in native slow; do
   start_pg "$disk"
   conditions "$disk" | tee -a "$out"
   reversed=$(echo "$arms" | tr ' ' '\n' | tac | tr '\n' ' ')
-  for order in "$arms" "$reversed" "$arms"; do
+  for ((round = 0; round < repeats; round++)); do
+    order=$arms
+    [ $((round % 2)) -eq 1 ] && order=$reversed
     for arm in $order; do run_arm "$disk" "$arm"; done
   done
   if [ "$sweep" -eq 1 ]; then
@@ -175,16 +186,26 @@ for disk in ("native", "slow"):
               f"rows/commit {statistics.median(x['rows_per_commit'] for x in v):5.1f}  "
               f"cpu/write {statistics.median(x['cpu_us_per_write'] for x in v):5.1f} us "
               f"(skydb/client {statistics.median(x['client_cpu_s'] / x['writes'] * 1e6 for x in v):5.1f} us)")
+        if all("wal_flushes" in x for x in v):
+            print(f"{'':8} WAL: commits/flush {statistics.median(x['commits_per_flush'] for x in v):5.2f}  "
+                  f"writes/flush {statistics.median(x['writes_per_flush'] for x in v):6.1f}  "
+                  f"ms/flush {statistics.median(x['flush_ms'] for x in v):6.3f}  "
+                  f"flushing {statistics.median(x['flush_busy'] for x in v) * 100:3.0f}% of the run")
     if "naive" in med and "skydb" in med:
         print(f"skydb / naive = {med['skydb'] / med['naive']:.2f}x")
     if "raw" in med and "skydb" in med:
         print(f"skydb / raw   = {med['skydb'] / med['raw']:.2f}x  (raw: 4 x 64-row batches, the engine's limit)")
     for m in sorted(med):
         core = m[len("base-"):] if m.startswith("base-") else m
-        if core.startswith("skydb256") and "raw" in med:
-            print(f"{m} / raw = {med[m] / med['raw']:.2f}x  (both 256 rows in flight)")
-        elif core.startswith("skydb") and "raw1" in med:
-            print(f"{m} / raw1 = {med[m] / med['raw1']:.2f}x  (both 64 rows in flight)")
+        anchor = "raw" if core.startswith("skydb256") else "raw1"
+        if not core.startswith("skydb") or anchor not in med:
+            continue
+        # The i-th run of each arm ran in the same round: its ratio is paired, so the host's
+        # drift between rounds cancels.
+        paired = [x["writes_per_s"] / y["writes_per_s"] for x, y in zip(res[m], res[anchor])]
+        print(f"{m} / {anchor} = {med[m] / med[anchor]:.2f}x  "
+              f"(both {256 if anchor == 'raw' else 64} rows in flight; per round "
+              f"{' '.join(f'{r:.2f}' for r in paired)}, median {statistics.median(paired):.2f}x)")
 PY
 echo "results: $out"
 

@@ -5,7 +5,8 @@
 //   raw    — batched upserts from a minimal libpq client, the engine's limit on this table
 // N closed-loop writers, each writing its own sessions of VALUE_BYTES random bytes. Prints one
 // JSON object: throughput, latency percentiles, CPU-seconds per write (this process and the
-// PostgreSQL tree), and the conditions the run was made under. Not a test.
+// PostgreSQL tree), WAL flushes (how many commits shared each, how long each took), and the
+// conditions the run was made under. Not a test.
 #include <libpq-fe.h>
 #include <spdlog/spdlog.h>
 #include <sys/resource.h>
@@ -16,6 +17,7 @@
 #include <cctype>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -134,6 +136,30 @@ class ValuePool {
 const ValuePool* g_values = nullptr;
 
 std::string RandomValue(std::mt19937_64& rng) { return g_values->Pick(rng); }
+
+// PostgreSQL's WAL flushes and commits so far (pg_stat_wal, pg_stat_database), to see how many
+// commits share one flush. Backends publish these counters when idle, at most once a second,
+// so a window's counts can be off by up to a second of each backend's work at either end; the
+// ratios of counters published together (commits per flush, time per flush) are not.
+struct WalCounters {
+  double flushes = 0;   // wal_sync: fsync/fdatasync calls on WAL
+  double flush_ms = 0;  // wal_sync_time: 0 unless track_wal_io_timing is on
+  double commits = 0;   // xact_commit of this database
+};
+
+WalCounters ReadWalCounters(PGconn* c) {
+  WalCounters w;
+  PGresult* r = PQexec(c,
+                       "SELECT wal_sync, wal_sync_time, (SELECT xact_commit FROM pg_stat_database"
+                       " WHERE datname = current_database()) FROM pg_stat_wal");
+  if (PQresultStatus(r) == PGRES_TUPLES_OK && PQntuples(r) == 1) {
+    w.flushes = std::atof(PQgetvalue(r, 0, 0));
+    w.flush_ms = std::atof(PQgetvalue(r, 0, 1));
+    w.commits = std::atof(PQgetvalue(r, 0, 2));
+  }
+  PQclear(r);
+  return w;
+}
 
 struct Recorder {
   skydb::Mutex mu;
@@ -451,7 +477,9 @@ int main(int argc, char** argv) {
     for (int i = 0; i < a.raw_connections; ++i)
       threads.emplace_back(RawWriter, raw[static_cast<size_t>(i)], std::cref(a), i, std::ref(rec));
   }
+  PGconn* stats_conn = open();
   std::this_thread::sleep_for(std::chrono::duration<double>(a.warmup));
+  WalCounters wal0 = ReadWalCounters(stats_conn);
   double self0 = SelfCpuSeconds(), pg0 = skydb::loadgen::TreeCpuSeconds(a.postmaster_pid);
   auto t0 = Clock::now();
   rec.measuring = true;
@@ -464,6 +492,10 @@ int main(int argc, char** argv) {
   rec.measuring = false;
   double elapsed = std::chrono::duration<double>(Clock::now() - t0).count();
   double self1 = SelfCpuSeconds(), pg1 = skydb::loadgen::TreeCpuSeconds(a.postmaster_pid);
+  WalCounters wal1 = ReadWalCounters(stats_conn);
+  PQfinish(stats_conn);
+  double flushes = wal1.flushes - wal0.flushes;
+  double flush_ms = wal1.flush_ms - wal0.flush_ms;
   rec.stop = true;
   for (auto& t : threads) t.join();
   if (chains) chains->Join();
@@ -490,13 +522,18 @@ int main(int argc, char** argv) {
       "{\"mode\":\"%s\",\"writers\":%d,\"value_bytes\":%d,\"seconds\":%.2f,\"writes\":%ld,"
       "\"errors\":%ld,\"writes_per_s\":%.0f,\"p50_us\":%.0f,\"p99_us\":%.0f,\"max_us\":%.0f,"
       "\"cpu_us_per_write\":%.1f,\"client_cpu_s\":%.2f,\"postgres_cpu_s\":%.2f,"
-      "\"rows_per_commit\":%.1f,\"store_writers\":%d,\"overlap_rows\":%zu,\"loops\":%d}\n",
+      "\"rows_per_commit\":%.1f,\"store_writers\":%d,\"overlap_rows\":%zu,\"loops\":%d,"
+      "\"wal_flushes\":%.0f,\"commits_per_flush\":%.2f,\"writes_per_flush\":%.1f,"
+      "\"flush_ms\":%.3f,\"flush_busy\":%.2f}\n",
       a.mode.c_str(), a.mode == "raw" ? a.raw_connections : a.writers, a.value_bytes, elapsed,
       writes, rec.errors.load(), static_cast<double>(writes) / elapsed, Percentile(lat, 0.50),
       Percentile(lat, 0.99), lat.empty() ? 0.0 : *std::max_element(lat.begin(), lat.end()),
       cpu_per_write_us, self1 - self0, pg1 - pg0,
       a.mode == "raw" ? static_cast<double>(a.raw_batch)
                       : (a.mode == "naive" ? 1.0 : rows_per_commit),
-      store_writers, a.mode == "skydb" ? overlap_rows : size_t{0}, a.mode == "skydb" ? a.loops : 0);
+      store_writers, a.mode == "skydb" ? overlap_rows : size_t{0}, a.mode == "skydb" ? a.loops : 0,
+      flushes, flushes > 0 ? (wal1.commits - wal0.commits) / flushes : 0.0,
+      flushes > 0 ? static_cast<double>(writes) / flushes : 0.0,
+      flushes > 0 ? flush_ms / flushes : 0.0, flush_ms / 1000 / elapsed);
   return writes > 0 && rec.errors.load() == 0 ? 0 : 1;
 }
