@@ -156,6 +156,8 @@ WalCounters ReadWalCounters(PGconn* c) {
     w.flushes = std::atof(PQgetvalue(r, 0, 0));
     w.flush_ms = std::atof(PQgetvalue(r, 0, 1));
     w.commits = std::atof(PQgetvalue(r, 0, 2));
+  } else {  // the WAL fields then read 0: say why
+    std::fprintf(stderr, "store_bench: cannot read pg_stat_wal: %s", PQerrorMessage(c));
   }
   PQclear(r);
   return w;
