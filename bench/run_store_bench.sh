@@ -173,6 +173,9 @@ for disk in ("native", "slow"):
         if r.get("disk") == disk and "result" in r:
             res.setdefault(r["arm"], []).append(r["result"])
     if not res: continue
+    # The first `repeats` runs of an arm are its rounds; a sweep run comes after them.
+    repeats = next((r["conditions"].get("repeats", 3) for r in rows
+                    if r.get("conditions", {}).get("disk") == disk), 3)
     print(f"\n== disk: {disk} ({'1 ms fsync model' if disk == 'slow' else 'this machine'}) ==")
     bad = {m for m, v in res.items() if any(x["errors"] > 0 or x["writes"] == 0 for x in v)}
     for m in sorted(bad):
@@ -187,15 +190,13 @@ for disk in ("native", "slow"):
               f"rows/commit {statistics.median(x['rows_per_commit'] for x in v):5.1f}  "
               f"cpu/write {statistics.median(x['cpu_us_per_write'] for x in v):5.1f} us "
               f"(skydb/client {statistics.median(x['client_cpu_s'] / x['writes'] * 1e6 for x in v):5.1f} us)")
-        if not any("wal_flushes" in x for x in v):
-            pass  # a file from before store_bench read the WAL counters
-        elif any(x.get("wal_flushes", 0) <= 0 for x in v):
-            print(f"{'':8} WAL: counters not read in every run (see store_bench's stderr)")
-        else:
+        if all(x.get("wal_flushes", 0) > 0 for x in v):
             print(f"{'':8} WAL: commits/flush {statistics.median(x['commits_per_flush'] for x in v):5.2f}  "
                   f"writes/flush {statistics.median(x['writes_per_flush'] for x in v):6.1f}  "
                   f"ms/flush {statistics.median(x['flush_ms'] for x in v):6.3f}  "
                   f"flushing {statistics.median(x['flush_busy'] for x in v) * 100:3.0f}% of the run")
+        elif any("wal_flushes" in x for x in v):  # files from before have no such field
+            print(f"{'':8} WAL: counters not read in every run (see store_bench's stderr)")
     if "naive" in med and "skydb" in med:
         print(f"skydb / naive = {med['skydb'] / med['naive']:.2f}x")
     if "raw" in med and "skydb" in med:
@@ -205,12 +206,16 @@ for disk in ("native", "slow"):
         anchor = "raw" if core.startswith("skydb256") else "raw1"
         if not core.startswith("skydb") or anchor not in med:
             continue
-        # The i-th run of each arm ran in the same round: its ratio is paired, so the host's
-        # drift between rounds cancels.
-        paired = [x["writes_per_s"] / y["writes_per_s"] for x, y in zip(res[m], res[anchor])]
-        print(f"{m} / {anchor} = {med[m] / med[anchor]:.2f}x  "
-              f"(both {256 if anchor == 'raw' else 64} rows in flight; per round "
-              f"{' '.join(f'{r:.2f}' for r in paired)}, median {statistics.median(paired):.2f}x)")
+        line = (f"{m} / {anchor} = {med[m] / med[anchor]:.2f}x  "
+                f"(both {256 if anchor == 'raw' else 64} rows in flight")
+        if len(res[m]) >= repeats and len(res[anchor]) >= repeats:
+            # The i-th run of each arm ran in round i: the ratio is paired, so the host's drift
+            # between rounds cancels.
+            paired = [x["writes_per_s"] / y["writes_per_s"]
+                      for x, y in zip(res[m][:repeats], res[anchor][:repeats])]
+            line += (f"; per round {' '.join(f'{r:.2f}' for r in paired)}, "
+                     f"median {statistics.median(paired):.2f}x")
+        print(line + ")")
 PY
 echo "results: $out"
 
