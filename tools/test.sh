@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The whole test suite, as CI runs it: installs dependencies; checks that every C++ file is as
-# .clang-format formats it (tools/format.sh --check); fuzzes the RESP parser and the
+# .clang-format formats it and within its size bound (tools/lint.sh); fuzzes the RESP parser and the
 # config-file loader for a bounded 20 s each (clang, libFuzzer + ASan + UBSan, seeded by the
 # committed corpora); builds with clang, ASan+UBSan, -Wthread-safety and -Werror and runs every
 # unit and integration test (real PostgreSQL 15, run as the unprivileged user skydbtest; real
@@ -16,8 +16,8 @@ export SKYDB_TEST_USER=skydbtest
 export ASAN_OPTIONS="detect_leaks=1:abort_on_error=1"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
 
-bash tools/format.sh --check
-phase "format checked"
+bash tools/lint.sh
+phase "format and sizes checked"
 
 CC=clang CXX=clang++ cmake -S . -B build-fuzz -DSKYDB_FUZZ=ON -DSKYDB_WERROR=ON \
   -DSKYDB_BUILD_BENCH=OFF -DSKYDB_FUZZ_SECONDS=20 >/dev/null
