@@ -1,7 +1,7 @@
 // The durable layer behind the tiered store: what the store needs from PostgreSQL, as an
 // interface so the store's logic is unit-tested against an in-memory fake.
 //
-// Thread-safety: CommitBatch for one writer index is only ever called from that writer's
+// Thread-safety: Commit for one writer index is only ever called from that writer's
 // thread; different writers, Read and Sweep run concurrently and must not share a connection.
 // Failure: every method returns an Error naming the operation; the store retries commits.
 #pragma once
@@ -73,25 +73,43 @@ class DurableBackend {
   virtual ~DurableBackend() = default;
   virtual DurablePoolStats PoolStats() const { return {}; }
   virtual std::string Describe() const = 0;  // for logs and INFO: "postgres (socket ...)"
-  // Applies every write in one transaction, in order (a key appears at most once).
-  virtual Status CommitBatch(int writer, const std::vector<DurableWrite>& writes) = 0;
-  // Deletes every row (FLUSHALL), on `writer`'s connection, in one transaction.
-  virtual Status DeleteAll(int writer) = 0;
-  // Whether the rows of a guarded commit's keys (aligned with them; absent or expired:
-  // nullopt) are still as a WATCH saw them.
+  // A guarded unit's condition (shared coherence): its writes commit only if the rows of `keys`
+  // (sorted, distinct; aligned with them, absent or expired: nullopt) pass `unchanged`, decided
+  // inside the committing transaction with those rows locked.
   using RowCheck = std::function<bool(const std::vector<std::optional<DurableValue>>& rows)>;
-  enum class Guarded {
-    kCommitted,
-    kRefused,  // the rows had changed: nothing committed
-    kUnknown,  // the connection was lost during COMMIT: it may or may not have committed
+  struct RowGuard {
+    std::vector<std::string> keys;
+    RowCheck unchanged;
   };
-  // CommitBatch only if `unchanged(rows)`, decided inside the committing transaction (shared
-  // coherence's WATCH): the rows of `keys` (sorted, distinct) are locked first — an absent one
-  // by an expired placeholder row that lives only as long as the transaction — so no other
-  // writer can change them before this COMMIT. An error: nothing committed (retry).
-  virtual Result<Guarded> CommitIf(int writer, const std::vector<std::string>& keys, UnixMillis now,
-                                   const RowCheck& unchanged,
-                                   const std::vector<DurableWrite>& writes) = 0;
+  // One batch, committed in one transaction: first every guard's rows are locked (an absent one
+  // by an expired placeholder row that lives only as long as the transaction) and checked, and
+  // the writes of a guard that fails are left out; then, with `delete_all` (FLUSHALL, always a
+  // request of its own) and no failed guard, every row is deleted; then `writes` are applied (a
+  // key appears at most once).
+  struct CommitRequest {
+    std::vector<DurableWrite> writes;
+    std::vector<RowGuard> guards;
+    // With guards, aligned with `writes`: the guard each write is under (-1: none).
+    std::vector<int> guard_of;
+    UnixMillis now = 0;  // what "expired" means to the guards
+    bool delete_all = false;
+  };
+  struct CommitResult {
+    std::vector<bool> refused;  // per guard: its check failed and its writes were left out
+    // The connection was lost during COMMIT: it may or may not have committed. Only reported
+    // for a request with guards (a retry would find its own rows and refuse them); a request
+    // without guards is simply retried, as its writes are idempotent.
+    bool unknown = false;
+  };
+  // An error: nothing committed (retry).
+  virtual Result<CommitResult> Commit(int writer, const CommitRequest& request) = 0;
+  Status CommitBatch(int writer, std::vector<DurableWrite> writes) {
+    CommitRequest request;
+    request.writes = std::move(writes);
+    auto committed = Commit(writer, request);
+    if (!committed.ok()) return std::move(committed).error();
+    return Ok();
+  }
   // The row for `key` if present and not expired at `now`.
   virtual Result<std::optional<DurableValue>> Read(int reader, const std::string& key,
                                                    UnixMillis now) = 0;

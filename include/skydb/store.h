@@ -181,9 +181,18 @@ struct Ttl {
   std::string key;
   StoreCallback<TtlReply> done;
 };
+// FLUSHALL: what comes before it in the transaction is deleted with every other key; what comes
+// after it stays.
+struct DeleteAll {
+  StoreCallback<int64_t> done;
+};
 }  // namespace tx
-using TxOp =
-    std::variant<tx::Read, tx::Set, tx::Delete, tx::Exists, tx::Expire, tx::Increment, tx::Ttl>;
+using TxOp = std::variant<tx::Read, tx::Set, tx::Delete, tx::Exists, tx::Expire, tx::Increment,
+                          tx::Ttl, tx::DeleteAll>;
+
+// EXEC's reply budget: told, before anything is applied, the most bytes the transaction's
+// replies may take; an error refuses the transaction whole.
+using ReplyAdmission = std::function<Status(size_t reply_bytes)>;
 
 // The keys one client WATCHes and what they were when it did. Watch fills it (possibly on a
 // store thread), Transact checks it, Unwatch forgets it. One client uses a list at a time.
@@ -195,18 +204,24 @@ class WatchList {
     bool live = false;
     uint64_t row = 0;  // shared coherence: a fingerprint of its row in PostgreSQL
   };
-  // The names are known at once; what they were may be read later (shared coherence).
-  void AddNames(const std::vector<std::string>& names) {
+  // The names are known at once; what they were may be read later (a WATCH that waits for its
+  // keys). Returns the list's epoch, which Add must be given.
+  uint64_t AddNames(const std::vector<std::string>& names) {
     MutexLock lock(mu_);
     names_.insert(names_.end(), names.begin(), names.end());
+    return epoch_;
   }
   std::vector<std::string> names() const {
     MutexLock lock(mu_);
     return names_;
   }
-  void Add(Key key) {
+  // false, adding nothing, when the list was emptied (Take) since AddNames gave `epoch`: the
+  // WATCH came too late for it.
+  bool Add(uint64_t epoch, Key key) {
     MutexLock lock(mu_);
+    if (epoch != epoch_) return false;
     keys_.push_back(std::move(key));
+    return true;
   }
   void Fail(Error error) {
     MutexLock lock(mu_);
@@ -225,11 +240,13 @@ class WatchList {
     MutexLock lock(mu_);
     failure_.reset();
     names_.clear();
+    ++epoch_;
     return std::exchange(keys_, {});
   }
 
  private:
   mutable Mutex mu_;
+  uint64_t epoch_ GUARDED_BY(mu_) = 0;
   std::vector<std::string> names_ GUARDED_BY(mu_);
   std::vector<Key> keys_ GUARDED_BY(mu_);
   std::optional<Error> failure_ GUARDED_BY(mu_);
@@ -287,10 +304,11 @@ class SessionStore {
   // — and queues their writes as one unit (one COMMIT). done(false): a watched key changed and
   // nothing was applied. done(true): each op's callback has had its result, in order.
   // done(error): nothing is acknowledged (as for a failed write); a write the store would refuse
-  // alone (a value over the size limit) refuses the whole transaction, applying nothing.
+  // alone (a value over the size limit), or replies `admit` refuses, refuse the whole
+  // transaction, applying nothing.
   virtual void Transact(std::vector<TxOp> ops, std::shared_ptr<WatchList> watched,
-                        StoreCallback<bool> done) {
-    (void)ops, (void)watched;
+                        StoreCallback<bool> done, ReplyAdmission admit = nullptr) {
+    (void)ops, (void)watched, (void)admit;
     done(Error::Unavailable("this store has no transactions"));
   }
 

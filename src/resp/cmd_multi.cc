@@ -76,8 +76,8 @@ class TxRecorder final : public SessionStore {
     done(Error::InvalidArgument("the lock-release script cannot run inside MULTI"));
   }
   // A command that is a transaction of its own (MSET) joins EXEC's.
-  void Transact(std::vector<TxOp> ops, std::shared_ptr<WatchList>,
-                StoreCallback<bool> done) override {
+  void Transact(std::vector<TxOp> ops, std::shared_ptr<WatchList>, StoreCallback<bool> done,
+                ReplyAdmission) override {
     for (auto& op : ops) ops_.push_back(std::move(op));
     done(true);
   }

@@ -4,13 +4,11 @@
 
 #include <algorithm>
 #include <optional>
+#include <string_view>
+#include <unordered_map>
 
 namespace skydb::store {
 namespace {
-
-int64_t SteadyNs(Clock::TimePoint t) {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count();
-}
 
 size_t ItemBytes(const std::vector<QueuedWrite>& writes) {
   size_t bytes = 0;
@@ -80,16 +78,12 @@ std::string GroupCommitter::TimeoutMessage(const std::string& cause) const {
 }
 
 void GroupCommitter::Enqueue(WriteUnit unit) {
-  if (unit.writes.empty()) {
+  if (unit.writes.empty() && !unit.delete_all) {
     if (unit.waiter) unit.waiter->Fire(Ok());
     return;
   }
   std::shared_ptr<Waiter> waiter = unit.waiter;
   Push(QueueItem{std::move(unit)}, std::move(waiter));
-}
-
-void GroupCommitter::EnqueueDeleteAll(std::shared_ptr<Waiter> waiter) {
-  Push(QueueItem{WriteUnit{{}, waiter, true}}, waiter);
 }
 
 void GroupCommitter::Push(QueueItem item, std::shared_ptr<Waiter> waiter) {
@@ -186,62 +180,73 @@ bool GroupCommitter::HeldLocked(uint64_t hash) const {
   return false;
 }
 
-GroupCommitter::Taken GroupCommitter::TakeLocked(int index) {
+// Takes, in queue order, the units a batch can take: not blocked by a running commit or by a
+// unit passed over before them, within the batch's share of rows and bytes, never split.
+GroupCommitter::QueueScan GroupCommitter::ScanLocked(Taken& taken) {
   constexpr size_t kMaxSkipped = 4096;  // units passed over in one scan
-  Taken taken;
   size_t idle = static_cast<size_t>(options_.writers - running_);
   size_t share = (queued_writes_ + idle - 1) / idle;
   size_t limit = std::min(options_.batch_max_rows, std::max(options_.overlap_rows, share));
+  QueueScan scan;
   std::vector<uint64_t> skipped;  // key hashes of the units passed over
-  std::vector<bool> took;         // per scanned item, only once one was passed over
-  size_t rows = 0, bytes = 0, scanned = 0, passed = 0;
-  for (; scanned < queue_.size(); ++scanned) {
-    QueueItem& item = queue_[scanned];
+  size_t bytes = 0;
+  for (; scan.scanned < queue_.size(); ++scan.scanned) {
+    QueueItem& item = queue_[scan.scanned];
     if (item.alone()) {
       // It commits alone: after every running commit, before anything queued after it.
-      if (taken.items.empty() && passed == 0 && running_ == 0) {
+      if (taken.items.empty() && scan.passed == 0 && running_ == 0) {
         taken.alone = true;
-        rows += item.unit.writes.size();  // a guarded unit has writes; a FLUSHALL has none
+        scan.rows += item.unit.writes.size();  // what a transaction writes after its FLUSHALL
         taken.items.push_back(std::move(item));
-        ++scanned;
+        ++scan.scanned;
       }
       break;
     }
     if (BlockedLocked(item, skipped)) {
-      if (passed++ == 0) took.assign(scanned, true);
-      took.push_back(false);
+      if (scan.passed++ == 0) scan.took.assign(scan.scanned, true);
+      scan.took.push_back(false);
       for (const auto& w : item.unit.writes) skipped.push_back(w.hash);
-      if (passed >= kMaxSkipped) {
-        ++scanned;
+      if (scan.passed >= kMaxSkipped) {
+        ++scan.scanned;
         break;
       }
       continue;
     }
     size_t item_bytes = ItemBytes(item.unit.writes);
-    bool fits =
-        rows + item.unit.writes.size() <= limit && bytes + item_bytes <= options_.batch_max_bytes;
+    bool fits = scan.rows + item.unit.writes.size() <= limit &&
+                bytes + item_bytes <= options_.batch_max_bytes;
     if (!taken.items.empty() && !fits) break;  // a unit is never split
-    rows += item.unit.writes.size();
+    scan.rows += item.unit.writes.size();
     bytes += item_bytes;
     for (const auto& w : item.unit.writes) taken.hashes.push_back(w.hash);
     taken.items.push_back(std::move(item));
-    if (passed > 0) took.push_back(true);
+    if (scan.passed > 0) scan.took.push_back(true);
   }
+  return scan;
+}
+
+void GroupCommitter::RemoveTakenLocked(const QueueScan& scan) {
+  if (scan.passed == 0) {
+    queue_.erase(queue_.begin(), queue_.begin() + static_cast<std::ptrdiff_t>(scan.scanned));
+    return;
+  }
+  std::deque<QueueItem> left;
+  for (size_t i = 0; i < queue_.size(); ++i) {
+    if (i >= scan.scanned || !scan.took[i]) left.push_back(std::move(queue_[i]));
+  }
+  queue_.swap(left);
+}
+
+GroupCommitter::Taken GroupCommitter::TakeLocked(int index) {
+  Taken taken;
+  QueueScan scan = ScanLocked(taken);
   if (taken.items.empty()) return taken;
   // Held from now on (a key this scan took already is not blocked by itself).
   std::sort(taken.hashes.begin(), taken.hashes.end());
   taken.hashes.erase(std::unique(taken.hashes.begin(), taken.hashes.end()), taken.hashes.end());
   held_[static_cast<size_t>(index)].swap(taken.hashes);
-  if (passed == 0) {
-    queue_.erase(queue_.begin(), queue_.begin() + static_cast<std::ptrdiff_t>(scanned));
-  } else {
-    std::deque<QueueItem> left;
-    for (size_t i = 0; i < queue_.size(); ++i) {
-      if (i >= scanned || !took[i]) left.push_back(std::move(queue_[i]));
-    }
-    queue_.swap(left);
-  }
-  queued_writes_ -= rows;
+  RemoveTakenLocked(scan);
+  queued_writes_ -= scan.rows;
   ++batches_taken_;
   ++running_;
   running_alone_ = taken.alone;
@@ -256,147 +261,6 @@ void GroupCommitter::WriterLoop(int index) {
     if (taken.items.empty()) return;
     CommitTaken(index, taken);
     Finished(index, taken);
-  }
-}
-
-void GroupCommitter::CommitTaken(int index, Taken& taken) {
-  std::vector<std::shared_ptr<Waiter>> waiters;
-  for (auto& item : taken.items) {
-    if (item.unit.waiter) waiters.push_back(std::move(item.unit.waiter));
-  }
-  if (taken.alone) {
-    WriteUnit& unit = taken.items.front().unit;
-    return CommitWithRetry(index, std::move(unit.writes), std::move(waiters), unit.delete_all,
-                           unit.guard);
-  }
-  std::vector<QueuedWrite> writes;
-  if (taken.items.size() == 1) {
-    writes = std::move(taken.items.front().unit.writes);
-  } else {
-    for (auto& item : taken.items) {
-      std::move(item.unit.writes.begin(), item.unit.writes.end(), std::back_inserter(writes));
-    }
-  }
-  CommitWithRetry(index, std::move(writes), std::move(waiters));
-}
-
-void GroupCommitter::Finished(int index, const Taken& taken) {
-  bool wake_all = stopping_.load(), wake = false;
-  {
-    MutexLock lock(mu_);
-    held_[static_cast<size_t>(index)].clear();
-    --running_;
-    if (taken.alone) running_alone_ = false;
-    blocked_ = false;
-    committing_since_[static_cast<size_t>(index)] = Clock::TimePoint{};
-    UpdateOldest();
-    wake = ReadyLocked();
-  }
-  if (wake_all) {
-    work_cv_.NotifyAll();  // a writer waiting for an empty queue may stop now
-  } else if (wake) {
-    work_cv_.NotifyOne();
-  }
-}
-
-// Decided: committed (the listener saw it), or not — then memory forgets its writes. Either
-// way the guard's holds lift before the waiter fires.
-bool GroupCommitter::TryGuarded(int index, const Batch& batch, CommitGuard& guard, size_t queued,
-                                const std::vector<std::shared_ptr<Waiter>>& waiters,
-                                Status* failed) {
-  auto wall_ms =
-      std::chrono::duration_cast<std::chrono::milliseconds>(clock_.WallNow().time_since_epoch())
-          .count();
-  auto outcome = durable_.CommitIf(index, guard.keys, wall_ms, guard.unchanged, batch.rows);
-  if (!outcome.ok()) {
-    *failed = std::move(outcome).error();
-    return false;
-  }
-  if (*outcome == DurableBackend::Guarded::kCommitted) {
-    ++commits_;
-    committed_rows_ += batch.rows.size();
-    listener_.OnCommitted(batch);
-    queued_ -= queued;
-    guard.decided();
-    for (const auto& w : waiters) w->Fire(Ok());
-    return true;
-  }
-  listener_.OnNotCommitted(batch);
-  queued_ -= queued;
-  Error why = Error::Conflict("a WATCHed key was changed by another daemon; nothing was applied");
-  if (*outcome == DurableBackend::Guarded::kRefused) {
-    guard.refused = true;
-  } else {
-    why = Error::Unavailable(
-        "the connection to PostgreSQL was lost during the transaction's COMMIT: it may or may "
-        "not have applied; read its keys to see");
-  }
-  guard.decided();
-  for (const auto& w : waiters) w->Fire(why);
-  return true;
-}
-
-void GroupCommitter::CommitWithRetry(int index, std::vector<QueuedWrite> writes,
-                                     std::vector<std::shared_ptr<Waiter>> waiters, bool delete_all,
-                                     const std::shared_ptr<CommitGuard>& guard) {
-  size_t queued = writes.size();
-  Batch batch = BuildBatch(std::move(writes));
-  auto backoff = std::chrono::milliseconds(20);
-  for (int attempt = 0;; ++attempt) {
-    auto started = clock_.Now();
-    Status committed = Ok();
-    if (guard) {
-      if (TryGuarded(index, batch, *guard, queued, waiters, &committed)) {
-        if (attempt > 0) {
-          MutexLock lock(mu_);
-          last_error_.clear();
-        }
-        return;
-      }
-    } else {
-      committed = delete_all ? durable_.DeleteAll(index) : durable_.CommitBatch(index, batch.rows);
-    }
-    if (committed.ok()) {
-      last_commit_ns_ =
-          std::chrono::duration_cast<std::chrono::nanoseconds>(clock_.Now() - started).count();
-      commit_seconds_hist_.Observe(static_cast<double>(last_commit_ns_.load()) / 1e9);
-      batch_rows_hist_.Observe(static_cast<double>(batch.rows.size()));
-      ++commits_;
-      committed_rows_ += batch.rows.size();
-      listener_.OnCommitted(batch);
-      queued_ -= queued;
-      if (attempt > 0) {
-        MutexLock lock(mu_);
-        last_error_.clear();
-      }
-      for (auto& w : waiters) w->Fire(Ok());
-      return;
-    }
-    ++failed_commits_;
-    if (attempt == 0 || attempt % 50 == 0) {
-      spdlog::warn("store: commit of {} writes failed (attempt {}), retrying: {}",
-                   batch.rows.size(), attempt + 1, committed.error().message);
-    }
-    {
-      MutexLock lock(mu_);
-      last_error_ = committed.error().message;
-    }
-    auto now = clock_.Now();
-    bool giving_up = stopping_.load() && SteadyNs(now) >= give_up_at_ns_.load();
-    for (auto& w : waiters) {
-      if (giving_up || now - w->enqueued() >= options_.write_timeout) {
-        w->Fire(Error::Timeout(TimeoutMessage(committed.error().message)), &write_timeouts_);
-      }
-    }
-    if (giving_up) {
-      spdlog::error("store: shutting down with {} writes not committed: {}", batch.rows.size(),
-                    committed.error().message);
-      queued_ -= queued;
-      if (guard) guard->decided();
-      return;
-    }
-    if (!WaitBeforeRetry(backoff)) continue;
-    backoff = std::min(backoff * 2, std::chrono::milliseconds(1000));
   }
 }
 

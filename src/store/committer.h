@@ -13,8 +13,8 @@
 // Order: a batch never takes a unit with a key that a running commit holds, or that an earlier
 // unit still queued holds, so a key's writes commit in enqueue order and never race each other
 // across concurrent batches. A unit is never split across batches, so a multi-key unit (a
-// multi-key DEL, a transaction) is applied whole or not at all. A FLUSHALL or a guarded unit
-// commits alone: after every commit running when it is reached, before anything queued after it.
+// multi-key DEL, a transaction) is applied whole or not at all. A unit with a FLUSHALL commits
+// alone: after every commit running when it is reached, before anything queued after it.
 //
 // Failure: a failed commit is retried (the backend reconnects) until it succeeds; a unit's
 // waiter whose store.write_timeout passes meanwhile — or while a commit hangs on a PostgreSQL
@@ -45,26 +45,37 @@
 
 namespace skydb::store {
 
+// A steady time point as nanoseconds, for the atomics that hold one.
+inline int64_t SteadyNs(Clock::TimePoint t) {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count();
+}
+
 class CommitListener {
  public:
   virtual ~CommitListener() = default;
   // `batch` committed. Runs on a writer thread before any waiter of the batch fires.
   virtual void OnCommitted(const Batch& batch) = 0;
-  // A guarded unit's `batch` was not committed (its guard refused it, or the outcome of its
-  // COMMIT is unknown): memory must forget its writes. Before any waiter of it fires.
+  // The writes of guarded units in `batch` were not committed (their guards refused them, or
+  // the outcome of their COMMIT is unknown): memory must forget them. Before any of their
+  // waiters fires.
   virtual void OnNotCommitted(const Batch& batch) = 0;
 };
 
-// Shared coherence's WATCH: a transaction's unit commits only if the watched rows are still as
-// WATCH read them, checked inside its own transaction (DurableBackend::CommitIf). Such a unit
-// commits alone.
+// Shared coherence: a unit whose writes were decided from rows read from PostgreSQL commits only
+// if those rows are unchanged, checked inside the committing transaction with them locked
+// (DurableBackend::Commit). Guarded units share batches like any other: no other unit holds
+// their keys (the key gates keep everything else on them waiting until they are decided).
 struct CommitGuard {
-  std::vector<std::string> keys;  // sorted, distinct
-  DurableBackend::RowCheck unchanged;
-  // Runs once, on a writer thread, when the unit is decided (committed, refused, unknown or
-  // given up at shutdown), before its waiter fires.
-  std::function<void()> decided;
-  std::atomic<bool> refused{false};  // set before the waiter fires
+  DurableBackend::RowGuard check;
+  enum class Outcome {
+    kCommitted,
+    kRefused,  // the rows had changed: nothing of the unit committed
+    kUnknown,  // the connection was lost during COMMIT: it may or may not have committed
+    kGaveUp,   // the store stopped before it could commit
+  };
+  // Runs once, on a writer thread, when the unit is decided, after memory heard of it and
+  // before its waiter fires.
+  std::function<void(Outcome)> decided;
 };
 
 struct CommitterOptions {
@@ -83,7 +94,7 @@ struct CommitterOptions {
 struct WriteUnit {
   std::vector<QueuedWrite> writes;
   std::shared_ptr<Waiter> waiter;                // null: nobody waits for it (async durability)
-  bool delete_all = false;                       // FLUSHALL: no writes; deletes every row
+  bool delete_all = false;                       // FLUSHALL: every row deleted, then `writes`
   std::shared_ptr<CommitGuard> guard = nullptr;  // null: commits unconditionally
 };
 
@@ -104,9 +115,6 @@ class GroupCommitter {
   void Release(size_t n);  // the unused part of a reservation
   // Queues `unit`, whose writes were reserved.
   void Enqueue(WriteUnit unit);
-  // Queues a delete of every row: it commits after every write queued before it and before any
-  // queued after it. `waiter` may be null.
-  void EnqueueDeleteAll(std::shared_ptr<Waiter> waiter);
   // How long the oldest write not yet committed has waited; zero when there is none.
   Clock::Duration OldestPendingAge() const;
   std::string QueueFullMessage() const;
@@ -119,7 +127,7 @@ class GroupCommitter {
   struct QueueItem {
     WriteUnit unit;
     Clock::TimePoint enqueued{};
-    bool alone() const { return unit.delete_all || unit.guard != nullptr; }
+    bool alone() const { return unit.delete_all; }
   };
   // What one writer round took from the queue.
   struct Taken {
@@ -132,20 +140,32 @@ class GroupCommitter {
   // Waits until a batch can be taken; empty when the writer should stop.
   Taken TakeBatch(int index);
   Taken TakeLocked(int index) REQUIRES(mu_);
+  // What one scan of the queue found: the rows taken, how far it went, how many units it
+  // passed over and, once it passed one, which of the scanned units it took.
+  struct QueueScan {
+    size_t rows = 0, scanned = 0, passed = 0;
+    std::vector<bool> took;
+  };
+  QueueScan ScanLocked(Taken& taken) REQUIRES(mu_);
+  void RemoveTakenLocked(const QueueScan& scan) REQUIRES(mu_);
   bool ReadyLocked() const REQUIRES(mu_);
   bool HeldLocked(uint64_t hash) const REQUIRES(mu_);
   // Blocked: a key of `item` is held by a running commit or by a unit skipped before it.
   bool BlockedLocked(const QueueItem& item, const std::vector<uint64_t>& skipped) const
       REQUIRES(mu_);
   void Finished(int index, const Taken& taken);
+  // Commits what a writer took as one batch, retrying until it is decided or Stop gives up;
+  // tells the listener, the guards and the waiters.
   void CommitTaken(int index, Taken& taken);
-  // Commits `writes` as one batch, retrying; fires `waiters` with the outcome.
-  void CommitWithRetry(int index, std::vector<QueuedWrite> writes,
-                       std::vector<std::shared_ptr<Waiter>> waiters, bool delete_all = false,
-                       const std::shared_ptr<CommitGuard>& guard = nullptr);
-  // One attempt at a guarded unit; true when it is decided (nothing to retry).
-  bool TryGuarded(int index, const Batch& batch, CommitGuard& guard, size_t queued,
-                  const std::vector<std::shared_ptr<Waiter>>& waiters, Status* failed);
+  struct Attempt;
+  // One try at committing `attempt`'s batch; false: it failed and is to be retried.
+  bool TryCommit(int index, Attempt& attempt, Status* failed);
+  // The guards that did not hold (refused, or unknown) and their units are settled; the rest
+  // of the batch stays in `attempt`.
+  void SettleUngranted(Attempt& attempt, const std::vector<bool>& refused, bool unknown);
+  void Committed(Attempt& attempt, Clock::TimePoint started);
+  void Count(const Attempt& attempt, Clock::TimePoint started);  // the commit's statistics
+  void FailedAttempt(Attempt& attempt, const Status& failed, int number);
   bool WaitBeforeRetry(std::chrono::milliseconds backoff);
   void Push(QueueItem item, std::shared_ptr<Waiter> waiter);
   void UpdateOldest() REQUIRES(mu_);

@@ -8,8 +8,6 @@
 namespace skydb::store {
 namespace {
 
-constexpr UnixMillis kMaxDeadline = std::numeric_limits<UnixMillis>::max();
-
 // Applies EXPIRE/GETEX's new deadline to a live entry; true if it queued a durable write.
 bool ChangeDeadline(Scope& s, Shard& shard, Entry& e, const std::string& key, const Expiry& expiry)
     REQUIRES(shard.mu) {
@@ -78,98 +76,6 @@ bool Increased(const IncrRequest& r, const std::optional<std::string>& current, 
 
 }  // namespace
 
-UnixMillis SaturatingAdd(UnixMillis a, int64_t b) {
-  if (b > 0 && a > kMaxDeadline - b) return kMaxDeadline;
-  if (b < 0 && a < std::numeric_limits<UnixMillis>::min() - b) {
-    return std::numeric_limits<UnixMillis>::min();
-  }
-  return a + b;
-}
-
-uint64_t RowFingerprint(const Row& row) {
-  if (!row) return 0;
-  return (KeyHash(row->value) ^ (static_cast<uint64_t>(row->expires_at) * 0x9E3779B97F4A7C15ULL)) |
-         1;
-}
-
-Scope::Scope(MemoryTier& tier, const ScopeConfig& config, UnixMillis now,
-             Clock::TimePoint steady_now, const RowSet* rows, std::function<uint64_t()> next_seq,
-             bool waits)
-    : tier_(tier),
-      config_(config),
-      now_(now),
-      steady_now_(steady_now),
-      rows_(rows),
-      next_seq_(std::move(next_seq)),
-      waits_(waits) {}
-
-Found Scope::Find(Shard& shard, const std::string& key) {
-  if (rows_ != nullptr) {
-    for (const auto& [k, row] : rows_->rows) {
-      if (k == key) return tier_.LookupWithRow(shard, key, now_, row);
-    }
-  }
-  return tier_.Lookup(shard, key, now_);
-}
-
-void Scope::Depend(const Found& found) {
-  if (config_.sync && found.pending) depends_.push_back(found.pending);
-}
-
-UnixMillis Scope::ResolveDeadline(const Expiry& expiry, const Entry* existing) const {
-  switch (expiry.kind) {
-    case Expiry::Kind::kDefault:
-      return config_.default_ttl.count() > 0 ? SaturatingAdd(now_, config_.default_ttl.count()) : 0;
-    case Expiry::Kind::kNone:
-      return 0;
-    case Expiry::Kind::kAt:
-      return expiry.at;
-    case Expiry::Kind::kKeep:
-      return existing != nullptr ? existing->expires_at : 0;
-  }
-  return 0;
-}
-
-uint64_t Scope::Queue(const std::string& key, DurableWrite write) {
-  ++applied_writes_;
-  if (!config_.durable) return 0;
-  if (waits_ && !waiter_) waiter_ = std::make_shared<Waiter>(steady_now_, nullptr);
-  uint64_t seq = next_seq_();
-  writes_.push_back({std::move(write), seq, KeyHash(key)});
-  return seq;
-}
-
-void Scope::NoteChange(Shard& shard, const std::string& key) {
-  if (shard.watched.empty()) return;
-  auto it = shard.watched.find(key);
-  if (it != shard.watched.end()) ++it->second.version;
-}
-
-void Scope::WriteValue(Shard& shard, Entry& e, const std::string& key, std::string value,
-                       UnixMillis deadline) {
-  NoteChange(shard, key);
-  tier_.SetDeadline(shard, e, deadline);
-  // A value write persists the exact deadline; only deadline-only changes add the slack.
-  e.persisted_expires_at = deadline;
-  SharedValue shared(std::move(value));  // the entry and the queued write hold the same bytes
-  uint64_t seq = Queue(key, {DurableWrite::Kind::kUpsert, key, shared, deadline});
-  tier_.MarkDirty(shard, e, seq, config_.sync ? waiter_ : nullptr);
-  tier_.SetValue(shard, e, std::move(shared));
-}
-
-void Scope::WriteDeadline(Shard& shard, Entry& e, const std::string& key, UnixMillis persisted) {
-  NoteChange(shard, key);
-  e.persisted_expires_at = persisted;
-  uint64_t seq = Queue(key, {DurableWrite::Kind::kTouch, key, {}, persisted});
-  tier_.MarkDirty(shard, e, seq, config_.sync ? waiter_ : nullptr);
-}
-
-void Scope::WriteDelete(Shard& shard, const std::string& key) {
-  NoteChange(shard, key);
-  uint64_t seq = Queue(key, {DurableWrite::Kind::kDelete, key, {}, 0});
-  tier_.Remove(shard, key, seq, config_.sync ? waiter_ : nullptr);
-}
-
 std::optional<std::string> ReadKey(Scope& s, Shard& shard, const std::string& key, ReadKind kind,
                                    const std::optional<Expiry>& change) {
   Found found = s.Find(shard, key);
@@ -177,7 +83,8 @@ std::optional<std::string> ReadKey(Scope& s, Shard& shard, const std::string& ke
     s.Depend(found);
     return std::nullopt;
   }
-  std::optional<std::string> value = found.entry->value;
+  std::optional<std::string> value;
+  if (found.entry->value) value = found.entry->value->str();
   if (kind == ReadKind::kGetDel) {
     s.WriteDelete(shard, key);
   } else if (kind == ReadKind::kGetEx && change) {
@@ -189,10 +96,12 @@ std::optional<std::string> ReadKey(Scope& s, Shard& shard, const std::string& ke
   return value;
 }
 
-SetReply SetKey(Scope& s, Shard& shard, SetRequest& request) {
+SetReply SetKey(Scope& s, Shard& shard, const SetArgs& request) {
   SetReply reply;
   Found found = s.Find(shard, request.key);
-  if (request.return_old && found.entry != nullptr) reply.old_value = found.entry->value;
+  if (request.return_old && found.entry != nullptr && found.entry->value) {
+    reply.old_value = found.entry->value->str();
+  }
   bool blocked = (request.condition == SetCondition::kIfAbsent && found.entry != nullptr) ||
                  (request.condition == SetCondition::kIfPresent && found.entry == nullptr);
   if (blocked) {
@@ -208,7 +117,7 @@ SetReply SetKey(Scope& s, Shard& shard, SetRequest& request) {
     return reply;
   }
   Entry& e = found.entry != nullptr ? *found.entry : s.tier().Insert(shard, request.key);
-  s.WriteValue(shard, e, request.key, std::move(request.value), deadline);
+  s.WriteValue(shard, e, request.key, request.value, deadline);
   return reply;
 }
 
@@ -246,8 +155,8 @@ IncrOutcome IncrementKey(Scope& s, Shard& shard, const IncrRequest& request,
   IncrOutcome outcome;
   Found found = s.Find(shard, request.key);
   std::optional<std::string> current;
-  if (found.entry != nullptr) current = found.entry->value;
-  if (found.entry != nullptr && !current) {
+  if (found.entry != nullptr && found.entry->value) current = found.entry->value->str();
+  if (found.entry != nullptr && !found.entry->value) {
     outcome.error = "the value was evicted while it was read; retry";  // the driver loads it
   } else if (Increased(request, current, &outcome.reply, &outcome.error) &&
              outcome.reply.text.size() > max_value_bytes) {

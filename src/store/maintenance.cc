@@ -24,7 +24,7 @@ void TieredStore::MaintenanceLoop(Clock::TimePoint next_durable) {
     tier_.Sweep();
     if (durable_ && clock_.Now() >= next_durable) {
       SweepDurable();
-      if (durable_sweep_hook_) durable_sweep_hook_();
+      coherence_->AfterDurableSweep();
       next_durable = clock_.Now() + options_.durable_sweep_interval;
     }
   }

@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 
 namespace skydb::store {
@@ -96,6 +97,7 @@ Entry& MemoryTier::Insert(Shard& shard, const std::string& key) {
   Entry& e = it->second;
   if (inserted) {
     e.key = &it->first;
+    Changed(shard, e);
     memory_bytes_ += EntryBytes(it->first, e);
     ++count_;
   }
@@ -145,37 +147,9 @@ bool MemoryTier::HasPendingDelete(Shard& shard, const std::string& key) {
   return shard.pending_deletes.count(key) != 0;
 }
 
-uint64_t MemoryTier::BeginRowReads(const std::vector<std::string>& keys) {
-  for (const auto& key : keys) {
-    Shard& shard = ShardFor(KeyHash(key));
-    MutexLock lock(shard.mu);
-    ++shard.row_reads[key].readers;
-  }
-  // Taken after every key is registered: a commit stamped before it was made before the read.
-  return commit_stamp_.load();
-}
-
-void MemoryTier::EndRowReads(const std::vector<std::string>& keys) {
-  for (const auto& key : keys) {
-    Shard& shard = ShardFor(KeyHash(key));
-    MutexLock lock(shard.mu);
-    auto it = shard.row_reads.find(key);
-    if (it != shard.row_reads.end() && --it->second.readers == 0) shard.row_reads.erase(it);
-  }
-}
-
-bool MemoryTier::CommittedSince(Shard& shard, const std::string& key, uint64_t asked_at) {
-  auto it = shard.row_reads.find(key);
-  return it != shard.row_reads.end() && it->second.committed_stamp > asked_at;
-}
-
 void MemoryTier::OnCommitted(const HashedKey& key, uint64_t seq) {
   Shard& shard = ShardFor(key.hash);
   MutexLock lock(shard.mu);
-  if (!shard.row_reads.empty()) {
-    auto read = shard.row_reads.find(key);
-    if (read != shard.row_reads.end()) read->second.committed_stamp = ++commit_stamp_;
-  }
   auto deleted = shard.pending_deletes.find(key);
   if (deleted != shard.pending_deletes.end() && deleted->second.seq <= seq) {
     shard.pending_deletes.erase(deleted);
@@ -188,11 +162,15 @@ void MemoryTier::OnCommitted(const HashedKey& key, uint64_t seq) {
   Touch(shard, it->second);
 }
 
-void MemoryTier::ApplyLoaded(const std::string& key, const Row& row) {
-  Shard& shard = ShardFor(KeyHash(key));
-  MutexLock lock(shard.mu);
+uint64_t MemoryTier::EvictedVersion(Shard& shard, const std::string& key, UnixMillis now) {
+  Found found = Lookup(shard, key, now);
+  if (found.entry == nullptr || found.entry->value) return 0;
+  return found.entry->version;
+}
+
+void MemoryTier::Fill(Shard& shard, const std::string& key, uint64_t version, const Row& row) {
   auto it = shard.entries.find(key);
-  if (it == shard.entries.end() || it->second.value) return;
+  if (it == shard.entries.end() || it->second.value || it->second.version != version) return;
   if (row.has_value()) {
     SetValue(shard, it->second, row->value);
   } else if (it->second.dirty_seq == 0) {
@@ -212,9 +190,11 @@ void MemoryTier::AddIndexed(std::string key, UnixMillis expires_at) {
   e.persisted_expires_at = expires_at;
 }
 
-int64_t MemoryTier::ClearAllLocked() NO_THREAD_SAFETY_ANALYSIS {
+int64_t MemoryTier::ClearAll(const ShardLocks& all) {
+  if (!all.all()) std::abort();  // a store bug: FLUSHALL without every shard
   int64_t before = count_.load();
   for (auto& shard : shards_) {
+    all.Holds(shard);
     while (!shard.entries.empty()) EraseLocked(shard, shard.entries.begin());
     shard.pending_deletes.clear();
   }

@@ -23,6 +23,7 @@
 #include "skydb/env.h"
 #include "skydb/store.h"
 #include "store/shard.h"
+#include "store/shard_locks.h"
 
 namespace skydb::store {
 
@@ -81,23 +82,22 @@ class MemoryTier {
   void MarkDirty(Shard& shard, Entry& e, uint64_t seq, std::shared_ptr<Waiter> inflight)
       REQUIRES(shard.mu);
   bool HasPendingDelete(Shard& shard, const std::string& key) REQUIRES(shard.mu);
+  // A new version for `e` (a write, or a new entry for its key).
+  void Changed(Shard& shard, Entry& e) REQUIRES(shard.mu) { e.version = ++shard.last_version; }
+  // The version a load of `key`'s evicted value is asked at; 0 when there is nothing to load
+  // (absent, or its value is in memory).
+  uint64_t EvictedVersion(Shard& shard, const std::string& key, UnixMillis now) REQUIRES(shard.mu);
+  // A load of an evicted value, asked at `version`, came back with `row`: the value is cached if
+  // the entry is still at that version with its value evicted (a fill never replaces a newer
+  // committed or in-flight value); a key PostgreSQL no longer has is dropped.
+  void Fill(Shard& shard, const std::string& key, uint64_t version, const Row& row)
+      REQUIRES(shard.mu);
   // FLUSHALL: every entry and pending delete leaves memory; returns how many keys were live.
-  // The caller holds every shard's lock (not expressible to the analysis).
-  int64_t ClearAllLocked();
+  int64_t ClearAll(const ShardLocks& all);
 
   // --- taking the locks themselves ---
   // The durable layer committed `key` up to `seq`.
   void OnCommitted(const HashedKey& key, uint64_t seq);
-  // Shared coherence: an operation is about to read `keys`' rows. Returns the stamp to check
-  // them against; EndRowReads when it has run.
-  uint64_t BeginRowReads(const std::vector<std::string>& keys);
-  void EndRowReads(const std::vector<std::string>& keys);
-  uint64_t CommitStamp() const { return commit_stamp_.load(); }
-  // This store committed `key` after rows stamped `asked_at` were asked for: its row may be
-  // older than that commit, which memory no longer holds.
-  bool CommittedSince(Shard& shard, const std::string& key, uint64_t asked_at) REQUIRES(shard.mu);
-  // A load of an evicted value finished: caches it, or drops a key PostgreSQL no longer has.
-  void ApplyLoaded(const std::string& key, const Row& row);
   // At start: a key of the durable index (value not loaded).
   void AddIndexed(std::string key, UnixMillis expires_at);
   // Expired entries, idle values (evictable tiers) and, past the memory cap, LRU values.
@@ -132,7 +132,6 @@ class MemoryTier {
   std::atomic<uint64_t> memory_bytes_{0};
   std::atomic<uint64_t> cached_values_{0};
   std::atomic<size_t> evict_cursor_{0};
-  std::atomic<uint64_t> commit_stamp_{0};
   TierCounters counters_;
 };
 

@@ -3,12 +3,14 @@
 // read-only). A batch is ONE statement (data-modifying CTEs over unnest() of binary arrays), so
 // it costs one round trip and one COMMIT (one WAL flush) however many rows it carries. Keys and
 // values travel as binary bytea: no escaping, every byte value round-trips.
+#include <algorithm>
 #include <memory>
 #include <unordered_map>
 #include <unordered_set>
 
 #include "pgconn/pgconn.h"
 #include "skydb/durable.h"
+#include "store/pg_sql.h"
 
 namespace skydb::store {
 namespace {
@@ -22,103 +24,7 @@ using pg::kInt8Oid;
 using pg::LazyConnection;
 using pg::QueryResult;
 using pg::Statement;
-
-constexpr int64_t kSweeperLockKey = 0x736b7964625377;  // "skydbSw": one sweeper per database
-
-// The sessions table, named with its schema (no search_path is assumed).
-#define SKYDB_SESSIONS "public.sky_sessions"
-
-// Value writes: the whole of the common batch's statement, and the first CTE of the general one.
-#define SKYDB_UPSERT_SQL                                                   \
-  "INSERT INTO " SKYDB_SESSIONS                                            \
-  " AS s (id, data, expires_at, expiry_bucket) "                           \
-  "SELECT u.id, u.data, NULLIF(u.exp, 0), NULLIF(u.exp, 0) / 3600000 "     \
-  "FROM unnest($1::bytea[], $2::bytea[], $3::int8[]) AS u(id, data, exp) " \
-  "ON CONFLICT (id) DO UPDATE SET data = excluded.data, "                  \
-  "expires_at = excluded.expires_at, expiry_bucket = excluded.expiry_bucket"
-
-// A batch with deletes or deadline-only changes: one statement of three data-modifying CTEs.
-const char* const kCommitSql =
-    "WITH up AS (" SKYDB_UPSERT_SQL
-    " RETURNING 1), "
-    "del AS (DELETE FROM " SKYDB_SESSIONS
-    " WHERE id = ANY($4::bytea[]) RETURNING 1), "
-    "touch AS (UPDATE " SKYDB_SESSIONS
-    " AS s "
-    "SET expires_at = NULLIF(t.exp, 0), expiry_bucket = NULLIF(t.exp, 0) / 3600000 "
-    "FROM unnest($5::bytea[], $6::int8[]) AS t(id, exp) WHERE s.id = t.id RETURNING 1) "
-    "SELECT (SELECT count(*) FROM up), (SELECT count(*) FROM del), (SELECT count(*) FROM touch)";
-
-// The common batch — value writes only — as a plain upsert: a third of the executor work of
-// the three-CTE statement per commit.
-const char* const kUpsertOnlySql = SKYDB_UPSERT_SQL;
-// DELETE, not TRUNCATE: TRUNCATE's exclusive lock would stall other daemons' reads.
-const char* const kDeleteAllSql = "DELETE FROM " SKYDB_SESSIONS;
-#undef SKYDB_UPSERT_SQL
-
-const char* const kReadSql = "SELECT data, COALESCE(expires_at, 0) FROM " SKYDB_SESSIONS
-                             " WHERE id = $1 AND (expires_at IS NULL OR expires_at > $2)";
-
-const char* const kReadManySql =
-    "SELECT id, data, COALESCE(expires_at, 0) FROM " SKYDB_SESSIONS
-    " WHERE id = ANY($1::bytea[]) AND (expires_at IS NULL OR expires_at > $2)";
-
-const char* const kCountSql = "SELECT count(*), count(expires_at) FROM " SKYDB_SESSIONS
-                              " WHERE expires_at IS NULL OR expires_at > $1";
-
-// SCAN for shared coherence: keyset pagination over a 60-bit hash of the key, so the cursor is
-// a number (as Redis clients expect) and rows added or removed meanwhile shift nothing.
-const char* const kScanSql =
-    "SELECT id, h FROM (SELECT id, ('x' || substr(md5(id), 1, 15))::bit(60)::int8 AS h"
-    " FROM " SKYDB_SESSIONS
-    " WHERE expires_at IS NULL OR expires_at > $1) AS k"
-    " WHERE h >= $2 ORDER BY h LIMIT $3";
-
-const char* const kIndexSql =
-    "SELECT id, COALESCE(expires_at, 0), octet_length(data) FROM " SKYDB_SESSIONS
-    " WHERE expires_at IS NULL OR expires_at > $1";
-
-// Uses the partial index on expiry_bucket; the expires_at filter keeps rows of the current
-// bucket that are still live. SKIP LOCKED: never waits on a row a writer holds.
-const char* const kSweepSql = "DELETE FROM " SKYDB_SESSIONS
-                              " WHERE id IN ("
-                              " SELECT id FROM " SKYDB_SESSIONS
-                              " WHERE expiry_bucket <= $1 / 3600000 AND expires_at <= $1"
-                              " LIMIT $2 FOR UPDATE SKIP LOCKED)";
-// A guarded commit (CommitIf): placeholders for the keys without a row — expired since the
-// epoch's first millisecond, so no reader counts them — then every row locked and read as it
-// is now, whatever its deadline, and the placeholders nobody wrote removed before COMMIT.
-const char* const kPlaceholdSql =
-    "INSERT INTO " SKYDB_SESSIONS
-    " (id, data, expires_at, expiry_bucket) SELECT k, ''::bytea, 1, 0"
-    " FROM unnest($1::bytea[]) AS k ON CONFLICT (id) DO NOTHING RETURNING id";
-const char* const kLockSql = "SELECT id, data, COALESCE(expires_at, 0) FROM " SKYDB_SESSIONS
-                             " WHERE id = ANY($1::bytea[]) ORDER BY id FOR UPDATE";
-const char* const kUnplaceholdSql = "DELETE FROM " SKYDB_SESSIONS " WHERE id = ANY($1::bytea[])";
-#undef SKYDB_SESSIONS
-
-// The commit statements run once per batch and are prepared on each writer connection; so is
-// the batched read, which shared coherence runs for nearly every operation.
-const Statement kUpsertOnly{
-    "skydb_upsert", kUpsertOnlySql, {kByteaArrayOid, kByteaArrayOid, kInt8ArrayOid}};
-const Statement kCommit{
-    "skydb_commit",
-    kCommitSql,
-    {kByteaArrayOid, kByteaArrayOid, kInt8ArrayOid, kByteaArrayOid, kByteaArrayOid, kInt8ArrayOid}};
-const Statement kRead{nullptr, kReadSql, {kByteaOid, kInt8Oid}};
-const Statement kDeleteAll{nullptr, kDeleteAllSql, {}};
-const Statement kReadMany{"skydb_read_many", kReadManySql, {kByteaArrayOid, kInt8Oid}};
-const Statement kCount{nullptr, kCountSql, {kInt8Oid}};
-const Statement kScan{nullptr, kScanSql, {kInt8Oid, kInt8Oid, kInt8Oid}};
-const Statement kIndex{nullptr, kIndexSql, {kInt8Oid}};
-const Statement kSweepLock{nullptr, "SELECT pg_try_advisory_lock($1)", {kInt8Oid}};
-const Statement kSweep{nullptr, kSweepSql, {kInt8Oid, kInt8Oid}};
-const Statement kBegin{nullptr, "BEGIN", {}};
-const Statement kCommitTransaction{nullptr, "COMMIT", {}};
-const Statement kRollback{nullptr, "ROLLBACK", {}};
-const Statement kPlacehold{nullptr, kPlaceholdSql, {kByteaArrayOid}};
-const Statement kLock{nullptr, kLockSql, {kByteaArrayOid}};
-const Statement kUnplacehold{nullptr, kUnplaceholdSql, {kByteaArrayOid}};
+using namespace sql;  // NOLINT(google-build-using-namespace): the statements of pg_sql.h
 
 DurableValue ValueAt(const QueryResult& r, int row, int value_col) {
   DurableValue v;
@@ -161,36 +67,32 @@ class PgDurable final : public DurableBackend {
     return s;
   }
 
-  Status CommitBatch(int writer, const std::vector<DurableWrite>& writes) override {
-    Status applied = Apply(*writers_[writer], writes);
-    if (!applied.ok()) return std::move(applied).error().Within("commit");
-    return Ok();
-  }
-
-  Result<Guarded> CommitIf(int writer_index, const std::vector<std::string>& keys, UnixMillis now,
-                           const RowCheck& unchanged,
-                           const std::vector<DurableWrite>& writes) override {
+  Result<CommitResult> Commit(int writer_index, const CommitRequest& request) override {
     LazyConnection& writer = *writers_[writer_index];
+    CommitResult result;
+    result.refused.assign(request.guards.size(), false);
+    if (request.guards.empty() && !request.delete_all) {
+      Status applied = Apply(writer, request.writes);
+      if (!applied.ok()) return std::move(applied).error().Within("commit");
+      return result;
+    }
     auto begun = writer.Exec(kBegin, {});
-    if (!begun.ok()) return std::move(begun).error().Within("guarded commit");
-    Result<bool> held = GuardedBody(writer, keys, now, unchanged, writes);
-    if (held.ok() && *held) {
+    if (!begun.ok()) return std::move(begun).error().Within("commit");
+    Status body = TransactionBody(writer, request, &result.refused);
+    if (body.ok()) {
       auto committed = writer.Exec(kCommitTransaction, {});
-      if (committed.ok()) return Guarded::kCommitted;
-      // Not retried: a second attempt would find this one's rows if it did commit.
-      if (!writer.open()) return Guarded::kUnknown;
-      return std::move(committed).error().Within("guarded commit");
+      if (committed.ok()) return result;
+      // Not retried with its guards: a second attempt would find this one's rows if it did
+      // commit.
+      if (!request.guards.empty() && !writer.open()) {
+        result.unknown = true;
+        return result;
+      }
+      return std::move(committed).error().Within("commit");
     }
     // A broken connection rolled back with it; otherwise nothing of it may stay.
     if (writer.open()) (void)writer.Exec(kRollback, {});
-    if (!held.ok()) return std::move(held).error().Within("guarded commit");
-    return Guarded::kRefused;
-  }
-
-  Status DeleteAll(int writer) override {
-    auto res = writers_[writer]->Exec(kDeleteAll, {});
-    if (!res.ok()) return std::move(res).error().Within("delete all sessions");
-    return Ok();
+    return std::move(body).error().Within("commit");
   }
 
   Result<std::optional<DurableValue>> Read(int reader, const std::string& key,
@@ -329,38 +231,79 @@ class PgDurable final : public DurableBackend {
     return Ok();
   }
 
-  // CommitIf inside its transaction: true when the rows held and the writes were applied.
-  static Result<bool> GuardedBody(LazyConnection& writer, const std::vector<std::string>& keys,
-                                  UnixMillis now, const RowCheck& unchanged,
-                                  const std::vector<DurableWrite>& writes) {
+  // Commit's transaction after BEGIN: the guards' rows locked and checked (`refused` per
+  // guard), FLUSHALL's delete, then the writes of the guards that held and of no guard.
+  static Status TransactionBody(LazyConnection& writer, const CommitRequest& request,
+                                std::vector<bool>* refused) {
+    if (!request.guards.empty()) SKYDB_RETURN_IF_ERROR(CheckGuards(writer, request, refused));
+    bool any_refused = std::find(refused->begin(), refused->end(), true) != refused->end();
+    // A FLUSHALL is a unit of its own: a failed guard is its own.
+    if (request.delete_all && !any_refused) {
+      auto deleted = writer.Exec(kDeleteAll, {});
+      if (!deleted.ok()) return std::move(deleted).error();
+    }
+    if (!any_refused) return request.writes.empty() ? Ok() : Apply(writer, request.writes);
+    std::vector<DurableWrite> kept = KeptWrites(request, *refused);
+    return kept.empty() ? Ok() : Apply(writer, kept);
+  }
+
+  // The writes of no guard or of a guard that held.
+  static std::vector<DurableWrite> KeptWrites(const CommitRequest& request,
+                                              const std::vector<bool>& refused) {
+    std::vector<DurableWrite> kept;
+    for (size_t i = 0; i < request.writes.size(); ++i) {
+      int guard = i < request.guard_of.size() ? request.guard_of[i] : -1;
+      if (guard < 0 || !refused[static_cast<size_t>(guard)]) kept.push_back(request.writes[i]);
+    }
+    return kept;
+  }
+
+  // Locks every guarded key's row (placeholders for the absent), checks each guard against
+  // them, and removes the placeholders no kept write replaces.
+  static Status CheckGuards(LazyConnection& writer, const CommitRequest& request,
+                            std::vector<bool>* refused) {
+    std::vector<std::string_view> keys;
+    for (const auto& g : request.guards) keys.insert(keys.end(), g.keys.begin(), g.keys.end());
+    std::sort(keys.begin(), keys.end());
+    keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
     BinaryArray ids(kByteaOid);
     for (const auto& key : keys) ids.Add(key);
-    auto placed = writer.Exec(kPlacehold, {ids.Encode()});
+    std::string encoded = std::move(ids).Encode();
+    auto placed = writer.Exec(kPlacehold, {encoded});
     if (!placed.ok()) return std::move(placed).error();
-    auto locked = writer.Exec(kLock, {ids.Encode()});
+    auto locked = writer.Exec(kLock, {encoded});
     if (!locked.ok()) return std::move(locked).error();
-    std::unordered_map<std::string_view, size_t> slot_of;
-    for (size_t i = 0; i < keys.size(); ++i) slot_of.emplace(keys[i], i);
-    std::vector<std::optional<DurableValue>> rows(keys.size());
+    std::unordered_map<std::string_view, DurableValue> live;
     for (int i = 0; i < locked->rows(); ++i) {
-      auto found = slot_of.find(locked->Bytes(i, 0));
-      if (found == slot_of.end()) continue;
       DurableValue v = ValueAt(*locked, i, 1);
-      if (v.expires_at == 0 || v.expires_at > now) rows[found->second] = std::move(v);
+      auto key = std::lower_bound(keys.begin(), keys.end(), locked->Bytes(i, 0));
+      if (key == keys.end() || *key != locked->Bytes(i, 0)) continue;
+      if (v.expires_at == 0 || v.expires_at > request.now) live.emplace(*key, std::move(v));
     }
-    if (!unchanged(rows)) return false;
+    for (size_t g = 0; g < request.guards.size(); ++g) {
+      const RowGuard& guard = request.guards[g];
+      std::vector<std::optional<DurableValue>> rows(guard.keys.size());
+      for (size_t i = 0; i < guard.keys.size(); ++i) {
+        auto it = live.find(guard.keys[i]);
+        if (it != live.end()) rows[i] = it->second;
+      }
+      (*refused)[g] = !guard.unchanged(rows);
+    }
     std::unordered_set<std::string_view> written;
-    for (const auto& w : writes) written.insert(w.key);
+    for (size_t i = 0; i < request.writes.size(); ++i) {
+      int guard = i < request.guard_of.size() ? request.guard_of[i] : -1;
+      if (guard < 0 || !(*refused)[static_cast<size_t>(guard)]) {
+        written.insert(request.writes[i].key);
+      }
+    }
     BinaryArray unused(kByteaOid);
     for (int i = 0; i < placed->rows(); ++i) {
       if (written.count(placed->Bytes(i, 0)) == 0) unused.Add(placed->Bytes(i, 0));
     }
-    if (!unused.empty()) {
-      auto removed = writer.Exec(kUnplacehold, {unused.Encode()});
-      if (!removed.ok()) return std::move(removed).error();
-    }
-    SKYDB_RETURN_IF_ERROR(Apply(writer, writes));
-    return true;
+    if (unused.empty()) return Ok();
+    auto removed = writer.Exec(kUnplacehold, {std::move(unused).Encode()});
+    if (!removed.ok()) return std::move(removed).error();
+    return Ok();
   }
 
   LazyConnection& Reader(int reader) {

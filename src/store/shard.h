@@ -9,6 +9,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -67,8 +68,12 @@ struct Entry {
   UnixMillis persisted_expires_at = 0;  // deadline last sent to the durable layer
   int64_t last_access_ms = 0;           // steady-clock ms, for idle eviction
   uint64_t dirty_seq = 0;               // seq of the last write not yet committed; 0 = clean
-  // Sync durability: the waiter of the write `dirty_seq` names; replies that reflect this
-  // entry wait for it. Null when clean or when nobody waits (async).
+  // Changes with every write and with a new entry for the key (never with an eviction): a load
+  // asked at one version is installed only at the same one (MemoryTier::Fill).
+  uint64_t version = 0;
+  // The waiter of the write `dirty_seq` names: sync replies that reflect this entry wait for
+  // it, and shared coherence reads the key's row only once it fired. Null when clean, or in
+  // async durability with exclusive coherence (nobody waits).
   std::shared_ptr<Waiter> inflight;
   // The shard's LRU of clean cached values, linked through the entries (no node to allocate).
   bool in_lru = false;
@@ -89,71 +94,23 @@ struct Watched {
   uint64_t version = 0;
 };
 
-// The keys a WATCHed transaction wrote while its commit guard (shared coherence) is undecided:
-// its writes may still be refused, so operations that would read those keys wait and start
-// again once it is decided, or fail if its commit outlives store.write_timeout undecided.
-class TxHold {
- public:
-  // Runs `retry` once the hold is lifted (Ok), at once if it has been, or with the error its
-  // commit timed out with.
-  void Park(std::function<void(Status)> retry) {
-    std::optional<Status> now;
-    {
-      MutexLock lock(mu_);
-      if (lifted_) {
-        now = Ok();
-      } else if (timed_out_) {
-        now = Status(*timed_out_);
-      } else {
-        parked_.push_back(std::move(retry));
-        return;
-      }
-    }
-    retry(*now);
-  }
-  void Lift() { Release(Ok(), /*lift=*/true); }
-  // The transaction's commit passed store.write_timeout undecided: what waits fails.
-  void TimeOut(const Error& error) {
-    Release(Error::Timeout("a transaction that wrote this key is not committed yet: " +
-                           error.message + "; retry"),
-            /*lift=*/false);
-  }
+class GatedOp;
 
- private:
-  void Release(Status status, bool lift) {
-    std::vector<std::function<void(Status)>> parked;
-    {
-      MutexLock lock(mu_);
-      if (lifted_) return;
-      if (lift) {
-        lifted_ = true;
-      } else {
-        timed_out_ = status.error();
-      }
-      parked.swap(parked_);
-    }
-    for (auto& retry : parked) retry(status);
-  }
-
-  Mutex mu_;
-  bool lifted_ GUARDED_BY(mu_) = false;
-  std::optional<Error> timed_out_ GUARDED_BY(mu_);
-  std::vector<std::function<void(Status)>> parked_ GUARDED_BY(mu_);
-};
-
-// Shared coherence: a key whose row is being read from PostgreSQL, by how many operations, and
-// the stamp of this store's last commit of the key since (MemoryTier::CommitStamp).
-struct RowRead {
-  uint32_t readers = 0;
-  uint64_t committed_stamp = 0;
+// The operations waiting for a key, in the order they were called (key_gates.h): the head runs
+// (loading what it needs, or, with shared coherence, until its guarded commit is decided); the
+// others wait their turn. A key without a gate has nothing waiting.
+struct Gate {
+  std::deque<std::shared_ptr<GatedOp>> ops;
+  // The head's commit passed store.write_timeout undecided: what waits for the key fails.
+  std::optional<Error> stalled;
 };
 
 struct Shard {
   Mutex mu;
-  KeyMap<RowRead> row_reads GUARDED_BY(mu);
-  KeyMap<std::shared_ptr<TxHold>> held GUARDED_BY(mu);
+  KeyMap<Gate> gates GUARDED_BY(mu);
   KeyMap<Watched> watched GUARDED_BY(mu);
   KeyMap<Entry> entries GUARDED_BY(mu);
+  uint64_t last_version GUARDED_BY(mu) = 0;    // the latest Entry::version given out
   Entry* lru_oldest GUARDED_BY(mu) = nullptr;  // clean cached values, least recent first
   Entry* lru_newest GUARDED_BY(mu) = nullptr;
   KeyMap<PendingDelete> pending_deletes GUARDED_BY(mu);

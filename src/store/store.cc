@@ -1,6 +1,5 @@
 #include "skydb/store.h"
 
-#include "store/shared_store.h"
 #include "store/tiered_store.h"
 
 namespace skydb {
@@ -16,14 +15,9 @@ std::unique_ptr<SessionStore> NewMemoryStore(const MemoryTierOptions& options, C
 Result<std::unique_ptr<SessionStore>> NewTieredStore(const TieredOptions& options, Clock& clock,
                                                      std::unique_ptr<DurableBackend> durable) {
   if (durable == nullptr) return Error::InvalidArgument("a tiered store needs a durable backend");
-  auto core = std::make_unique<store::TieredStore>(options, clock, std::move(durable));
-  if (options.shared) {
-    auto shared = std::make_unique<store::SharedStore>(std::move(core));
-    SKYDB_RETURN_IF_ERROR(shared->Start());
-    return std::unique_ptr<SessionStore>(std::move(shared));
-  }
-  SKYDB_RETURN_IF_ERROR(core->Start());
-  return std::unique_ptr<SessionStore>(std::move(core));
+  auto store = std::make_unique<store::TieredStore>(options, clock, std::move(durable));
+  SKYDB_RETURN_IF_ERROR(store->Start());
+  return std::unique_ptr<SessionStore>(std::move(store));
 }
 
 }  // namespace skydb

@@ -29,13 +29,13 @@ struct FakeDurableState {
   int held = 0;               // commits blocked by hold_commits now
   int sweeps = 0;
   int delete_alls = 0;  // FLUSHALLs committed
-  // Runs inside a guarded commit (CommitIf), after its locks and before it reads the rows:
+  // Runs inside a guarded commit, after its locks and before it reads the rows:
   // another daemon's write landing in the window the guard closes.
   std::function<void(std::map<std::string, DurableValue>& rows)> before_guard;
   // Runs after a row was read, outside the lock: a read whose answer is delayed in flight.
   std::function<void(const std::string& key)> after_read;
-  int guarded_commits = 0;  // CommitIf calls that committed
-  int refused_commits = 0;  // CommitIf calls whose rows had changed
+  int guarded_commits = 0;  // guards that held (their writes committed)
+  int refused_commits = 0;  // guards whose rows had changed
 };
 
 class FakeDurable final : public DurableBackend {
@@ -43,42 +43,42 @@ class FakeDurable final : public DurableBackend {
   explicit FakeDurable(std::shared_ptr<FakeDurableState> state) : state_(std::move(state)) {}
   std::string Describe() const override { return "fake durable"; }
 
-  Status DeleteAll(int /*writer*/) override {
+  Result<CommitResult> Commit(int /*writer*/, const CommitRequest& request) override {
     std::unique_lock<std::mutex> lock(state_->mu);
     WaitWhileHeld(lock);
     if (state_->fail_commits) return Error::Unavailable("fake: connection refused");
-    state_->rows.clear();
-    ++state_->delete_alls;
-    return Ok();
-  }
-
-  Status CommitBatch(int /*writer*/, const std::vector<DurableWrite>& writes) override {
-    std::unique_lock<std::mutex> lock(state_->mu);
-    WaitWhileHeld(lock);
-    if (state_->fail_commits) return Error::Unavailable("fake: connection refused");
-    return ApplyLocked(writes);
-  }
-
-  Result<Guarded> CommitIf(int /*writer*/, const std::vector<std::string>& keys, UnixMillis now,
-                           const RowCheck& unchanged,
-                           const std::vector<DurableWrite>& writes) override {
-    std::unique_lock<std::mutex> lock(state_->mu);
-    WaitWhileHeld(lock);
-    if (state_->fail_commits) return Error::Unavailable("fake: connection refused");
-    if (state_->before_guard) state_->before_guard(state_->rows);
-    std::vector<std::optional<DurableValue>> rows(keys.size());
-    for (size_t i = 0; i < keys.size(); ++i) {
-      auto it = state_->rows.find(keys[i]);
-      if (it == state_->rows.end()) continue;
-      if (it->second.expires_at == 0 || it->second.expires_at > now) rows[i] = it->second;
+    CommitResult result;
+    result.refused.assign(request.guards.size(), false);
+    bool any_refused = false;
+    if (!request.guards.empty() && state_->before_guard) state_->before_guard(state_->rows);
+    for (size_t g = 0; g < request.guards.size(); ++g) {
+      const RowGuard& guard = request.guards[g];
+      std::vector<std::optional<DurableValue>> rows(guard.keys.size());
+      for (size_t i = 0; i < guard.keys.size(); ++i) {
+        auto it = state_->rows.find(guard.keys[i]);
+        if (it == state_->rows.end()) continue;
+        if (it->second.expires_at == 0 || it->second.expires_at > request.now) {
+          rows[i] = it->second;
+        }
+      }
+      result.refused[g] = !guard.unchanged(rows);
+      any_refused = any_refused || result.refused[g];
+      ++(result.refused[g] ? state_->refused_commits : state_->guarded_commits);
     }
-    if (!unchanged(rows)) {
-      ++state_->refused_commits;
-      return Guarded::kRefused;
+    std::vector<DurableWrite> kept;
+    for (size_t i = 0; i < request.writes.size(); ++i) {
+      int guard = i < request.guard_of.size() ? request.guard_of[i] : -1;
+      if (guard < 0 || !result.refused[static_cast<size_t>(guard)])
+        kept.push_back(request.writes[i]);
     }
-    SKYDB_RETURN_IF_ERROR(ApplyLocked(writes));
-    ++state_->guarded_commits;
-    return Guarded::kCommitted;
+    // Checked before anything is applied: a failed commit changes nothing.
+    SKYDB_RETURN_IF_ERROR(CheckDistinct(kept));
+    if (request.delete_all && !any_refused) {
+      state_->rows.clear();
+      ++state_->delete_alls;
+    }
+    ApplyLocked(kept);
+    return result;
   }
 
   Result<std::optional<DurableValue>> Read(int, const std::string& key, UnixMillis now) override {
@@ -155,17 +155,20 @@ class FakeDurable final : public DurableBackend {
   }
 
  private:
-  // Commits `writes` (state_->mu held).
-  Status ApplyLocked(const std::vector<DurableWrite>& writes) {
-    // Like PostgreSQL's ON CONFLICT: a key may appear only once in one statement.
+  // Like PostgreSQL's ON CONFLICT: a key may appear only once in one statement.
+  static Status CheckDistinct(const std::vector<DurableWrite>& writes) {
     std::set<std::string> seen;
     for (const auto& w : writes) {
       if (!seen.insert(w.key).second) {
         return Error::Unavailable(
-            "fake: ON CONFLICT DO UPDATE command cannot affect row a "
-            "second time");
+            "fake: ON CONFLICT DO UPDATE command cannot affect row a second time");
       }
     }
+    return Ok();
+  }
+
+  // Commits `writes` (state_->mu held).
+  void ApplyLocked(const std::vector<DurableWrite>& writes) {
     for (const auto& w : writes) {
       state_->log.push_back(w);
       switch (w.kind) {
@@ -182,8 +185,7 @@ class FakeDurable final : public DurableBackend {
         }
       }
     }
-    state_->batch_sizes.push_back(writes.size());
-    return Ok();
+    if (!writes.empty()) state_->batch_sizes.push_back(writes.size());
   }
 
   void WaitWhileHeld(std::unique_lock<std::mutex>& lock) {

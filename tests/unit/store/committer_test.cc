@@ -76,16 +76,21 @@ class CommitterTest : public ::testing::Test {
     committer_->Enqueue({std::move(writes), waiter, false, std::move(guard)});
     return future;
   }
-  // A guard on `key` expecting `value` (nullopt: no row); `decided` counts its decisions.
+  // A guard on `key` expecting `value` (nullopt: no row); `decided` counts its decisions,
+  // `refused` is set when one was a refusal.
   std::shared_ptr<CommitGuard> GuardOn(const std::string& key, std::optional<std::string> value,
-                                       std::shared_ptr<std::atomic<int>> decided) {
+                                       std::shared_ptr<std::atomic<int>> decided,
+                                       std::shared_ptr<std::atomic<bool>> refused = nullptr) {
     auto guard = std::make_shared<CommitGuard>();
-    guard->keys = {key};
-    guard->unchanged = [value](const std::vector<std::optional<DurableValue>>& rows) {
+    guard->check.keys = {key};
+    guard->check.unchanged = [value](const std::vector<std::optional<DurableValue>>& rows) {
       if (!value) return !rows[0].has_value();
       return rows[0].has_value() && rows[0]->value == *value;
     };
-    guard->decided = [decided] { ++*decided; };
+    guard->decided = [decided, refused](CommitGuard::Outcome outcome) {
+      ++*decided;
+      if (refused && outcome == CommitGuard::Outcome::kRefused) *refused = true;
+    };
     return guard;
   }
   // Waits until `n` commits are blocked in the held backend.
@@ -282,8 +287,10 @@ TEST_F(CommitterTest, AFlushAllWaitsForRunningCommitsAndNothingOvertakesIt) {
   ASSERT_TRUE(WaitHeld(1));
   auto promise = std::make_shared<std::promise<Status>>();
   auto flushed = promise->get_future();
-  committer_->EnqueueDeleteAll(std::make_shared<Waiter>(
-      clock_.Now(), [promise](Status s) { promise->set_value(std::move(s)); }));
+  committer_->Enqueue({{},
+                       std::make_shared<Waiter>(
+                           clock_.Now(), [promise](Status s) { promise->set_value(std::move(s)); }),
+                       true});
   auto after = Unit({Upsert("b", "1")});
   std::this_thread::sleep_for(milliseconds(100));
   EXPECT_EQ(HeldNow(), 1) << "a commit started beside a FLUSHALL";
@@ -390,13 +397,14 @@ TEST_F(CommitterTest, AGuardedUnitWhoseRowChangedCommitsNothingAndSaysSo) {
     };
   }
   auto decided = std::make_shared<std::atomic<int>>(0);
-  auto guard = GuardOn("k", std::nullopt, decided);
+  auto was_refused = std::make_shared<std::atomic<bool>>(false);
+  auto guard = GuardOn("k", std::nullopt, decided, was_refused);
   auto refused = Unit({Upsert("k", "tx"), Upsert("k2", "tx")}, guard);
   ASSERT_EQ(refused.wait_for(std::chrono::seconds(10)), std::future_status::ready);
   Status status = refused.get();
   ASSERT_FALSE(status.ok());
   EXPECT_EQ(status.error().code, ErrorCode::kConflict) << status.error().message;
-  EXPECT_TRUE(guard->refused);
+  EXPECT_TRUE(*was_refused);
   EXPECT_EQ(*decided, 1);
   EXPECT_EQ(committer_->queued(), 0u);
   {

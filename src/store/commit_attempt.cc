@@ -1,0 +1,214 @@
+// The committing half of the group committer (committer.h): one taken batch, retried until it
+// is decided, with its guards' outcomes settled.
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <string_view>
+#include <unordered_map>
+
+#include "store/committer.h"
+
+namespace skydb::store {
+// One batch on its way to PostgreSQL: its rows, the units' waiters and guards, and how many
+// reserved writes it holds.
+struct GroupCommitter::Attempt {
+  struct Guarded {
+    std::shared_ptr<CommitGuard> guard;
+    std::shared_ptr<Waiter> waiter;
+    size_t writes = 0;
+    std::vector<std::string> keys;  // its writes'
+  };
+  Batch batch;
+  std::vector<int> guard_of;  // aligned with batch.rows: the index in `guarded`, or -1
+  size_t queued = 0;
+  bool delete_all = false;
+  std::vector<Guarded> guarded;
+  std::vector<std::shared_ptr<Waiter>> waiters;  // of the units without a guard
+};
+
+void GroupCommitter::CommitTaken(int index, Taken& taken) {
+  Attempt attempt;
+  std::vector<QueuedWrite> writes;
+  // A guarded unit's keys are no other unit's (the key gates see to it): a row's key tells its
+  // guard.
+  std::unordered_map<std::string, int> guard_of_key;
+  for (auto& item : taken.items) {
+    WriteUnit& unit = item.unit;
+    attempt.delete_all = attempt.delete_all || unit.delete_all;
+    if (unit.guard) {
+      std::vector<std::string> keys;
+      for (const auto& w : unit.writes) keys.push_back(w.write.key);
+      attempt.guarded.push_back(
+          {std::move(unit.guard), std::move(unit.waiter), unit.writes.size(), std::move(keys)});
+    } else if (unit.waiter) {
+      attempt.waiters.push_back(std::move(unit.waiter));
+    }
+    std::move(unit.writes.begin(), unit.writes.end(), std::back_inserter(writes));
+  }
+  attempt.queued = writes.size();
+  attempt.batch = BuildBatch(std::move(writes));
+  if (!attempt.guarded.empty()) {
+    for (size_t g = 0; g < attempt.guarded.size(); ++g) {
+      for (const auto& key : attempt.guarded[g].keys) guard_of_key[key] = static_cast<int>(g);
+    }
+    for (const auto& row : attempt.batch.rows) {
+      auto it = guard_of_key.find(row.key);
+      attempt.guard_of.push_back(it == guard_of_key.end() ? -1 : it->second);
+    }
+  }
+  auto backoff = std::chrono::milliseconds(20);
+  for (int number = 0;; ++number) {
+    auto started = clock_.Now();
+    Status failed = Ok();
+    if (TryCommit(index, attempt, &failed)) {
+      Committed(attempt, started);
+      if (number > 0) {
+        MutexLock lock(mu_);
+        last_error_.clear();
+      }
+      return;
+    }
+    FailedAttempt(attempt, failed, number);
+    if (attempt.queued == 0 && attempt.guarded.empty() && attempt.waiters.empty()) return;
+    if (!WaitBeforeRetry(backoff)) continue;
+    backoff = std::min(backoff * 2, std::chrono::milliseconds(1000));
+  }
+}
+
+bool GroupCommitter::TryCommit(int index, Attempt& attempt, Status* failed) {
+  DurableBackend::CommitRequest request;
+  request.writes = std::move(attempt.batch.rows);
+  request.delete_all = attempt.delete_all;
+  request.now =
+      std::chrono::duration_cast<std::chrono::milliseconds>(clock_.WallNow().time_since_epoch())
+          .count();
+  for (const auto& g : attempt.guarded) request.guards.push_back(g.guard->check);
+  request.guard_of = attempt.guard_of;
+  auto result = durable_.Commit(index, request);
+  attempt.batch.rows = std::move(request.writes);
+  if (!result.ok()) {
+    *failed = std::move(result).error();
+    return false;
+  }
+  bool refused =
+      std::find(result->refused.begin(), result->refused.end(), true) != result->refused.end();
+  if (refused || result->unknown) SettleUngranted(attempt, result->refused, result->unknown);
+  if (!result->unknown) return true;
+  if (attempt.batch.rows.empty() && !attempt.delete_all && attempt.waiters.empty()) return true;
+  // What had no guard is committed again: its writes are idempotent.
+  *failed = Error::Unavailable("the connection to PostgreSQL was lost during COMMIT");
+  return false;
+}
+
+void GroupCommitter::SettleUngranted(Attempt& attempt, const std::vector<bool>& refused,
+                                     bool unknown) {
+  // The guards' new indexes: -1 for those settled here.
+  std::vector<int> renumbered(attempt.guarded.size(), -1);
+  std::vector<Attempt::Guarded> kept, settled;
+  for (size_t i = 0; i < attempt.guarded.size(); ++i) {
+    if (!unknown && !refused[i]) {
+      renumbered[i] = static_cast<int>(kept.size());
+      kept.push_back(std::move(attempt.guarded[i]));
+    } else {
+      settled.push_back(std::move(attempt.guarded[i]));
+    }
+  }
+  attempt.guarded = std::move(kept);
+  // A FLUSHALL is a unit of its own: refused, nothing of it is left.
+  if (!settled.empty()) attempt.delete_all = attempt.delete_all && !attempt.guarded.empty();
+  Batch forgotten, left;
+  std::vector<int> left_guard_of;
+  for (size_t i = 0; i < attempt.batch.rows.size(); ++i) {
+    int guard = attempt.guard_of[i];
+    bool gone = guard >= 0 && renumbered[static_cast<size_t>(guard)] < 0;
+    Batch& to = gone ? forgotten : left;
+    to.rows.push_back(std::move(attempt.batch.rows[i]));
+    to.seqs.push_back(attempt.batch.seqs[i]);
+    to.hashes.push_back(attempt.batch.hashes[i]);
+    if (!gone) left_guard_of.push_back(guard < 0 ? -1 : renumbered[static_cast<size_t>(guard)]);
+  }
+  attempt.batch = std::move(left);
+  attempt.guard_of = attempt.guarded.empty() ? std::vector<int>{} : std::move(left_guard_of);
+  listener_.OnNotCommitted(forgotten);
+  Error why = unknown
+                  ? Error::Unavailable(
+                        "the connection to PostgreSQL was lost during the COMMIT: it may or "
+                        "may not have applied; read its keys to see")
+                  : Error::Conflict("another daemon changed a key it read; nothing was applied");
+  for (auto& g : settled) {
+    attempt.queued -= g.writes;
+    queued_ -= g.writes;
+    g.guard->decided(unknown ? CommitGuard::Outcome::kUnknown : CommitGuard::Outcome::kRefused);
+    if (g.waiter) g.waiter->Fire(why);
+  }
+}
+
+void GroupCommitter::Committed(Attempt& attempt, Clock::TimePoint started) {
+  if (!attempt.batch.rows.empty() || attempt.delete_all) Count(attempt, started);
+  listener_.OnCommitted(attempt.batch);
+  queued_ -= attempt.queued;
+  for (auto& g : attempt.guarded) g.guard->decided(CommitGuard::Outcome::kCommitted);
+  for (auto& g : attempt.guarded) {
+    if (g.waiter) g.waiter->Fire(Ok());
+  }
+  for (auto& w : attempt.waiters) w->Fire(Ok());
+}
+
+void GroupCommitter::Count(const Attempt& attempt, Clock::TimePoint started) {
+  last_commit_ns_ =
+      std::chrono::duration_cast<std::chrono::nanoseconds>(clock_.Now() - started).count();
+  commit_seconds_hist_.Observe(static_cast<double>(last_commit_ns_.load()) / 1e9);
+  batch_rows_hist_.Observe(static_cast<double>(attempt.batch.rows.size()));
+  ++commits_;
+  committed_rows_ += attempt.batch.rows.size();
+}
+
+void GroupCommitter::FailedAttempt(Attempt& attempt, const Status& failed, int number) {
+  ++failed_commits_;
+  if (number == 0 || number % 50 == 0) {
+    spdlog::warn("store: commit of {} writes failed (attempt {}), retrying: {}",
+                 attempt.batch.rows.size(), number + 1, failed.error().message);
+  }
+  {
+    MutexLock lock(mu_);
+    last_error_ = failed.error().message;
+  }
+  auto now = clock_.Now();
+  bool giving_up = stopping_.load() && SteadyNs(now) >= give_up_at_ns_.load();
+  auto time_out = [&](const std::shared_ptr<Waiter>& w) {
+    if (w && (giving_up || now - w->enqueued() >= options_.write_timeout)) {
+      w->Fire(Error::Timeout(TimeoutMessage(failed.error().message)), &write_timeouts_);
+    }
+  };
+  for (auto& w : attempt.waiters) time_out(w);
+  for (auto& g : attempt.guarded) time_out(g.waiter);
+  if (!giving_up) return;
+  spdlog::error("store: shutting down with {} writes not committed: {}", attempt.batch.rows.size(),
+                failed.error().message);
+  queued_ -= attempt.queued;
+  attempt.queued = 0;
+  for (auto& g : attempt.guarded) g.guard->decided(CommitGuard::Outcome::kGaveUp);
+  attempt.guarded.clear();
+  attempt.waiters.clear();
+}
+
+void GroupCommitter::Finished(int index, const Taken& taken) {
+  bool wake_all = stopping_.load(), wake = false;
+  {
+    MutexLock lock(mu_);
+    held_[static_cast<size_t>(index)].clear();
+    --running_;
+    if (taken.alone) running_alone_ = false;
+    blocked_ = false;
+    committing_since_[static_cast<size_t>(index)] = Clock::TimePoint{};
+    UpdateOldest();
+    wake = ReadyLocked();
+  }
+  if (wake_all) {
+    work_cv_.NotifyAll();  // a writer waiting for an empty queue may stop now
+  } else if (wake) {
+    work_cv_.NotifyOne();
+  }
+}
+
+}  // namespace skydb::store
