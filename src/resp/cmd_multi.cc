@@ -60,9 +60,8 @@ class TxRecorder final : public SessionStore {
   void Increment(IncrRequest request, StoreCallback<IncrReply> done) override {
     ops_.emplace_back(tx::Increment{std::move(request), std::move(done)});
   }
-  // Not a key operation a transaction can hold: FLUSHALL inside MULTI is refused in its slot.
   void DeleteAll(StoreCallback<int64_t> done) override {
-    done(Error::InvalidArgument("FLUSHALL cannot run inside MULTI"));
+    ops_.emplace_back(tx::DeleteAll{std::move(done)});
   }
   void Ttl(std::string key, StoreCallback<TtlReply> done) override {
     ops_.emplace_back(tx::Ttl{std::move(key), std::move(done)});
@@ -93,9 +92,12 @@ class TxRecorder final : public SessionStore {
 };
 
 // EXEC's reply: one slot per queued command, sent as one array once every slot is filled and
-// the transaction applied — or nil when a WATCHed key changed, or the store's error. Each slot
-// is claimed against the connection's reply budget as it arrives (as MGET's values are): a
-// reply that would pass resp.max_output_buffer is refused with an error naming the limit.
+// the transaction applied — or nil when a WATCHed key changed, or the store's error. Before the
+// store applies anything it asks Admit for the most its replies may take, which is claimed
+// against the connection's reply budget: a transaction whose reply would pass
+// resp.max_output_buffer (or the server's reply memory) is refused whole, having applied nothing.
+// Replies of commands that are not store operations fill their slots at once and are claimed as
+// they arrive.
 class ExecGather : public std::enable_shared_from_this<ExecGather> {
  public:
   ExecGather(size_t n, ReplyFn reply, Proto proto)
@@ -111,6 +113,21 @@ class ExecGather : public std::enable_shared_from_this<ExecGather> {
     });
   }
 
+  // The store's bound on its operations' replies, under their keys' locks.
+  Status Admit(size_t store_bytes) {
+    MutexLock lock(mu_);
+    size_t more = store_bytes + kArrayHeaderBytes;
+    // The texts carry Redis's "ERR " already; the store's error reply adds it again.
+    auto without_code = [](std::string text) { return text.substr(text.find(' ') + 1); };
+    if (claim_.bytes() + more > reply_.limit()) {
+      return Error::InvalidArgument(
+          without_code(ReplyTooLarge(reply_.limit(), "split the transaction")));
+    }
+    if (!claim_.Extend(more)) return Error::Unavailable(without_code(std::string(kReplyDropped)));
+    admitted_ = true;
+    return Ok();
+  }
+
   void Applied(Result<bool> applied) {
     MutexLock lock(mu_);
     if (!applied.ok()) return Finish(ErrorReply(StoreErrorText(applied.error())));
@@ -123,6 +140,11 @@ class ExecGather : public std::enable_shared_from_this<ExecGather> {
   void Fill(size_t index, std::string reply) {
     MutexLock lock(mu_);
     if (finished_) return;
+    if (admitted_) {  // claimed whole by Admit
+      slots_[index] = std::move(reply);
+      if (--remaining_ == 0 && applied_) FinishArray();
+      return;
+    }
     if (claim_.bytes() + reply.size() + 32 > reply_.limit()) {
       return Finish(ErrorReply(ReplyTooLarge(reply_.limit(), "split the transaction")));
     }
@@ -153,7 +175,9 @@ class ExecGather : public std::enable_shared_from_this<ExecGather> {
   Mutex mu_;
   std::vector<std::string> slots_ GUARDED_BY(mu_);
   size_t remaining_ GUARDED_BY(mu_);
+  static constexpr size_t kArrayHeaderBytes = 32;
   bool applied_ GUARDED_BY(mu_) = false;
+  bool admitted_ GUARDED_BY(mu_) = false;
   bool finished_ GUARDED_BY(mu_) = false;
   ReplyClaim claim_ GUARDED_BY(mu_);
   ReplyFn reply_;
@@ -224,10 +248,13 @@ void CmdExec(CommandContext& ctx) {
   for (size_t i = 0; i < commands.size(); ++i) replies.push_back(gather->SlotReply(i));
   TxRecorder recorder(store);
   ctx.executor.RunQueued(ctx.client, std::move(commands), recorder, std::move(replies));
-  store.Transact(recorder.TakeOps(), watch, [gather, watch, &store](Result<bool> applied) {
-    if (watch) store.Unwatch(*watch);
-    gather->Applied(std::move(applied));
-  });
+  store.Transact(
+      recorder.TakeOps(), watch,
+      [gather, watch, &store](Result<bool> applied) {
+        if (watch) store.Unwatch(*watch);
+        gather->Applied(std::move(applied));
+      },
+      [gather](size_t reply_bytes) { return gather->Admit(reply_bytes); });
 }
 
 // WATCH key...: inside MULTI it is an error and does not doom the transaction, as in Redis.
