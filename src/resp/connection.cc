@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "base/strings.h"
+#include "resp/command_table.h"
 #include "resp/encoder.h"
 #include "resp/pubsub.h"
 #include "resp/server_internal.h"
@@ -254,11 +255,38 @@ void Connection::ProcessView(std::string_view& view) {
   while (!view.empty() && !close_after_flush_ && !ShouldPause()) {
     ParseStatus status = parser_.Feed(view);
     if (status == ParseStatus::kCommand) {
-      Dispatch(parser_.args());
+      std::vector<std::string>& args = parser_.args();
+      if (WaitsForEarlierReplies(args) && !AllEarlierAnswered()) {
+        held_command_ = std::move(args);
+      } else {
+        Dispatch(args);
+      }
     } else if (status == ParseStatus::kError) {
       OnProtocolError();
     }
   }
+}
+
+bool Connection::WaitsForEarlierReplies(const std::vector<std::string>& args) const {
+  auto whole = [](const std::string& name) {
+    for (const char* command : {"scan", "keys", "dbsize", "flushall", "flushdb", "randomkey"}) {
+      if (EqualsIgnoreCase(name, command)) return true;
+    }
+    return false;
+  };
+  if (!client_.in_multi) return whole(args[0]);
+  if (!EqualsIgnoreCase(args[0], "exec")) return false;  // queued, not run
+  for (const auto& queued : client_.queued) {
+    if (whole(queued[0])) return true;
+  }
+  return false;
+}
+
+bool Connection::AllEarlierAnswered() const {
+  for (const auto& slot : slots_) {
+    if (!slot.has_value()) return false;
+  }
+  return true;
 }
 
 void Connection::Dispatch(std::vector<std::string>& args) {
@@ -375,7 +403,7 @@ void Connection::Complete(uint64_t seq, std::string reply, ReplyClaim claim) {
   }
   held_ += claim.Take();
   slots_[seq - first_seq_] = std::move(reply);
-  if (seq == first_seq_) loop_.MarkDirty(shared_from_this());
+  if (seq == first_seq_ || held_command_) loop_.MarkDirty(shared_from_this());
 }
 
 // Redis closes a client past its output buffer limit; so does skydb, naming the limit reached.
@@ -402,7 +430,7 @@ void Connection::CloseOverBudget() {
 }
 
 bool Connection::ShouldPause() const {
-  return auth_hold_ || slots_.size() >= shared_.options.max_pipeline ||
+  return auth_hold_ || held_command_.has_value() || slots_.size() >= shared_.options.max_pipeline ||
          budget_->held() >= kOutputSoftLimit;
 }
 
@@ -429,6 +457,12 @@ void Connection::Flush() {
     }
   }
   if (!WriteOut()) return;
+  if (held_command_ && AllEarlierAnswered()) {
+    std::vector<std::string> args = std::move(*held_command_);
+    held_command_.reset();
+    Dispatch(args);
+    loop_.MarkDirty(self);  // its reply, if it came at once
+  }
   if (close_after_flush_ && slots_.empty() && out_sent_ == out_.size()) {
     return Close(client_.close_after_reply ? "QUIT" : "finished");
   }

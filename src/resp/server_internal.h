@@ -94,6 +94,11 @@ class Connection final : public ReplyTarget, public std::enable_shared_from_this
   void Process();
   void ProcessView(std::string_view& view);
   void Dispatch(std::vector<std::string>& args);  // the parser's: may be moved from
+  // A command over the whole keyspace (SCAN, DBSIZE, FLUSHALL...) sees every earlier command
+  // of its connection applied: it waits while one of them has not answered (the store orders
+  // the commands of each key, not a key's commands against the whole keyspace).
+  bool WaitsForEarlierReplies(const std::vector<std::string>& args) const;
+  bool AllEarlierAnswered() const;
   void OnProtocolError();
   void OnAuthFailure();
   bool ShouldPause() const;
@@ -125,7 +130,9 @@ class Connection final : public ReplyTarget, public std::enable_shared_from_this
   uint64_t first_seq_ = 0;     // sequence number of slots_.front()
   bool stop_reading_ = false;  // EOF, protocol error, QUIT or drain
   bool close_after_flush_ = false;
-  bool auth_hold_ = false;       // after a failed AUTH: no reading, no writing, until a timer
+  bool auth_hold_ = false;  // after a failed AUTH: no reading, no writing, until a timer
+  // A whole-keyspace command held until every earlier one answered (WaitsForEarlierReplies).
+  std::optional<std::vector<std::string>> held_command_;
   uint32_t interest_ = EPOLLIN;  // epoll events registered
   Clock::TimePoint last_active_;
   Clock::TimePoint created_;

@@ -54,11 +54,17 @@ class HeldStore final : public SessionStore {
     done(false);
   }
   void Increment(IncrRequest, StoreCallback<IncrReply> done) override { done(IncrReply{}); }
-  void DeleteAll(StoreCallback<int64_t> done) override { done(int64_t{0}); }
+  void DeleteAll(StoreCallback<int64_t> done) override {
+    whole_keyspace_calls_ += held_sets() == 0 ? 1 : 1000;  // 1000: it overtook a held SET
+    done(int64_t{0});
+  }
   void Ttl(std::string, StoreCallback<TtlReply> done) override { done(TtlReply{}); }
   void Scan(uint64_t, std::string, size_t, StoreCallback<ScanReply> done) override {
+    whole_keyspace_calls_ += held_sets() == 0 ? 1 : 1000;
     done(ScanReply{});
   }
+  // FLUSHALL and SCAN calls; each counts 1000 instead of 1 if a SET was held when it came.
+  int whole_keyspace_calls() const { return whole_keyspace_calls_.load(); }
   int64_t Count() const override { return 0; }
   StoreStats Stats() const override { return {}; }
   Status Close(std::chrono::milliseconds) override { return Ok(); }
@@ -109,6 +115,7 @@ class HeldStore final : public SessionStore {
   std::mutex mu_;
   std::vector<std::pair<std::string, StoreCallback<std::optional<std::string>>>> gets_;
   std::vector<StoreCallback<SetReply>> sets_;
+  std::atomic<int> whole_keyspace_calls_{0};
 };
 
 bool WaitFor(const std::function<bool()>& condition) {
@@ -255,6 +262,29 @@ TEST_F(ServerTest, PipelinedSetsShareGroupCommits) {
   ::close(fd);
   server_.reset();
   EXPECT_TRUE((*store)->Close(std::chrono::seconds(5)).ok());
+}
+
+// The store orders one key's commands; a command over the whole keyspace waits for every
+// earlier command of its connection to answer, so a pipelined FLUSHALL or SCAN never takes
+// effect before the writes sent ahead of it.
+TEST_F(ServerTest, AWholeKeyspaceCommandWaitsForTheCommandsPipelinedBeforeIt) {
+  HeldStore store;
+  options_.allow_flush = true;
+  Start(store);
+  int fd = Connect();
+  Send(fd, "SET a 1\r\nFLUSHALL\r\nSET b 2\r\nSCAN 0\r\n");
+  ASSERT_TRUE(WaitFor([&] { return store.held_sets() == 1; }));
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  EXPECT_EQ(store.whole_keyspace_calls(), 0) << "FLUSHALL ran before the SET sent ahead of it";
+  EXPECT_EQ(store.held_sets(), 1u) << "a command after the held FLUSHALL ran before it";
+  store.ReleaseSets();
+  ASSERT_TRUE(WaitFor([&] { return store.held_sets() == 1; }));  // SET b, after FLUSHALL
+  EXPECT_EQ(store.whole_keyspace_calls(), 1);
+  store.ReleaseSets();
+  std::string expected = "+OK\r\n+OK\r\n+OK\r\n*2\r\n$1\r\n0\r\n*0\r\n";
+  EXPECT_EQ(Read(fd, expected.size()), expected);
+  EXPECT_EQ(store.whole_keyspace_calls(), 2);
+  ::close(fd);
 }
 
 TEST_F(ServerTest, ShutdownDrainsRequestsInFlight) {
