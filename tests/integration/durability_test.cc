@@ -1,6 +1,8 @@
 // Nothing acknowledged is lost: real `skydb serve --embed` daemons under sustained ledger
 // writes over RESP, with kill -9 of skydb, kill -9 of the postmaster, an async crash and a
-// frozen PostgreSQL. Run as root; the cluster runs as SKYDB_TEST_USER. Every wait is bounded.
+// frozen PostgreSQL; and clients that pipeline behind keys whose 37 KB values left memory (idle
+// eviction, store.max_memory). Run as root; the cluster runs as SKYDB_TEST_USER. Every wait is
+// bounded.
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/mount.h>
@@ -35,6 +37,87 @@ std::string Lines(const std::vector<std::string>& lines) {
   for (size_t i = 0; i < lines.size() && i < 20; ++i) out += lines[i] + "\n";
   if (lines.size() > 20) out += "... and " + std::to_string(lines.size() - 20) + " more\n";
   return out;
+}
+
+// Cold keys (docs/failure-modes.md, "Per-key order"): commands pipelined behind a key whose
+// 37 KB value left memory, against the same commands sent one by one.
+using Command = std::vector<std::string>;
+
+// A session-sized value (the Sky.Live runtime writes ~37 KB gob blobs), distinct per `seed`.
+std::string Blob(int seed) {
+  std::string blob(37000, 'x');
+  for (size_t i = 0; i < blob.size(); i += 97) blob[i] = static_cast<char>('a' + (seed + i) % 26);
+  return blob;
+}
+
+std::string Show(const RespReply& r) {
+  switch (r.type) {
+    case RespReply::Type::kNull:
+      return "nil";
+    case RespReply::Type::kInteger:
+      return std::to_string(r.integer);
+    case RespReply::Type::kError:
+      return "ERR(" + r.text.substr(0, 40) + ")";
+    case RespReply::Type::kArray: {
+      std::string out = "[";
+      for (const auto& e : r.elements) out += Show(e) + ",";
+      return out + "]";
+    }
+    default:
+      return r.text.size() > 40 ? "<" + std::to_string(r.text.size()) + " bytes>" : r.text;
+  }
+}
+
+// The pairs of commands the issue reproduced, each on key `{}` (replaced by the key's name).
+struct Pair {
+  const char* name;
+  Command first, second;
+};
+std::vector<Pair> Pairs() {
+  return {
+      {"SET old GET; SET new", {"SET", "{}", "old", "GET"}, {"SET", "{}", "new"}},
+      {"INCR; SET 100", {"INCR", "{}"}, {"SET", "{}", "100"}},
+      {"INCRBY 1; DEL", {"INCRBY", "{}", "1"}, {"DEL", "{}"}},
+      {"GETDEL; SET new", {"GETDEL", "{}"}, {"SET", "{}", "new"}},
+      {"GETEX PERSIST; SET new EX 100",
+       {"GETEX", "{}", "PERSIST"},
+       {"SET", "{}", "new", "EX", "100"}},
+      {"SET x GET; EXPIRE 100", {"SET", "{}", "x", "GET"}, {"EXPIRE", "{}", "100"}},
+      {"GET; DEL", {"GET", "{}"}, {"DEL", "{}"}},
+      {"GET; SET new", {"GET", "{}"}, {"SET", "{}", "new"}},
+  };
+}
+
+Command On(Command c, const std::string& key) {
+  for (auto& a : c) {
+    if (a == "{}") a = key;
+  }
+  return c;
+}
+
+RespClient Client(const std::string& socket) {
+  auto c = RespClient::Connect(socket, seconds(30));
+  EXPECT_TRUE(c.ok()) << c.error().message;
+  return std::move(c).value();
+}
+
+long InfoField(RespClient& c, const std::string& field) {
+  auto info = c.Command({"INFO", "all"});
+  if (!info.ok()) return -1;
+  size_t at = info->text.find(field + ":");
+  return at == std::string::npos ? -1 : std::atol(info->text.c_str() + at + field.size() + 1);
+}
+
+// The key's value and deadline as a client sees them.
+std::string State(RespClient& c, const std::string& key) {
+  auto value = c.Command({"GET", key});
+  auto ttl = c.Command({"TTL", key});
+  if (!value.ok() || !ttl.ok()) return "error";
+  // A deadline as "none" (-1), "gone" (-2) or its order of magnitude, so that the seconds
+  // that pass between two reads do not count.
+  long t = ttl->integer;
+  std::string deadline = t == -1 ? "none" : t == -2 ? "gone" : t > 900 ? "~1000s+" : "<900s";
+  return Show(*value) + " ttl " + deadline;
 }
 
 class DurabilityTest : public ::testing::Test {
@@ -141,6 +224,46 @@ TEST_F(DurabilityTest, KillNineOfThePostmasterDuringSyncWritesLosesNothingAcknow
   std::cout << "[measured] acknowledged " << ledger.acked() << ", failed " << ledger.failed()
             << ", writes served again " << serving_after.count()
             << " ms after kill -9 of the postmaster\n";
+  StopCleanly(*again);
+}
+
+// Pipelining writers on 37 KB sessions whose values keep leaving memory (store.max_memory,
+// idle eviction after 1 s), through kill -9 of the postmaster and then of skydb: no
+// acknowledged write is lost, and every old value a pipelined `SET … GET` answered was a state
+// the key was in (docs/failure-modes.md, "Per-key order").
+TEST_F(DurabilityTest, PipelinedWritersOnColdKeysLoseNothingAcrossKillNine) {
+  std::vector<std::string> sets = {"store.max_memory=16MiB", "store.idle_evict=1s"};
+  auto d = ServeReady(sets);
+  LedgerOptions options = Options();
+  options.writers = 4;
+  options.keys_per_writer = 150;  // 600 keys of 37 KB: more than the memory cap holds
+  options.value_bytes = 37000;
+  options.pipeline = 4;
+  Ledger ledger(options);
+  ledger.Start();
+  ASSERT_TRUE(ledger.WaitForAcks(2000, seconds(60))) << d->Log();
+
+  pid_t postmaster = PostmasterPid();
+  ASSERT_GT(postmaster, 0);
+  ASSERT_EQ(::kill(postmaster, SIGKILL), 0);
+  ASSERT_TRUE(WaitReady(dir_, seconds(60), 1, d->pid())) << d->Log();
+  ASSERT_TRUE(ledger.WaitForAcks(500, seconds(60))) << d->Log();
+  ASSERT_TRUE(d->Signal(SIGKILL).ok());
+  ASSERT_TRUE(d->WaitExit(seconds(10)).has_value());
+  auto again = StartEmbedded(dir_, sets);
+  ASSERT_TRUE(ledger.WaitForAcks(500, seconds(60))) << again->Log();
+  ledger.Stop();
+
+  auto problems = ledger.Verify(socket_);
+  EXPECT_TRUE(problems.empty()) << Lines(problems);
+  auto wrong = ledger.WrongOldValues();
+  EXPECT_TRUE(wrong.empty()) << Lines(wrong);
+  RespClient client = Client(socket_);
+  EXPECT_GT(InfoField(client, "evicted_values_memory") + InfoField(client, "evicted_values_idle"),
+            0)
+      << "no value left memory: the test did not test cold keys";
+  std::cout << "[measured] pipelined acknowledged " << ledger.acked() << ", failed "
+            << ledger.failed() << " across kill -9 of the postmaster and of skydb\n";
   StopCleanly(*again);
 }
 
@@ -698,6 +821,160 @@ TEST_F(DurabilityTest, TransactionsAreWholeOrAbsentAfterKillNineOfPostgresAndOfS
   EXPECT_TRUE(problems.empty()) << Lines(problems);
   std::cout << "[measured] transactions acknowledged " << acked.size() << ", found whole " << whole
             << ", absent " << absent << " after kill -9 of the postmaster and of skydb\n";
+  StopCleanly(*again);
+}
+
+// Every pair, pipelined on a key whose 37 KB value was evicted (idle, or by the memory cap),
+// ends as the same pair sent one by one on another such key; and stays so across kill -9.
+class ColdPairsTest : public DurabilityTest, public ::testing::WithParamInterface<const char*> {};
+
+TEST_P(ColdPairsTest, PipelinedPairsBehindAColdKeyEndAsIfSentOneByOne) {
+  bool idle = std::string(GetParam()) == "idle";
+  std::vector<std::string> sets = {idle ? "store.idle_evict=1s" : "store.max_memory=16MiB"};
+  auto d = ServeReady(sets);
+  RespClient c = Client(socket_);
+  std::vector<std::string> failures;
+  std::map<std::string, std::string> final_states;
+  int n = 0;
+  for (const Pair& pair : Pairs()) {
+    std::string seq = "sky:sess:seq" + std::to_string(n),
+                pipe = "sky:sess:pipe" + std::to_string(n);
+    ++n;
+    bool counter = pair.first[0] == std::string("INCR") || pair.first[0] == std::string("INCRBY");
+    std::string initial = counter ? "5" : Blob(n);
+    for (const auto& k : {seq, pipe})
+      ASSERT_TRUE(c.Command({"SET", k, initial, "EX", "1000"})->IsOk());
+    std::string counter_name = idle ? "evicted_values_idle" : "evicted_values_memory";
+    long before = InfoField(c, counter_name);
+    if (idle) {
+      std::this_thread::sleep_for(milliseconds(2500));
+    } else {
+      for (int i = 0; i < 600; ++i) {  // 22 MB of other sessions push them out
+        ASSERT_TRUE(c.Command({"SET", "filler" + std::to_string(n * 1000 + i), Blob(i)})->IsOk());
+      }
+    }
+    EXPECT_GE(InfoField(c, counter_name), before + 2) << "not evicted";
+    auto one = c.Command(On(pair.first, seq));
+    auto two = c.Command(On(pair.second, seq));
+    ASSERT_TRUE(one.ok() && two.ok());
+    std::string expected = Show(*one) + " | " + Show(*two) + " | " + State(c, seq);
+    auto both = c.Pipeline({On(pair.first, pipe), On(pair.second, pipe)});
+    ASSERT_TRUE(both.ok() && both->size() == 2);
+    std::string got = Show((*both)[0]) + " | " + Show((*both)[1]) + " | " + State(c, pipe);
+    if (got != expected)
+      failures.push_back(std::string(pair.name) + ": " + got + " != " + expected);
+    final_states[pipe] = State(c, pipe);
+  }
+  EXPECT_TRUE(failures.empty()) << [&] {
+    std::string all;
+    for (const auto& f : failures) all += f + "\n";
+    return all;
+  }();
+  ASSERT_TRUE(d->Signal(SIGKILL).ok());
+  ASSERT_TRUE(d->WaitExit(seconds(10)).has_value());
+  auto again = ServeReady(sets);
+  RespClient after = Client(socket_);
+  for (auto& [key, state] : final_states) {
+    EXPECT_EQ(State(after, key), state) << key << " after kill -9 of skydb";
+  }
+  StopCleanly(*again);
+}
+
+INSTANTIATE_TEST_SUITE_P(Evicted, ColdPairsTest, ::testing::Values("idle", "memory_cap"),
+                         [](const auto& info) { return std::string(info.param); });
+
+// Clients pipelining INCRs on counters whose values keep leaving memory (store.max_memory
+// reached by 37 KB sessions written meanwhile): every acknowledged increment is counted.
+TEST_F(DurabilityTest, CountersStayExactWhileTheirValuesLeaveMemory) {
+  auto d = ServeReady({"store.max_memory=16MiB"});
+  constexpr int kClients = 4, kRounds = 40, kDepth = 10, kCounters = 5;
+  std::atomic<long> acked[kCounters] = {};
+  std::atomic<bool> stop{false};
+  std::thread filler([&] {
+    RespClient c = Client(socket_);
+    for (int i = 0; !stop; ++i)
+      (void)c.Command({"SET", "filler" + std::to_string(i % 800), Blob(i)});
+  });
+  std::vector<std::thread> clients;
+  for (int t = 0; t < kClients; ++t) {
+    clients.emplace_back([&, t] {
+      RespClient c = Client(socket_);
+      for (int r = 0; r < kRounds; ++r) {
+        std::vector<Command> pipeline;
+        std::vector<int> which;
+        for (int i = 0; i < kDepth; ++i) {
+          which.push_back((t + r + i) % kCounters);
+          pipeline.push_back({"INCR", "counter" + std::to_string(which.back())});
+        }
+        auto replies = c.Pipeline(pipeline);
+        ASSERT_TRUE(replies.ok());
+        for (size_t i = 0; i < replies->size(); ++i) {
+          if ((*replies)[i].type == RespReply::Type::kInteger) ++acked[which[i]];
+        }
+      }
+    });
+  }
+  for (auto& t : clients) t.join();
+  stop = true;
+  filler.join();
+  RespClient c = Client(socket_);
+  long total = 0;
+  for (int k = 0; k < kCounters; ++k) {
+    auto v = c.Command({"GET", "counter" + std::to_string(k)});
+    ASSERT_TRUE(v.ok());
+    EXPECT_EQ(v->text, std::to_string(acked[k].load())) << "counter" << k;
+    total += acked[k];
+  }
+  EXPECT_EQ(total, kClients * kRounds * kDepth);
+  std::cout << "[ measured ] " << total << " pipelined increments acknowledged, "
+            << InfoField(c, "evicted_values_memory") << " values evicted meanwhile\n";
+  StopCleanly(*d);
+}
+
+// An EXEC whose replies would pass resp.max_output_buffer is refused before it applies
+// anything: the counter it increments does not move, also after kill -9.
+TEST_F(DurabilityTest, AnExecOverTheReplyLimitAppliesNothing) {
+  auto d = ServeReady({"resp.max_output_buffer=1MiB", "store.max_value_bytes=2MiB"});
+  RespClient c = Client(socket_);
+  ASSERT_TRUE(c.Command({"SET", "big", std::string(1500000, 'b')})->IsOk());
+  ASSERT_TRUE(c.Command({"SET", "counter", "10"})->IsOk());
+  // One GET of the value fits (the limit is raised to hold any one value); two do not.
+  auto exec =
+      c.Pipeline({{"MULTI"}, {"INCR", "counter"}, {"GET", "big"}, {"GET", "big"}, {"EXEC"}});
+  ASSERT_TRUE(exec.ok() && exec->size() == 5);
+  EXPECT_EQ((*exec)[4].type, RespReply::Type::kError) << Show((*exec)[4]);
+  EXPECT_NE((*exec)[4].text.find("split the transaction"), std::string::npos) << (*exec)[4].text;
+  EXPECT_EQ(c.Command({"GET", "counter"})->text, "10") << "an EXEC refused with an error applied";
+  ASSERT_TRUE(d->Signal(SIGKILL).ok());
+  ASSERT_TRUE(d->WaitExit(seconds(10)).has_value());
+  auto again = ServeReady();
+  RespClient after = Client(socket_);
+  EXPECT_EQ(after.Command({"GET", "counter"})->text, "10") << "after kill -9";
+  StopCleanly(*again);
+}
+
+// FLUSHALL inside MULTI runs, as in Redis (with resp.allow_flush): what comes before it in the
+// transaction is deleted with the rest, what comes after stays, durably. And a FLUSHALL
+// pipelined behind an INCR of a cold key runs after it.
+TEST_F(DurabilityTest, FlushAllInsideMultiRunsWholeAndAfterWhatWasSentBeforeIt) {
+  auto d = ServeReady({"resp.allow_flush=true", "store.idle_evict=1s"});
+  RespClient c = Client(socket_);
+  ASSERT_TRUE(c.Command({"SET", "counter", "5"})->IsOk());
+  std::this_thread::sleep_for(milliseconds(2500));  // its value leaves memory
+  auto flushed = c.Pipeline({{"INCR", "counter"}, {"FLUSHALL"}, {"DBSIZE"}});
+  ASSERT_TRUE(flushed.ok() && flushed->size() == 3);
+  EXPECT_EQ(Show((*flushed)[0]) + " " + Show((*flushed)[1]) + " " + Show((*flushed)[2]), "6 OK 0");
+  ASSERT_TRUE(c.Command({"SET", "old", "1"})->IsOk());
+  auto exec = c.Pipeline(
+      {{"MULTI"}, {"SET", "before", "1"}, {"FLUSHALL"}, {"SET", "after", "2"}, {"EXEC"}});
+  ASSERT_TRUE(exec.ok() && exec->size() == 5);
+  EXPECT_EQ(Show((*exec)[4]), "[OK,OK,OK,]");
+  ASSERT_TRUE(d->Signal(SIGKILL).ok());
+  ASSERT_TRUE(d->WaitExit(seconds(10)).has_value());
+  auto again = ServeReady();
+  RespClient after = Client(socket_);
+  EXPECT_EQ(Show(*after.Command({"MGET", "old", "before", "after"})), "[nil,nil,2,]");
+  EXPECT_EQ(after.Command({"DBSIZE"})->integer, 1);
   StopCleanly(*again);
 }
 

@@ -68,6 +68,13 @@ void Ledger::WriterLoop(int writer) {
       client.emplace(std::move(connected).value());
     }
     int key = static_cast<int>(round % options_.keys_per_writer);
+    if (options_.pipeline > 1) {
+      if (!PipelinedRound(*client, writer, key)) {
+        client.reset();
+        std::this_thread::sleep_for(options_.reconnect_every);
+      }
+      continue;
+    }
     KeyState& state = State(writer, key);
     long seq;
     {
@@ -86,6 +93,62 @@ void Ledger::WriterLoop(int writer) {
     if (!reply.ok()) client.reset();
     std::this_thread::sleep_for(options_.reconnect_every);  // no retry storm against a full queue
   }
+}
+
+bool Ledger::PipelinedRound(RespClient& client, int writer, int key) {
+  KeyState& state = State(writer, key);
+  long first, acked_before = 0;
+  {
+    std::lock_guard<std::mutex> lock(state.mu);
+    first = state.attempted + 1;
+    state.attempted += options_.pipeline;
+    if (!state.acks.empty()) acked_before = state.acks.back().seq;
+  }
+  std::vector<std::vector<std::string>> commands;
+  for (int i = 0; i < options_.pipeline; ++i) {
+    commands.push_back({"SET", KeyName(writer, key), Value(writer, key, first + i), "EX", "3600"});
+    if (i % 2 == 0) commands.back().push_back("GET");
+  }
+  auto replies = client.Pipeline(commands);
+  if (!replies.ok()) {
+    ++failed_;
+    return false;
+  }
+  for (int i = 0; i < options_.pipeline; ++i) {
+    const RespReply& reply = (*replies)[static_cast<size_t>(i)];
+    bool ok = i % 2 == 0
+                  ? reply.type == RespReply::Type::kBulk || reply.type == RespReply::Type::kNull
+                  : reply.IsOk();
+    if (!ok) {
+      ++failed_;
+      continue;
+    }
+    if (i % 2 == 0) {
+      // What the key held just before: the previous write of this pipeline, or (the first) a
+      // write at least as new as the last acknowledged one.
+      std::optional<long> old;
+      if (reply.type == RespReply::Type::kBulk) old = SeqOf(reply.text, writer, key);
+      bool right = i > 0 ? old == first + i - 1
+                         : (reply.type == RespReply::Type::kNull
+                                ? acked_before == 0
+                                : old && *old >= acked_before && *old < first);
+      if (!right) {
+        std::lock_guard<std::mutex> lock(wrong_mu_);
+        wrong_old_values_.push_back(KeyName(writer, key) + ": SET #" + std::to_string(first + i) +
+                                    " GET answered " +
+                                    (old ? "#" + std::to_string(*old) : std::string("nil/other")));
+      }
+    }
+    std::lock_guard<std::mutex> lock(state.mu);
+    state.acks.push_back({first + i, std::chrono::steady_clock::now()});
+    ++acked_;
+  }
+  return true;
+}
+
+std::vector<std::string> Ledger::WrongOldValues() const {
+  std::lock_guard<std::mutex> lock(wrong_mu_);
+  return wrong_old_values_;
 }
 
 std::optional<milliseconds> Ledger::WaitForAcks(long more, milliseconds timeout) const {

@@ -2,6 +2,10 @@
 // and record every acknowledgement; Verify then proves that every key reads back its last
 // acknowledged value or a later attempted one, and that nothing is served that no writer
 // wrote. Writers survive a daemon that dies or restarts underneath them (they reconnect).
+// With `pipeline` > 1 a writer sends that many writes to one key at once, as pipelining
+// clients do, alternating `SET … GET` (which must load a value that left memory) and `SET`:
+// each old value a `SET … GET` answers must be the write sent just before it, or, for the
+// first of a pipeline, one at least as new as the key's last acknowledged write.
 #pragma once
 
 #include <atomic>
@@ -13,6 +17,8 @@
 #include <thread>
 #include <vector>
 
+#include "resp_client.h"
+
 namespace skydb::testing {
 
 struct LedgerOptions {
@@ -23,6 +29,7 @@ struct LedgerOptions {
   std::string key_prefix = "ledger";
   std::chrono::milliseconds reconnect_every{20};
   std::chrono::milliseconds command_timeout{30000};  // above store.write_timeout
+  int pipeline = 1;                                  // writes sent at once to one key (see above)
 };
 
 class Ledger {
@@ -39,6 +46,8 @@ class Ledger {
 
   long acked() const { return acked_.load(); }
   long failed() const { return failed_.load(); }  // error replies and lost connections
+  // Old values answered by `SET … GET` that reflect no state the key was in (pipeline > 1).
+  std::vector<std::string> WrongOldValues() const;
   // Waits until `more` acknowledgements arrive after the call; how long it took, or nullopt.
   std::optional<std::chrono::milliseconds> WaitForAcks(long more,
                                                        std::chrono::milliseconds timeout) const;
@@ -77,6 +86,8 @@ class Ledger {
   std::optional<long> SeqOf(const std::string& value, int writer, int key) const;
   KeyState& State(int writer, int key) const;
   void WriterLoop(int writer);
+  // One round of `pipeline` writes to `key`; false when the connection must be reopened.
+  bool PipelinedRound(RespClient& client, int writer, int key);
   // Reads every key once: its sequence number (0: absent), or an error line.
   std::vector<std::optional<long>> ReadAll(const std::string& socket,
                                            std::vector<std::string>& problems) const;
@@ -87,6 +98,8 @@ class Ledger {
   std::atomic<bool> stop_{false};
   std::atomic<long> acked_{0};
   std::atomic<long> failed_{0};
+  mutable std::mutex wrong_mu_;
+  std::vector<std::string> wrong_old_values_;
 };
 
 }  // namespace skydb::testing

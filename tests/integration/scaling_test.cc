@@ -12,6 +12,7 @@
 #include <fstream>
 #include <iostream>
 #include <map>
+#include <mutex>
 #include <set>
 #include <thread>
 
@@ -243,6 +244,103 @@ TEST_F(ExternalTest, WatchedIncrementsOnTwoDaemonsLoseNoUpdate) {
             << " EXECs refused (nil) across two daemons\n";
   EXPECT_EQ(a->StopCleanly(seconds(20)), "");
   EXPECT_EQ(b->StopCleanly(seconds(20)), "");
+}
+
+// Read-modify-write commands on two daemons are decided in PostgreSQL: one client per daemon
+// INCRs one counter, pipelining; the final value is every acknowledged increment and no value
+// is answered twice. Racing SET NX has exactly one winner per key.
+TEST_F(ExternalTest, IncrementsAndSetNxOnTwoDaemonsHaveOneWinnerEach) {
+  std::string url = Database("t_rmw");
+  auto a = StartExternal(url, root_.Dir("a"));
+  auto b = StartExternal(url, root_.Dir("b"));
+  std::vector<std::string> sockets{StoreSocket(root_.Dir("a")), StoreSocket(root_.Dir("b"))};
+  for (const auto& s : sockets) ASSERT_TRUE(WaitForPong(s, seconds(60))) << a->Log() << b->Log();
+  constexpr int kRounds = 100, kDepth = 10;
+  std::mutex mu;
+  std::set<long long> answered;
+  long acked = 0, errors = 0;
+  std::vector<std::thread> clients;
+  for (int c = 0; c < 2; ++c) {
+    clients.emplace_back([&, c] {
+      RespClient client = Client(sockets[c]);
+      for (int r = 0; r < kRounds; ++r) {
+        std::vector<std::vector<std::string>> pipeline(kDepth, {"INCR", "counter"});
+        auto replies = client.Pipeline(pipeline);
+        ASSERT_TRUE(replies.ok());
+        std::lock_guard<std::mutex> lock(mu);
+        for (const auto& reply : *replies) {
+          if (reply.type != RespReply::Type::kInteger) {
+            ++errors;
+            continue;
+          }
+          EXPECT_TRUE(answered.insert(reply.integer).second) << reply.integer << " answered twice";
+          ++acked;
+        }
+      }
+    });
+  }
+  for (auto& t : clients) t.join();
+  EXPECT_EQ(errors, 0);
+  RespClient reader = Client(sockets[1]);
+  EXPECT_EQ(Get(reader, "counter"), std::to_string(acked));
+  std::cout << "[ measured ] " << acked << " increments on two daemons, final value "
+            << Get(reader, "counter") << "\n";
+
+  constexpr int kKeys = 300;
+  std::vector<std::vector<std::string>> nx;
+  for (int k = 0; k < kKeys; ++k) nx.push_back({"SET", "nx" + std::to_string(k), "x", "NX"});
+  std::vector<RespReply> from[2];
+  std::vector<std::thread> racers;
+  for (int c = 0; c < 2; ++c) {
+    racers.emplace_back([&, c] {
+      RespClient client = Client(sockets[c]);
+      auto replies = client.Pipeline(nx);
+      ASSERT_TRUE(replies.ok());
+      from[c] = std::move(replies).value();
+    });
+  }
+  for (auto& t : racers) t.join();
+  ASSERT_EQ(from[0].size(), static_cast<size_t>(kKeys));
+  ASSERT_EQ(from[1].size(), static_cast<size_t>(kKeys));
+  int both = 0, neither = 0;
+  for (int k = 0; k < kKeys; ++k) {
+    bool won_a = from[0][k].IsOk(), won_b = from[1][k].IsOk();
+    if (won_a && won_b) ++both;
+    if (!won_a && !won_b) ++neither;
+  }
+  EXPECT_EQ(both, 0) << "keys with two winners";
+  EXPECT_EQ(neither, 0) << "keys with no winner";
+  EXPECT_EQ(a->StopCleanly(seconds(20)), "");
+  EXPECT_EQ(b->StopCleanly(seconds(20)), "");
+}
+
+// Under shared coherence every key is read from PostgreSQL first: pipelined pairs on one key
+// still take effect in the order they were sent.
+TEST_F(ExternalTest, PipelinedPairsTakeEffectInOrderUnderSharedCoherence) {
+  std::string url = Database("t_order");
+  auto a = StartExternal(url, root_.Dir("a"));
+  std::string socket = StoreSocket(root_.Dir("a"));
+  ASSERT_TRUE(WaitForPong(socket, seconds(60))) << a->Log();
+  RespClient c = Client(socket);
+  struct Case {
+    std::vector<std::vector<std::string>> pipeline;
+    std::string expected;
+  };
+  std::vector<Case> cases = {
+      {{{"SET", "k1", "old", "GET"}, {"SET", "k1", "new"}, {"GET", "k1"}}, "new"},
+      {{{"INCR", "k2"}, {"SET", "k2", "100"}, {"GET", "k2"}}, "100"},
+      {{{"INCR", "k3"}, {"DEL", "k3"}, {"GET", "k3"}}, "(nil)"},
+      {{{"GETDEL", "k4"}, {"SET", "k4", "new"}, {"GET", "k4"}}, "new"},
+  };
+  for (auto& kase : cases) ASSERT_TRUE(Set(c, kase.pipeline[0][1], "5"));
+  for (auto& kase : cases) {
+    auto replies = c.Pipeline(kase.pipeline);
+    ASSERT_TRUE(replies.ok() && replies->size() == 3);
+    const RespReply& last = (*replies)[2];
+    std::string got = last.type == RespReply::Type::kNull ? "(nil)" : last.text;
+    EXPECT_EQ(got, kase.expected) << kase.pipeline[0][0] << " then " << kase.pipeline[1][0];
+  }
+  EXPECT_EQ(a->StopCleanly(seconds(20)), "");
 }
 
 // PUBLISH on daemon b reaches a subscriber of daemon a through PostgreSQL NOTIFY, every byte
