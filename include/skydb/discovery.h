@@ -46,8 +46,13 @@ bool VersionMatchesPin(const PgVersion& v, const std::string& pin);
 // InvalidArgument unless `pin` is "", a major ("15") or major.minor ("15.18").
 Status ValidateVersionPin(const std::string& pin);
 
-// Older majors are rejected as unsupported, whatever the pin says.
-inline constexpr int kMinSupportedMajor = 13;
+// The majors skydb supports, each tested in CI (tools/test.sh, tests/integration/
+// pg_majors_test.cc); others are rejected as unsupported, whatever the pin says.
+inline constexpr int kMinSupportedMajor = 14;
+inline constexpr int kMaxSupportedMajor = 18;
+// "" for a supported major, else why not: "PostgreSQL 19.1 is not supported (skydb supports
+// 14 to 18)".
+std::string UnsupportedMajorReason(const PgVersion& version);
 
 struct Candidate {
   std::string bin_dir;

@@ -28,7 +28,7 @@ enum class Problem {
   kNone,         // acceptable
   kLayout,       // missing directory or binaries, or binaries not executable
   kBroken,       // postgres --version did not run or printed no version
-  kUnsupported,  // older than kMinSupportedMajor
+  kUnsupported,  // outside kMinSupportedMajor..kMaxSupportedMajor
   kPin,          // does not match postgres.version
 };
 
@@ -83,10 +83,8 @@ Verdict ReadVersion(ProcessRunner& runner, const std::string& dir,
 }
 
 Verdict CheckVersion(const PgVersion& version, const std::string& pin) {
-  if (version.major < kMinSupportedMajor) {
-    return {Problem::kUnsupported, "PostgreSQL " + version.text +
-                                       " is not supported (skydb needs " +
-                                       std::to_string(kMinSupportedMajor) + " or newer)"};
+  if (std::string why = UnsupportedMajorReason(version); !why.empty()) {
+    return {Problem::kUnsupported, why};
   }
   if (!VersionMatchesPin(version, pin)) {
     return {Problem::kPin, "PostgreSQL " + version.text +
@@ -107,8 +105,8 @@ Verdict Inspect(const FileSystem& fs, ProcessRunner& runner, const std::string& 
 std::string FixForExplicitDir(Problem problem, const std::string& pin) {
   switch (problem) {
     case Problem::kUnsupported:
-      return "point it at PostgreSQL " + std::to_string(kMinSupportedMajor) +
-             " or newer, or unset it";
+      return "point it at PostgreSQL " + std::to_string(kMinSupportedMajor) + " to " +
+             std::to_string(kMaxSupportedMajor) + ", or unset it";
     case Problem::kPin:
       return "point it at PostgreSQL " + pin + " binaries, change postgres.version, or unset it";
     case Problem::kBroken:

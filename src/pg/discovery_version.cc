@@ -102,6 +102,12 @@ Status ValidateVersionPin(const std::string& pin) {
                                 "(\"15.18\"), or leave it empty for any version");
 }
 
+std::string UnsupportedMajorReason(const PgVersion& version) {
+  if (version.major >= kMinSupportedMajor && version.major <= kMaxSupportedMajor) return "";
+  return "PostgreSQL " + version.text + " is not supported (skydb supports " +
+         std::to_string(kMinSupportedMajor) + " to " + std::to_string(kMaxSupportedMajor) + ")";
+}
+
 bool VersionMatchesPin(const PgVersion& v, const std::string& pin) {
   if (pin.empty() || pin == v.text) return true;
   auto parts = Split(pin, '.');

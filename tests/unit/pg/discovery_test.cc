@@ -181,10 +181,10 @@ TEST_F(DiscoveryTest, DistroHighestMajorFirstDebianBeforeRpmLayout) {
 
 TEST_F(DiscoveryTest, SourceBuildLayoutComesAfterVersionedLayouts) {
   Install("/usr/local/pgsql/bin", "17.0");
-  Install("/usr/pgsql-13/bin", "13.16");
+  Install("/usr/pgsql-14/bin", "14.16");
   auto outcome = Examine();
   ASSERT_TRUE(outcome.report.chosen);
-  EXPECT_EQ(outcome.report.chosen->bin_dir, "/usr/pgsql-13/bin");
+  EXPECT_EQ(outcome.report.chosen->bin_dir, "/usr/pgsql-14/bin");
 }
 
 TEST_F(DiscoveryTest, PathIsTheLastResort) {
@@ -244,15 +244,37 @@ TEST_F(DiscoveryTest, MalformedPinFailsBeforeLooking) {
   EXPECT_THAT(runner_.calls(), IsEmpty());
 }
 
-TEST_F(DiscoveryTest, VersionsBeforeThirteenAreUnsupported) {
+TEST_F(DiscoveryTest, MajorsOutsideFourteenToEighteenAreUnsupported) {
   Install("/usr/lib/postgresql/9.6/bin", "9.6.24");
-  Install("/usr/lib/postgresql/12/bin", "12.20");
+  Install("/usr/lib/postgresql/13/bin", "13.22");
+  Install("/usr/lib/postgresql/19/bin", "19beta1");
   auto outcome = Examine();
   ASSERT_TRUE(outcome.error);
-  EXPECT_EQ(Rejected(outcome, "/usr/lib/postgresql/12/bin")->rejection,
-            "PostgreSQL 12.20 is not supported (skydb needs 13 or newer)");
+  EXPECT_EQ(Rejected(outcome, "/usr/lib/postgresql/13/bin")->rejection,
+            "PostgreSQL 13.22 is not supported (skydb supports 14 to 18)");
+  EXPECT_EQ(Rejected(outcome, "/usr/lib/postgresql/19/bin")->rejection,
+            "PostgreSQL 19beta1 is not supported (skydb supports 14 to 18)");
   EXPECT_THAT(Rejected(outcome, "/usr/lib/postgresql/9.6/bin")->rejection,
               HasSubstr("9.6.24 is not supported"));
+}
+
+TEST_F(DiscoveryTest, EveryMajorFromFourteenToEighteenIsSupported) {
+  for (int major = 14; major <= 18; ++major) {
+    auto version = ParsePostgresVersion("postgres (PostgreSQL) " + std::to_string(major) + ".1");
+    ASSERT_TRUE(version.ok());
+    EXPECT_EQ(UnsupportedMajorReason(*version), "") << major;
+  }
+}
+
+TEST_F(DiscoveryTest, AnExplicitBinDirOfAnUnsupportedMajorSaysWhichAreSupported) {
+  Install("/opt/pg19/bin", "19.0");
+  options_.bin_dir = "/opt/pg19/bin";
+  options_.bin_dir_origin = "SKY_POSTGRES_BIN";
+  auto outcome = Examine();
+  ASSERT_TRUE(outcome.error);
+  EXPECT_EQ(outcome.error->message,
+            "SKY_POSTGRES_BIN=/opt/pg19/bin: PostgreSQL 19.0 is not supported (skydb supports 14 "
+            "to 18); point it at PostgreSQL 14 to 18, or unset it");
 }
 
 // --- what a candidate must hold ----------------------------------------------------------------
