@@ -87,10 +87,15 @@ struct StageProgress {
 };
 
 struct StageOptions {
-  std::string from;  // an installation: DIR/bin/postgres and DIR/bin/pg_config
-  std::string out;   // the archive to write (replaced atomically)
+  // An installation (DIR/bin/postgres and DIR/bin/pg_config), or a relocatable tree without
+  // pg_config: bin/ (postgres, initdb, pg_ctl at least), lib/ and share/.
+  std::string from;
+  std::string out;  // the archive to write (replaced atomically)
   int zstd_level = 12;
   std::function<void(const StageProgress&)> progress;  // optional
+  // Optional: receives each module left out because a library it needs is not on this host
+  // ("plperl.so (needs libperl.so.5.26)"); it could not be loaded here either.
+  std::vector<std::string>* left_out = nullptr;
 };
 
 // Collects, patches (patchelf --set-rpath), hashes and archives. Deterministic: the same

@@ -57,6 +57,36 @@ Result<InstallDirs> ParsePgConfig(const std::string& output) {
   return dirs;
 }
 
+Result<InstallDirs> RelocatableDirs(const FileSystem& fs, const std::string& root) {
+  InstallDirs dirs;
+  dirs.bindir = root + "/bin";
+  for (const char* dir : {"/lib/postgresql", "/lib"}) {
+    if (fs.Exists(root + dir + "/plpgsql.so")) {
+      dirs.pkglibdir = root + dir;
+      break;
+    }
+  }
+  for (const char* dir : {"/share/postgresql", "/share"}) {
+    if (fs.Exists(root + dir + "/postgres.bki")) {
+      dirs.sharedir = root + dir;
+      break;
+    }
+  }
+  std::vector<std::string> missing;
+  if (dirs.pkglibdir.empty()) missing.emplace_back("lib/postgresql/plpgsql.so (or lib/plpgsql.so)");
+  if (dirs.sharedir.empty()) {
+    missing.emplace_back("share/postgresql/postgres.bki (or share/postgres.bki)");
+  }
+  if (!missing.empty()) {
+    return Error::NotFound(
+        root + " has no bin/pg_config and is not a relocatable PostgreSQL tree: " + "it lacks " +
+        Join(missing, " and ") +
+        "; --from must be an installation such as /usr/lib/postgresql/15 or a "
+        "tree with bin/, lib/ and share/");
+  }
+  return dirs;
+}
+
 BundleLayout LayoutFor(const InstallDirs& dirs) {
   std::vector<std::vector<std::string>> all = {PathParts(dirs.bindir), PathParts(dirs.pkglibdir),
                                                PathParts(dirs.sharedir)};

@@ -19,6 +19,12 @@ struct InstallDirs {
 };
 Result<InstallDirs> ParsePgConfig(const std::string& output);
 
+// The same for a relocatable tree without pg_config (an embedded-postgres build, Sky's
+// six-binary bundles): `root`/bin, the first of lib/postgresql and lib that holds plpgsql.so,
+// the first of share/postgresql and share that holds postgres.bki. NotFound names what is
+// missing. A tree with its own share/.../timezone has no system_tzdata.
+Result<InstallDirs> RelocatableDirs(const FileSystem& fs, const std::string& root);
+
 // The bundle keeps the installation's directories relative to their longest common prefix, so
 // PostgreSQL's relocation (share and lib found from the binary's own path) keeps working:
 // /usr/lib/postgresql/15/bin → lib/postgresql/15/bin, /usr/share/postgresql/15 →

@@ -17,9 +17,20 @@ namespace {
 using bundle::BundleLayout;
 using bundle::InstallDirs;
 
-// What skydb runs from a bundle: the server, cluster setup and checks, upgrades, and psql.
-constexpr const char* kBinaries[] = {"postgres",   "initdb",     "pg_ctl", "pg_controldata",
-                                     "pg_isready", "pg_upgrade", "psql"};
+// What skydb runs from a bundle staged from an installation (pg_config's): the server, cluster
+// setup and checks, upgrades, and psql. Debian's postgresql-N and postgresql-client-N have them.
+constexpr const char* kInstallationBinaries[] = {
+    "postgres", "initdb", "pg_ctl", "pg_controldata", "pg_isready", "pg_upgrade", "psql"};
+// A relocatable tree (an embedded-postgres build, Sky's six-binary bundles) needs only what
+// runs a cluster.
+constexpr const char* kRelocatableBinaries[] = {"postgres", "initdb", "pg_ctl"};
+// Carried when the source has them: the logical upgrade path (pg_dump, pg_dumpall, pg_restore),
+// pg_upgrade's helpers (pg_resetwal, vacuumdb), backups (docs/backup.md), and for a relocatable
+// tree whatever of the installation's list it has.
+constexpr const char* kOptionalBinaries[] = {
+    "pg_controldata",  "pg_isready", "pg_upgrade",       "psql",     "pg_dump",
+    "pg_dumpall",      "pg_restore", "pg_resetwal",      "vacuumdb", "pg_basebackup",
+    "pg_verifybackup", "pg_waldump", "pg_archivecleanup"};
 // The JIT provider pulls in LLVM (over 100 MB); without it PostgreSQL runs with JIT off.
 constexpr const char* kLeftOutModules[] = {"llvmjit.so"};
 // Manual pages are documentation, not runtime data.
@@ -57,9 +68,11 @@ class Stager {
   Result<std::string> RunTool(const std::vector<std::string>& argv);
   Status ReadInstallation();
   Status PlanBinaries();
+  void PlanBinary(const std::string& name);
   Status PlanModules();
   Status PlanShare(const std::string& dir, const std::string& rel);
   Status PlanLibraries();
+  Status LeaveOutUnloadableModules(const std::vector<std::string>& search);
   Status Copy(const std::string& staging);
   Status Patch(const std::string& staging);
   Status HashAndWrite(const std::string& staging);
@@ -69,6 +82,7 @@ class Stager {
   BundleOutput& out_;
   ProcessRunner& runner_;
   InstallDirs dirs_;
+  bool relocatable_ = false;  // no pg_config: directories found by their contents
   BundleLayout layout_;
   BundleManifest manifest_;
   std::vector<Planned> files_;
@@ -89,20 +103,26 @@ Result<std::string> Stager::RunTool(const std::vector<std::string>& argv) {
 
 Status Stager::ReadInstallation() {
   std::string bin = o_.from + "/bin";
-  for (const char* tool : {"postgres", "pg_config"}) {
-    if (!fs_.IsExecutable(bin + "/" + tool)) {
-      return Error::NotFound(bin + "/" + tool +
-                             " not found: --from must be a PostgreSQL "
-                             "installation directory such as /usr/lib/postgresql/15");
-    }
+  if (!fs_.IsExecutable(bin + "/postgres")) {
+    return Error::NotFound(bin +
+                           "/postgres not found: --from must be a PostgreSQL installation "
+                           "directory such as /usr/lib/postgresql/15, or a relocatable tree with "
+                           "bin/, lib/ and share/");
   }
-  SKYDB_ASSIGN_OR_RETURN(std::string config, RunTool({bin + "/pg_config"}));
-  SKYDB_ASSIGN_OR_RETURN(dirs_, bundle::ParsePgConfig(config));
-  auto real_bin = fs_.RealPath(bin);
-  auto real_reported = fs_.RealPath(dirs_.bindir);
-  if (!real_bin.ok() || !real_reported.ok() || *real_bin != *real_reported) {
-    return Error::InvalidArgument(bin + "/pg_config reports BINDIR " + dirs_.bindir +
-                                  "; --from must be the installation it describes");
+  if (fs_.IsExecutable(bin + "/pg_config")) {
+    SKYDB_ASSIGN_OR_RETURN(std::string config, RunTool({bin + "/pg_config"}));
+    SKYDB_ASSIGN_OR_RETURN(dirs_, bundle::ParsePgConfig(config));
+    auto real_bin = fs_.RealPath(bin);
+    auto real_reported = fs_.RealPath(dirs_.bindir);
+    if (!real_bin.ok() || !real_reported.ok() || *real_bin != *real_reported) {
+      return Error::InvalidArgument(bin + "/pg_config reports BINDIR " + dirs_.bindir +
+                                    "; --from must be the installation it describes");
+    }
+  } else {
+    // PostgreSQL finds share/ and lib/ relative to its own binary; without pg_config they are
+    // found by what they hold, and kept where they are relative to bin/.
+    relocatable_ = true;
+    SKYDB_ASSIGN_OR_RETURN(dirs_, bundle::RelocatableDirs(fs_, o_.from));
   }
   layout_ = bundle::LayoutFor(dirs_);
   SKYDB_ASSIGN_OR_RETURN(std::string version_out, RunTool({bin + "/postgres", "--version"}));
@@ -115,21 +135,41 @@ Status Stager::ReadInstallation() {
   return Ok();
 }
 
+void Stager::PlanBinary(const std::string& name) {
+  std::string path = layout_.bin + "/" + name;
+  bool planned =
+      std::any_of(files_.begin(), files_.end(), [&](const Planned& f) { return f.path == path; });
+  if (!planned) files_.push_back({o_.from + "/bin/" + name, path, 0755, true});
+}
+
 Status Stager::PlanBinaries() {
   std::vector<std::string> missing;
-  for (const char* name : kBinaries) {
-    std::string source = o_.from + "/bin/" + name;
-    if (!fs_.IsExecutable(source)) {
-      missing.emplace_back(name);
-      continue;
+  auto require = [&](const auto& names) {
+    for (const char* name : names) {
+      if (fs_.IsExecutable(o_.from + "/bin/" + name)) {
+        PlanBinary(name);
+      } else {
+        missing.emplace_back(name);
+      }
     }
-    files_.push_back({source, layout_.bin + "/" + name, 0755, true});
+  };
+  if (relocatable_) {
+    require(kRelocatableBinaries);
+  } else {
+    require(kInstallationBinaries);
+  }
+  if (!missing.empty() && relocatable_) {
+    return Error::NotFound(o_.from + "/bin lacks " + Join(missing, ", ") +
+                           "; a relocatable tree needs at least postgres, initdb and pg_ctl");
   }
   if (!missing.empty()) {
+    std::string major = Split(manifest_.pg_version, '.')[0];
     return Error::NotFound(o_.from + "/bin lacks " + Join(missing, ", ") +
-                           "; install the server and client packages (Debian: postgresql-" +
-                           Split(manifest_.pg_version, '.')[0] + " and postgresql-client-" +
-                           Split(manifest_.pg_version, '.')[0] + ")");
+                           "; install the server and client packages (Debian: postgresql-" + major +
+                           " and postgresql-client-" + major + ")");
+  }
+  for (const char* name : kOptionalBinaries) {
+    if (fs_.IsExecutable(o_.from + "/bin/" + name)) PlanBinary(name);
   }
   return Ok();
 }
@@ -163,6 +203,39 @@ Status Stager::PlanShare(const std::string& dir, const std::string& rel) {
   return Ok();
 }
 
+// A module whose libraries this host lacks (a relocatable build's plperl.so needs the libperl
+// it was built against) could not load here either; it is left out, and said so. A binary
+// whose libraries are missing stops staging.
+Status Stager::LeaveOutUnloadableModules(const std::vector<std::string>& search) {
+  std::vector<std::string> binaries;
+  for (const auto& f : files_) {
+    if (f.elf && StartsWith(f.path, layout_.bin + "/")) binaries.push_back(f.source);
+  }
+  auto binaries_walk = bundle::WalkDependencies(binaries, fs_, search);
+  if (!binaries_walk.ok()) return std::move(binaries_walk).error();
+  std::vector<Planned> kept;
+  for (auto& f : files_) {
+    if (f.elf && StartsWith(f.path, layout_.pkglib + "/")) {
+      auto walk = bundle::WalkDependencies({f.source}, fs_, search);
+      if (!walk.ok() && walk.error().code == ErrorCode::kNotFound) {
+        std::string why = walk.error().message;
+        size_t needs = why.find(" needs ");
+        size_t which = why.find(", which");
+        if (needs != std::string::npos && which != std::string::npos) {
+          why = why.substr(needs + 7, which - needs - 7);
+        }
+        if (o_.left_out != nullptr) {
+          o_.left_out->push_back(f.path.substr(f.path.rfind('/') + 1) + " (needs " + why + ")");
+        }
+        continue;
+      }
+    }
+    kept.push_back(std::move(f));
+  }
+  files_ = std::move(kept);
+  return Ok();
+}
+
 Status Stager::PlanLibraries() {
   std::vector<std::string> roots;
   for (const auto& f : files_) {
@@ -172,8 +245,16 @@ Status Stager::PlanLibraries() {
   if (!arch_probe.ok()) return std::move(arch_probe).error();
   SKYDB_ASSIGN_OR_RETURN(auto root_info, bundle::ParseElf(*arch_probe, roots.front()));
   manifest_.arch = root_info.arch;
-  SKYDB_ASSIGN_OR_RETURN(
-      auto walk, bundle::WalkDependencies(roots, fs_, bundle::DefaultLibraryDirs(root_info.arch)));
+  auto search = bundle::DefaultLibraryDirs(root_info.arch);
+  auto first = bundle::WalkDependencies(roots, fs_, search);
+  if (!first.ok() && first.error().code == ErrorCode::kNotFound) {
+    SKYDB_RETURN_IF_ERROR(LeaveOutUnloadableModules(search));
+    roots.clear();
+    for (const auto& f : files_) {
+      if (f.elf) roots.push_back(f.source);
+    }
+  }
+  SKYDB_ASSIGN_OR_RETURN(auto walk, bundle::WalkDependencies(roots, fs_, search));
   for (const auto& lib : walk.libraries) {
     files_.push_back({lib.path, layout_.libs + "/" + lib.soname, 0644, true});
   }

@@ -5,6 +5,7 @@
 #include <iostream>
 #include <memory>
 
+#include "base/strings.h"
 #include "cli/command.h"
 #include "skydb/bundle.h"
 
@@ -44,11 +45,18 @@ int RunStage(const CommandContext& ctx, const StageFlags& flags) {
   options.out = flags.out;
   options.zstd_level = flags.level;
   options.progress = TerminalProgress();
+  std::vector<std::string> left_out;
+  options.left_out = &left_out;
   Env& env = ctx.env;
   auto manifest = StageBundle(options, *env.fs, *env.bundle_output, *env.runner);
   if (!manifest.ok()) {
     std::cerr << "skydb bundle stage: " << manifest.error().message << "\n";
     return kExitFailure;
+  }
+  if (!left_out.empty()) {
+    std::cerr << "skydb bundle stage: left out " << left_out.size()
+              << " modules whose libraries this host lacks (they could not load here either): "
+              << Join(left_out, ", ") << "\n";
   }
   auto archive = BundleArchive::FromFile(*env.fs, flags.out);
   std::cout << "staged " << flags.out << ": " << Summary(*manifest);

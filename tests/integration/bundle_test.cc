@@ -142,9 +142,9 @@ TEST_F(BundleTest, UserErrorsSayWhatIsWrongAndWhatToDo) {
                            root_.Dir("x.skydb-bundle")});
   EXPECT_EQ(stage.exit_code, 1);
   EXPECT_EQ(stage.err, "skydb bundle stage: " + root_.path() +
-                           "/bin/postgres not found: --from "
-                           "must be a PostgreSQL installation directory such as "
-                           "/usr/lib/postgresql/15\n");
+                           "/bin/postgres not found: --from must be a PostgreSQL installation "
+                           "directory such as /usr/lib/postgresql/15, or a relocatable tree with "
+                           "bin/, lib/ and share/\n");
   auto verify = RunCommand({SKYDB_BINARY, "bundle", "verify", root_.Dir("missing")});
   EXPECT_EQ(verify.exit_code, 1);
   EXPECT_THAT(verify.err, HasSubstr("skydb bundle verify: bundle file: "));

@@ -3,6 +3,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "support/fakes.h"
+
 namespace skydb::bundle {
 namespace {
 
@@ -43,6 +45,45 @@ TEST(LayoutTest, SourceBuildPrefix) {
   EXPECT_EQ(layout.bin, "bin");
   EXPECT_EQ(layout.pkglib, "lib");
   EXPECT_EQ(layout.share, "share");
+}
+
+TEST(RelocatableTest, TreeWithoutPgConfigKeepsItsOwnLayout) {
+  testing::FakeFileSystem fs;
+  fs.AddExecutable("/pg/bin/postgres");
+  fs.AddFile("/pg/lib/postgresql/plpgsql.so", "");
+  fs.AddFile("/pg/share/postgresql/postgres.bki", "");
+  fs.AddDir("/pg/share/postgresql/timezone");
+  auto dirs = RelocatableDirs(fs, "/pg");
+  ASSERT_TRUE(dirs.ok()) << dirs.error().message;
+  EXPECT_EQ(dirs->bindir, "/pg/bin");
+  EXPECT_EQ(dirs->pkglibdir, "/pg/lib/postgresql");
+  EXPECT_EQ(dirs->sharedir, "/pg/share/postgresql");
+  EXPECT_EQ(dirs->system_tzdata, "");
+  auto layout = LayoutFor(*dirs);
+  EXPECT_EQ(layout.bin, "bin");
+  EXPECT_EQ(layout.pkglib, "lib/postgresql");
+  EXPECT_EQ(layout.share, "share/postgresql");
+}
+
+TEST(RelocatableTest, FlatLibAndShareAreFoundToo) {
+  testing::FakeFileSystem fs;
+  fs.AddFile("/pg/lib/plpgsql.so", "");
+  fs.AddFile("/pg/share/postgres.bki", "");
+  auto dirs = RelocatableDirs(fs, "/pg");
+  ASSERT_TRUE(dirs.ok()) << dirs.error().message;
+  EXPECT_EQ(dirs->pkglibdir, "/pg/lib");
+  EXPECT_EQ(dirs->sharedir, "/pg/share");
+}
+
+TEST(RelocatableTest, ATreeWithoutServerFilesIsNamedWithWhatItLacks) {
+  testing::FakeFileSystem fs;
+  fs.AddFile("/pg/share/postgresql/postgres.bki", "");
+  auto dirs = RelocatableDirs(fs, "/pg");
+  ASSERT_FALSE(dirs.ok());
+  EXPECT_EQ(dirs.error().code, ErrorCode::kNotFound);
+  EXPECT_THAT(dirs.error().message,
+              HasSubstr("/pg has no bin/pg_config and is not a relocatable PostgreSQL tree: it "
+                        "lacks lib/postgresql/plpgsql.so (or lib/plpgsql.so)"));
 }
 
 TEST(LayoutTest, RelativeDirWalksUpThenDown) {
