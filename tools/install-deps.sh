@@ -23,6 +23,7 @@ packages=(
   php-cli php-redis ruby-redis python3-django python3-django-redis-sessions
   prometheus-redis-exporter pgbouncer
   patroni etcd-server etcd-client postgresql-15-auto-failover pg-auto-failover-cli
+  postgresql-15-ip4r
 )
 # Node.js and npm for the client compatibility matrix (tests/compat/node): the machine's own
 # Node.js when it has one (the image's NodeSource build bundles npm and conflicts with Debian's

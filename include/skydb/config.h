@@ -154,6 +154,8 @@ struct AppConfig {
   int64_t max_connections = 0;   // app.max_connections: the app's pool; 0 = tuning's app_pool
   AppRestart restart = AppRestart::kNo;
   std::chrono::milliseconds stop_timeout{10000};  // app.stop_timeout: SIGTERM, then SIGKILL
+  // app.extensions: created in app.database at every start, as the superuser.
+  std::vector<std::string> extensions;
 
   bool operator==(const AppConfig&) const = default;
 };

@@ -35,7 +35,15 @@ struct AppDatabase {
   std::string role = "app";
   std::string password;       // "" = none (peer authentication); else stored as scram-sha-256
   int connection_limit = -1;  // the role's CONNECTION LIMIT; -1 = none
+  // app.extensions: created (IF NOT EXISTS … CASCADE) in the database by the superuser; one the
+  // server does not have stops the start with ExtensionAdvice. Others are never dropped.
+  std::vector<std::string> extensions;
   bool operator==(const AppDatabase&) const = default;
 };
+
+// What to install so that PostgreSQL `major` has the extension `name`: its Debian package
+// (postgresql-N for contrib, postgresql-N-pgvector for vector, …), or a bundle staged from an
+// installation that has it.
+std::string ExtensionAdvice(const std::string& name, int major);
 
 }  // namespace skydb

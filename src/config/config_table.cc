@@ -238,6 +238,19 @@ std::string RepositoryRule(const ConfigValue& v) {
   return bad ? "must not hold quotes, % or backslashes" : "";
 }
 
+// Extension names as CREATE EXTENSION takes them: pgcrypto, uuid-ossp, vector.
+std::string ExtensionNamesRule(const ConfigValue& v) {
+  for (const auto& name : std::get<std::vector<std::string>>(v)) {
+    bool ok =
+        !name.empty() && name.size() <= 63 && std::all_of(name.begin(), name.end(), [](char c) {
+          return std::islower(static_cast<unsigned char>(c)) ||
+                 std::isdigit(static_cast<unsigned char>(c)) || c == '_' || c == '-';
+        });
+    if (!ok) return "has '" + name + "', which is not an extension name";
+  }
+  return "";
+}
+
 // "" (any), "15" (any 15.x) or "15.18" (exactly).
 std::string VersionPinRule(const ConfigValue& v) {
   const auto& pin = std::get<std::string>(v);
@@ -481,6 +494,13 @@ std::vector<ConfigKey> BuildTable() {
       Duration("app.stop_timeout", SKYDB_FIELD(app.stop_timeout), 100, kHour)
           .Reloadable()
           .Describe("skydb run: how long the app has to exit after SIGTERM before SIGKILL"),
+      List("app.extensions", SKYDB_FIELD(app.extensions), {})
+          .ZeroMeans("none")
+          .Rule(ExtensionNamesRule)
+          .Accepts("a list of extension names (lower case, digits, _ and -), or [] (none)")
+          .Describe("extensions created in app.database at every start, as the superuser "
+                    "(CREATE EXTENSION IF NOT EXISTS ... CASCADE); one PostgreSQL does not have "
+                    "stops the start naming the package or bundle that has it"),
       String("backup.repository", SKYDB_FIELD(backup.repository))
           .Rule(RepositoryRule)
           .RestartBecause("archive_mode, which it turns on, changes only when PostgreSQL restarts")

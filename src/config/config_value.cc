@@ -55,7 +55,7 @@ bool Contains(const std::vector<std::string>& items, const std::string& item) {
 
 // Lists are sets in order of preference: non-empty, known items, each at most once.
 std::string ListProblem(const ConfigKey& key, const std::vector<std::string>& items) {
-  if (items.empty()) return "must not be empty";
+  if (items.empty() && !key.zero_allowed) return "must not be empty";
   std::set<std::string> seen;
   for (const std::string& item : items) {
     if (!key.choices.empty() && !Contains(key.choices, item)) {

@@ -88,6 +88,7 @@ class EmbeddedCluster final : public DatabaseSource {
     sup.app.database = config_.app.database;
     sup.app.role = config_.app.role;
     sup.app.password = app.password;
+    sup.app.extensions = config_.app.extensions;
     // The app's pool and its three aux pools (docs/tuning.md): what the role may hold open, so
     // that the store's own connections are never crowded out.
     sup.app.connection_limit = settings_.pools.demand;

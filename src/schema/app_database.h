@@ -6,6 +6,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "pgconn/pgconn.h"
 #include "skydb/schema.h"
@@ -17,5 +18,11 @@ std::string QuoteIdentifier(const std::string& name);
 
 Status EnsureAppDatabase(pg::Connection& conn, const AppDatabase& app,
                          const std::string& skydb_database);
+
+// Over a superuser connection to the app's database `database`: every extension of `names`
+// that is not installed yet is created, in order; the first the server does not have is a
+// NotFound naming it and what to install (ExtensionAdvice).
+Status EnsureExtensions(pg::Connection& conn, const std::string& database,
+                        const std::vector<std::string>& names);
 
 }  // namespace skydb::schema

@@ -28,8 +28,16 @@ class RealPgProbe final : public PgProbe {
 
   Status EnsureAppDatabase(const std::string& conninfo, const AppDatabase& app,
                            const std::string& skydb_database) override {
-    SKYDB_ASSIGN_OR_RETURN(auto conn, pg::Connection::Open(conninfo));
-    return schema::EnsureAppDatabase(conn, app, skydb_database);
+    {
+      SKYDB_ASSIGN_OR_RETURN(auto conn, pg::Connection::Open(conninfo));
+      SKYDB_RETURN_IF_ERROR(schema::EnsureAppDatabase(conn, app, skydb_database));
+    }
+    if (app.extensions.empty()) return Ok();
+    // The same superuser, in the app's database (a validated identifier: no quoting needed);
+    // libpq takes the last dbname given.
+    SKYDB_ASSIGN_OR_RETURN(auto conn,
+                           pg::Connection::Open(conninfo + " dbname='" + app.database + "'"));
+    return schema::EnsureExtensions(conn, app.database, app.extensions);
   }
 
   Result<std::string> ServerVersion(const std::string& conninfo) override {

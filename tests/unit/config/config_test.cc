@@ -117,12 +117,30 @@ TEST(ConfigTableTest, HoldsExactlyTheConfigFields) {
                                              "app.max_connections",
                                              "app.restart",
                                              "app.stop_timeout",
+                                             "app.extensions",
                                              "backup.repository",
                                              "backup.schedule",
                                              "backup.retain_count",
                                              "backup.retain_age",
                                              "backup.archive_timeout",
                                              "backup.compression"}));
+}
+
+// app.extensions: names as CREATE EXTENSION takes them; an empty list is the default.
+TEST(ConfigTableTest, AppExtensionsAreExtensionNames) {
+  EXPECT_TRUE(Config{}.app.extensions.empty());
+  const ConfigKey* key = FindConfigKey("app.extensions");
+  ASSERT_NE(key, nullptr);
+  EXPECT_EQ(key->default_text, "[]");
+  auto ok =
+      LoadConfig(ConfigInputs{"", false, {}, {{"app.extensions", "pgcrypto,uuid-ossp,vector"}}});
+  ASSERT_TRUE(ok.ok()) << ok.error().message;
+  EXPECT_EQ(ok->app.extensions, (std::vector<std::string>{"pgcrypto", "uuid-ossp", "vector"}));
+  auto bad = LoadConfig(ConfigInputs{"", false, {}, {{"app.extensions", "pgcrypto,Drop Table"}}});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.error().message.find("has 'Drop Table', which is not an extension name"),
+            std::string::npos)
+      << bad.error().message;
 }
 
 // PostgreSQL's archive and restore commands carry backup.repository inside quotes.
