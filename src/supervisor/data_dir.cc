@@ -67,8 +67,9 @@ Status CheckDirSafe(const std::string& path, const FileInfo& info) {
 bool IsSkydbEntry(const std::string& name) {
   // The packages make DIR the service user's home (packaging/debian/postinst): `skydb psql` run
   // as that user leaves psql's history there, an operator's shell as that user bash's.
-  for (const char* own :
-       {"skydb.lock", "pgdata", "run", "runtime", "lost+found", ".psql_history", ".bash_history"}) {
+  // upgrade/: `skydb upgrade`'s work, and the cluster it kept (skydb/upgrade.h).
+  for (const char* own : {"skydb.lock", "pgdata", "run", "runtime", "upgrade", "lost+found",
+                          ".psql_history", ".bash_history"}) {
     if (name == own) return true;
   }
   return false;
@@ -168,6 +169,23 @@ Status PrepareDirs(FileSystem& fs, HostOps& host, const DataDirLayout& layout,
   return Ok();
 }
 
+CommandSpec InitdbCommand(const std::string& bin_dir, const std::string& pgdata,
+                          const std::string& superuser) {
+  CommandSpec spec;
+  spec.argv = {bin_dir + "/initdb",
+               "-D",
+               pgdata,
+               "--data-checksums",
+               "--encoding=UTF8",
+               "--locale=C",
+               "--auth-local=peer",
+               "--auth-host=reject",
+               "--username=" + superuser};
+  spec.env["NOTIFY_SOCKET"] = std::nullopt;
+  spec.timeout = std::chrono::minutes(5);
+  return spec;
+}
+
 Result<PgdataState> InspectPgdata(const FileSystem& fs, const std::string& pgdata,
                                   int binaries_major, const std::string& binaries_version) {
   if (!fs.Exists(pgdata)) return PgdataState::kAbsent;
@@ -182,13 +200,13 @@ Result<PgdataState> InspectPgdata(const FileSystem& fs, const std::string& pgdat
   }
   std::string cluster_major(Trim(*version_text));
   if (cluster_major != std::to_string(binaries_major)) {
-    return Error::VersionMismatch("the cluster in " + pgdata + " is PostgreSQL " + cluster_major +
-                                  " but the binaries are PostgreSQL " + binaries_version +
-                                  "; upgrade the cluster with "
-                                  "pg_upgrade (or pin postgres.version = \"" +
-                                  cluster_major +
-                                  "\" to run its binaries); "
-                                  "the directory was left untouched");
+    std::string dir = pgdata.substr(0, pgdata.rfind('/'));
+    return Error::VersionMismatch(
+        "the cluster in " + pgdata + " is PostgreSQL " + cluster_major +
+        " but the binaries are PostgreSQL " + binaries_version + "; move it to " +
+        std::to_string(binaries_major) + " with skydb upgrade --data-dir " + dir +
+        " (it keeps the app's data; docs/upgrade.md), or pin postgres.version = \"" +
+        cluster_major + "\" to run its binaries; the directory was left untouched");
   }
   return PgdataState::kCluster;
 }

@@ -71,6 +71,11 @@ Status PrepareDirs(FileSystem& fs, HostOps& host, const DataDirLayout& layout,
 // names the first one in the way instead.
 Status CheckReachable(const FileSystem& fs, const std::string& root, const ClusterUser& owner);
 
+// initdb as skydb runs it for a new cluster: checksums, UTF8, locale C, peer authentication on
+// the socket, no TCP, `superuser` as the bootstrap role. The caller sets run_as.
+CommandSpec InitdbCommand(const std::string& bin_dir, const std::string& pgdata,
+                          const std::string& superuser);
+
 enum class PgdataState {
   kAbsent,   // DIR/pgdata does not exist: initdb will create it
   kEmpty,    // exists and is empty: initdb may use it

@@ -59,17 +59,7 @@ Status SupervisorImpl::EnsureCluster() {
 Status SupervisorImpl::RunInitdb() {
   const std::string& user = options_.cluster_user.user.name;
   spdlog::info("initializing a new PostgreSQL cluster in {} (owner {})", layout_.pgdata, user);
-  CommandSpec spec;
-  spec.argv = {options_.bin_dir + "/initdb",
-               "-D",
-               layout_.pgdata,
-               "--data-checksums",
-               "--encoding=UTF8",
-               "--locale=C",
-               "--auth-local=peer",
-               "--auth-host=reject",
-               "--username=" + user};
-  spec.env["NOTIFY_SOCKET"] = std::nullopt;
+  CommandSpec spec = InitdbCommand(options_.bin_dir, layout_.pgdata, user);
   if (options_.cluster_user.drop_privileges) spec.run_as = options_.cluster_user.user;
   spec.working_dir = layout_.root;
   spec.timeout = kInitdbTimeout;

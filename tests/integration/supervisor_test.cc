@@ -260,7 +260,7 @@ TEST_F(SupervisorIntegrationTest, OtherMajorIsRefusedUntouched) {
   ASSERT_TRUE(status.has_value());
   EXPECT_NE(status->exit_code, 0);
   EXPECT_TRUE(d->LogContains("PostgreSQL 14")) << d->Log();
-  EXPECT_TRUE(d->LogContains("pg_upgrade")) << d->Log();
+  EXPECT_TRUE(d->LogContains("skydb upgrade --data-dir " + dir_)) << d->Log();
   EXPECT_EQ(Fingerprint(dir_ + "/pgdata"), before);
 }
 

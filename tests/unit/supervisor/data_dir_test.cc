@@ -211,7 +211,9 @@ TEST(DataDirTest, InspectRefusesAnotherMajorNamingBoth) {
   EXPECT_EQ(r.error().code, ErrorCode::kVersionMismatch);
   EXPECT_NE(r.error().message.find("PostgreSQL 14"), std::string::npos);
   EXPECT_NE(r.error().message.find("PostgreSQL 15.18"), std::string::npos);
-  EXPECT_NE(r.error().message.find("pg_upgrade"), std::string::npos);
+  EXPECT_NE(r.error().message.find("move it to 15 with skydb upgrade --data-dir /d "),
+            std::string::npos)
+      << r.error().message;
 }
 
 TEST(DataDirTest, InspectRefusesNonEmptyNonCluster) {
