@@ -108,6 +108,7 @@ int Main(int argc, char** argv, Env& env) {
   AddEnvCommand(app, ctx);
   AddRunCommand(app, ctx);
   AddBundleCommand(app, ctx);
+  AddUpgradeCommand(app, ctx);
   AddBackupCommands(app, ctx);
   try {
     app.parse(argc, argv);

@@ -52,6 +52,7 @@ void AddPsqlCommand(CLI::App& app, CommandContext& ctx);
 void AddEnvCommand(CLI::App& app, CommandContext& ctx);
 void AddRunCommand(CLI::App& app, CommandContext& ctx);
 void AddBundleCommand(CLI::App& app, CommandContext& ctx);   // bundle stage, verify, list
+void AddUpgradeCommand(CLI::App& app, CommandContext& ctx);  // upgrade (skydb/upgrade.h)
 void AddBackupCommands(CLI::App& app, CommandContext& ctx);  // backup, restore, archive-wal
 
 }  // namespace skydb::cli
