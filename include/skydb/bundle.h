@@ -118,6 +118,10 @@ class BundleOutput {
   virtual Status MakeDirs(const std::string& path, uint32_t mode) = 0;  // like mkdir -p
   virtual Result<std::string> MakeTempDir(const std::string& parent, const std::string& prefix) = 0;
   virtual Status WriteFile(const std::string& path, std::string_view data, uint32_t mode) = 0;
+  // A file that lives only while staging (removed afterwards): not fsynced.
+  virtual Status WriteScratchFile(const std::string& path, std::string_view data, uint32_t mode) {
+    return WriteFile(path, data, mode);
+  }
   virtual Status SyncDir(const std::string& path) = 0;
   virtual Status Rename(const std::string& from, const std::string& to) = 0;
   virtual Status RemoveTree(const std::string& path) = 0;

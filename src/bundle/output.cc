@@ -54,11 +54,21 @@ class RealBundleOutput final : public BundleOutput {
   }
 
   Status WriteFile(const std::string& path, std::string_view data, uint32_t mode) override {
+    return Write(path, data, mode, true);
+  }
+
+  Status WriteScratchFile(const std::string& path, std::string_view data, uint32_t mode) override {
+    return Write(path, data, mode, false);
+  }
+
+  Status Write(const std::string& path, std::string_view data, uint32_t mode, bool durable) {
     int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
     if (fd < 0) return WriteError("cannot create " + path, errno);
     Status status = WriteAll(fd, path, data);
     if (status.ok() && ::fchmod(fd, mode) != 0) status = ErrnoError("cannot chmod " + path, errno);
-    if (status.ok() && ::fsync(fd) != 0) status = WriteError("cannot fsync " + path, errno);
+    if (status.ok() && durable && ::fsync(fd) != 0) {
+      status = WriteError("cannot fsync " + path, errno);
+    }
     if (::close(fd) != 0 && status.ok()) status = WriteError("cannot close " + path, errno);
     return status;
   }

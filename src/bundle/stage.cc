@@ -269,8 +269,9 @@ Status Stager::Copy(const std::string& staging) {
     SKYDB_ASSIGN_OR_RETURN(std::string data, fs_.ReadFile(f.source));
     std::string target = staging + "/" + f.path;
     SKYDB_RETURN_IF_ERROR(out_.MakeDirs(target.substr(0, target.rfind('/')), 0755));
-    // Writable by us so patchelf can rewrite it; the manifest records the real mode.
-    SKYDB_RETURN_IF_ERROR(out_.WriteFile(target, data, 0644));
+    // Writable by us so patchelf can rewrite it; the manifest records the real mode. Scratch:
+    // the staging directory is removed once the archive is written.
+    SKYDB_RETURN_IF_ERROR(out_.WriteScratchFile(target, data, 0644));
     Progress("collect", i + 1, files_.size());
   }
   return Ok();
