@@ -54,8 +54,17 @@ set(CPACK_STRIP_FILES ON)
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 set(CPACK_DEBIAN_PACKAGE_SECTION database)
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)  # Depends on the exact shared libraries linked
-set(CPACK_DEBIAN_PACKAGE_DEPENDS "postgresql-15, systemd")
-set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "postgresql-client-15, redis-tools, zstd, lz4")
+# PostgreSQL: any supported major Debian or PGDG packages (15 first: what apt installs when
+# none is there), or nothing when the binary carries its own bundle (-DSKYDB_EMBED_BUNDLE).
+if(SKYDB_EMBED_BUNDLE)
+  set(CPACK_DEBIAN_PACKAGE_DEPENDS "systemd")
+  set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "redis-tools, zstd, lz4")
+else()
+  set(CPACK_DEBIAN_PACKAGE_DEPENDS
+      "postgresql-15 | postgresql-16 | postgresql-17 | postgresql-18 | postgresql-14, systemd")
+  set(CPACK_DEBIAN_PACKAGE_RECOMMENDS
+      "postgresql-client-15 | postgresql-client-16 | postgresql-client-17 | postgresql-client-18 | postgresql-client-14, redis-tools, zstd, lz4")
+endif()
 set(CPACK_DEBIAN_PACKAGE_CONTROL_STRICT_PERMISSION ON)
 set(CPACK_DEBIAN_PACKAGE_GENERATE_SHLIBS ON)  # shlibs and the ldconfig trigger for libskydb
 # One package per component: skydb (Unspecified) and libskydb-dev (dev). The maintainer
