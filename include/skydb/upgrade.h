@@ -74,9 +74,10 @@ Result<UpgradePlan> PlanUpgrade(int cluster_major, const UpgradeBinaries& old_bi
                                 UpgradeTransfer transfer,
                                 const std::function<bool(const std::string&)>& executable);
 
-// How long the app's database is unavailable, estimated from the cluster's size with the rates
-// measured in docs/upgrade.md (a floor on a quiet host, a guess elsewhere).
-std::chrono::seconds EstimateDowntime(const UpgradePlan& plan, uint64_t cluster_bytes,
+// How long the upgrade takes (the app's database is down meanwhile), estimated from the size of
+// the cluster's databases (pgdata/base and global, not its WAL) with the rates measured in
+// docs/upgrade.md: a guess whose error is the disk's and the load's.
+std::chrono::seconds EstimateDowntime(const UpgradePlan& plan, uint64_t database_bytes,
                                       bool can_clone);
 
 // pg_control's "Database cluster state" and system identifier, read from its first bytes

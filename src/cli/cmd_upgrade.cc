@@ -180,14 +180,15 @@ int RunUpgradeCommand(CommandContext& ctx, const UpgradeFlags& flags) {
   if (!plan.ok()) return Fail(plan.error().message);
 
   UpgradeOs os = RealUpgradeOs();
-  uint64_t size = os.tree_bytes(layout.pgdata);
+  // The databases, not the WAL: what is dumped, restored or copied.
+  uint64_t size = os.tree_bytes(layout.pgdata + "/base") + os.tree_bytes(layout.pgdata + "/global");
   bool clone = os.can_clone(layout.root);
   auto downtime = EstimateDowntime(*plan, size, clone);
   std::string how = plan->method == UpgradeMethod::kDump ? "dump and restore (" + plan->why + ")"
                                                          : "pg_upgrade (" + plan->why + ")";
   std::fprintf(stderr,
-               "skydb upgrade: %s: PostgreSQL %s (%s) -> PostgreSQL %s (%s) by %s; the cluster "
-               "holds %s; expected downtime about %lld s (docs/upgrade.md has the measured "
+               "skydb upgrade: %s: PostgreSQL %s (%s) -> PostgreSQL %s (%s) by %s; its databases "
+               "hold %s; expected downtime about %lld s (docs/upgrade.md has the measured "
                "rates)\n",
                layout.pgdata.c_str(), old_bin->version.text.c_str(), old_bin->dir.c_str(),
                new_bin->version.text.c_str(), new_bin->dir.c_str(), how.c_str(), Mib(size).c_str(),
