@@ -140,7 +140,8 @@ std::vector<std::string> DefaultLibraryDirs(const std::string& arch) {
 }
 
 Result<DependencyWalk> WalkDependencies(const std::vector<std::string>& roots, const FileSystem& fs,
-                                        const std::vector<std::string>& search_dirs) {
+                                        const std::vector<std::string>& search_dirs,
+                                        bool tolerate_missing) {
   DependencyWalk walk;
   std::map<std::string, ResolvedLibrary> found;  // soname → library
   std::set<std::string> glibc;
@@ -162,8 +163,13 @@ Result<DependencyWalk> WalkDependencies(const std::vector<std::string>& roots, c
       dirs.push_back(dir);
     }
     dirs.insert(dirs.end(), search_dirs.begin(), search_dirs.end());
+    auto& needs = walk.needs[object.path];
     for (const auto& soname : info.needed) {
-      if (IsBaseCLibrary(soname) || found.count(soname) != 0) continue;
+      if (IsBaseCLibrary(soname)) continue;
+      if (auto known = found.find(soname); known != found.end()) {
+        needs.push_back(known->second.path);
+        continue;
+      }
       std::optional<std::string> hit;
       for (const auto& dir : dirs) {
         auto real = fs.RealPath(dir + "/" + soname);
@@ -177,16 +183,35 @@ Result<DependencyWalk> WalkDependencies(const std::vector<std::string>& roots, c
         }
       }
       if (!hit) {
-        return Error::NotFound(object.path + " needs " + soname + ", which is in none of " +
-                               Join(dirs, ", ") + "; install the package that provides it");
+        std::string why = object.path + " needs " + soname + ", which is in none of " +
+                          Join(dirs, ", ") + "; install the package that provides it";
+        if (!tolerate_missing) return Error::NotFound(why);
+        walk.missing.emplace(object.path, why);
+        continue;
       }
       found[soname] = {soname, *hit, object.path};
+      needs.push_back(*hit);
       queue.push_back({*hit, object.path});
     }
   }
   for (auto& [name, lib] : found) walk.libraries.push_back(lib);
   walk.glibc_versions.assign(glibc.begin(), glibc.end());
   return walk;
+}
+
+std::string WhyUnloadable(const DependencyWalk& walk, const std::string& object) {
+  std::set<std::string> seen;
+  std::deque<std::string> queue = {object};
+  while (!queue.empty()) {
+    std::string at = queue.front();
+    queue.pop_front();
+    if (!seen.insert(at).second) continue;
+    if (auto missing = walk.missing.find(at); missing != walk.missing.end()) return missing->second;
+    if (auto needs = walk.needs.find(at); needs != walk.needs.end()) {
+      queue.insert(queue.end(), needs->second.begin(), needs->second.end());
+    }
+  }
+  return "";
 }
 
 }  // namespace skydb::bundle

@@ -4,6 +4,7 @@
 // Thread-safety: stateless.
 #pragma once
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -56,12 +57,22 @@ struct DependencyWalk {
   std::string arch;
   std::vector<ResolvedLibrary> libraries;   // sorted by soname
   std::vector<std::string> glibc_versions;  // every GLIBC_x.y any file requires
+  // With tolerate_missing: each object's resolved libraries (paths), and the sonames it needs
+  // that were found nowhere ("needs X, which is in none of …" for the first one).
+  std::map<std::string, std::vector<std::string>> needs;
+  std::map<std::string, std::string> missing;
 };
 
 // Walks NEEDED transitively from `roots` (ELF files), searching each object's own RUNPATH
 // ($ORIGIN expanded) and then `search_dirs`; base C libraries are not followed. NotFound names
-// the library, who needs it and where it was looked for.
+// the library, who needs it and where it was looked for; with `tolerate_missing` that reason
+// is recorded in `missing` instead and the walk goes on.
 Result<DependencyWalk> WalkDependencies(const std::vector<std::string>& roots, const FileSystem& fs,
-                                        const std::vector<std::string>& search_dirs);
+                                        const std::vector<std::string>& search_dirs,
+                                        bool tolerate_missing = false);
+
+// With a tolerant walk: why `object` cannot load (a library it needs, directly or through
+// another, was found nowhere), or "" when it can.
+std::string WhyUnloadable(const DependencyWalk& walk, const std::string& object);
 
 }  // namespace skydb::bundle

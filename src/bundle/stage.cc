@@ -2,6 +2,7 @@
 // make them load relative to themselves, hash them, and write one deterministic archive.
 #include <algorithm>
 #include <cstdlib>
+#include <map>
 
 #include "base/strings.h"
 #include "bundle/archive.h"
@@ -72,7 +73,6 @@ class Stager {
   Status PlanModules();
   Status PlanShare(const std::string& dir, const std::string& rel);
   Status PlanLibraries();
-  Status LeaveOutUnloadableModules(const std::vector<std::string>& search);
   Status Copy(const std::string& staging);
   Status Patch(const std::string& staging);
   Status HashAndWrite(const std::string& staging);
@@ -203,39 +203,6 @@ Status Stager::PlanShare(const std::string& dir, const std::string& rel) {
   return Ok();
 }
 
-// A module whose libraries this host lacks (a relocatable build's plperl.so needs the libperl
-// it was built against) could not load here either; it is left out, and said so. A binary
-// whose libraries are missing stops staging.
-Status Stager::LeaveOutUnloadableModules(const std::vector<std::string>& search) {
-  std::vector<std::string> binaries;
-  for (const auto& f : files_) {
-    if (f.elf && StartsWith(f.path, layout_.bin + "/")) binaries.push_back(f.source);
-  }
-  auto binaries_walk = bundle::WalkDependencies(binaries, fs_, search);
-  if (!binaries_walk.ok()) return std::move(binaries_walk).error();
-  std::vector<Planned> kept;
-  for (auto& f : files_) {
-    if (f.elf && StartsWith(f.path, layout_.pkglib + "/")) {
-      auto walk = bundle::WalkDependencies({f.source}, fs_, search);
-      if (!walk.ok() && walk.error().code == ErrorCode::kNotFound) {
-        std::string why = walk.error().message;
-        size_t needs = why.find(" needs ");
-        size_t which = why.find(", which");
-        if (needs != std::string::npos && which != std::string::npos) {
-          why = why.substr(needs + 7, which - needs - 7);
-        }
-        if (o_.left_out != nullptr) {
-          o_.left_out->push_back(f.path.substr(f.path.rfind('/') + 1) + " (needs " + why + ")");
-        }
-        continue;
-      }
-    }
-    kept.push_back(std::move(f));
-  }
-  files_ = std::move(kept);
-  return Ok();
-}
-
 Status Stager::PlanLibraries() {
   std::vector<std::string> roots;
   for (const auto& f : files_) {
@@ -246,15 +213,33 @@ Status Stager::PlanLibraries() {
   SKYDB_ASSIGN_OR_RETURN(auto root_info, bundle::ParseElf(*arch_probe, roots.front()));
   manifest_.arch = root_info.arch;
   auto search = bundle::DefaultLibraryDirs(root_info.arch);
-  auto first = bundle::WalkDependencies(roots, fs_, search);
-  if (!first.ok() && first.error().code == ErrorCode::kNotFound) {
-    SKYDB_RETURN_IF_ERROR(LeaveOutUnloadableModules(search));
+  SKYDB_ASSIGN_OR_RETURN(auto walk, bundle::WalkDependencies(roots, fs_, search, true));
+  if (!walk.missing.empty()) {
+    // A module whose libraries this host lacks (a relocatable build's plperl.so needs the
+    // libperl it was built against) could not load here either: it is left out, and said so.
+    // A binary whose libraries are missing stops staging.
+    std::vector<Planned> kept;
+    for (auto& f : files_) {
+      std::string why = f.elf ? bundle::WhyUnloadable(walk, f.source) : "";
+      if (why.empty()) {
+        kept.push_back(std::move(f));
+        continue;
+      }
+      if (!StartsWith(f.path, layout_.pkglib + "/")) return Error::NotFound(why);
+      size_t needs = why.find(" needs "), which = why.find(", which");
+      if (o_.left_out != nullptr && needs != std::string::npos && which != std::string::npos) {
+        o_.left_out->push_back(f.path.substr(f.path.rfind('/') + 1) + " (needs " +
+                               why.substr(needs + 7, which - needs - 7) + ")");
+      }
+    }
+    files_ = std::move(kept);
     roots.clear();
     for (const auto& f : files_) {
       if (f.elf) roots.push_back(f.source);
     }
+    SKYDB_ASSIGN_OR_RETURN(walk, bundle::WalkDependencies(roots, fs_, search));
   }
-  SKYDB_ASSIGN_OR_RETURN(auto walk, bundle::WalkDependencies(roots, fs_, search));
+
   for (const auto& lib : walk.libraries) {
     files_.push_back({lib.path, layout_.libs + "/" + lib.soname, 0644, true});
   }
@@ -277,24 +262,34 @@ Status Stager::Copy(const std::string& staging) {
   return Ok();
 }
 
-// Every ELF file finds the bundled libraries relative to itself.
+// Every ELF file finds the bundled libraries relative to itself. One patchelf per directory
+// (files of one directory share a RUNPATH), in path order, so the bytes stay deterministic.
 Status Stager::Patch(const std::string& staging) {
   auto patchelf =
       pg::FindOnPath(fs_, std::getenv("PATH") != nullptr ? std::getenv("PATH") : "", "patchelf");
   if (!patchelf) {
     return Error::NotFound("patchelf not found on PATH; install it (apt-get install patchelf)");
   }
-  size_t done = 0;
-  size_t total = static_cast<size_t>(
-      std::count_if(files_.begin(), files_.end(), [](const Planned& f) { return f.elf; }));
+  std::map<std::string, std::vector<std::string>> by_dir;  // relative dir → staged files
+  size_t total = 0;
   for (const auto& f : files_) {
     if (!f.elf) continue;
-    std::string dir = f.path.substr(0, f.path.rfind('/'));
+    by_dir[f.path.substr(0, f.path.rfind('/'))].push_back(staging + "/" + f.path);
+    ++total;
+  }
+  size_t done = 0;
+  for (auto& [dir, paths] : by_dir) {
+    std::sort(paths.begin(), paths.end());
     std::string rel = bundle::RelativeDir(dir, layout_.libs);
-    std::string runpath = rel == "." ? "$ORIGIN" : "$ORIGIN/" + rel;
-    auto patched = RunTool({*patchelf, "--set-rpath", runpath, staging + "/" + f.path});
-    if (!patched.ok()) return std::move(patched).error().Within("setting the RUNPATH of " + f.path);
-    Progress("patch", ++done, total);
+    std::vector<std::string> argv = {*patchelf, "--set-rpath",
+                                     rel == "." ? "$ORIGIN" : "$ORIGIN/" + rel};
+    argv.insert(argv.end(), paths.begin(), paths.end());
+    auto patched = RunTool(argv);
+    if (!patched.ok()) {
+      return std::move(patched).error().Within("setting the RUNPATH of the files in " + dir);
+    }
+    done += paths.size();
+    Progress("patch", done, total);
   }
   return Ok();
 }
