@@ -7,10 +7,10 @@
 
 #include <atomic>
 
-#include "base/mutex.h"
 #include "daemon/database_source.h"
 #include "pgconn/pgconn.h"
 #include "schema/migrate.h"
+#include "skydb/mutex.h"
 #include "skydb/schema.h"
 
 namespace skydb::daemon {

@@ -23,11 +23,11 @@
 #include <optional>
 #include <string>
 
-#include "base/mutex.h"
 #include "daemon/database_source.h"
 #include "daemon/serving.h"
 #include "skydb/config.h"
 #include "skydb/env.h"
+#include "skydb/mutex.h"
 #include "skydb/result.h"
 
 namespace skydb::daemon {

@@ -35,10 +35,10 @@
 #include <thread>
 #include <vector>
 
-#include "base/mutex.h"
 #include "skydb/durable.h"
 #include "skydb/env.h"
 #include "skydb/histogram.h"
+#include "skydb/mutex.h"
 #include "skydb/store.h"
 #include "store/batch.h"
 #include "store/waiter.h"

@@ -14,9 +14,9 @@
 #include <thread>
 #include <vector>
 
-#include "base/mutex.h"
 #include "skydb/durable.h"
 #include "skydb/env.h"
+#include "skydb/mutex.h"
 #include "store/memory_tier.h"
 
 namespace skydb::store {

@@ -18,8 +18,8 @@
 #include <unordered_map>
 #include <vector>
 
-#include "base/mutex.h"
 #include "skydb/durable.h"
+#include "skydb/mutex.h"
 #include "skydb/store.h"
 #include "store/waiter.h"
 

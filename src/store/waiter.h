@@ -19,8 +19,8 @@
 #include <utility>
 #include <vector>
 
-#include "base/mutex.h"
 #include "skydb/env.h"
+#include "skydb/mutex.h"
 #include "skydb/result.h"
 
 namespace skydb::store {
