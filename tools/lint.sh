@@ -1,8 +1,30 @@
 #!/usr/bin/env bash
 # The checks on the tree itself, as CI runs them (tools/test.sh): every C++ file formatted as
 # .clang-format says (tools/format.sh --check); every file and function within its size bound,
-# with the sizes printed (tools/code_sizes.py).
+# with the sizes printed (tools/code_sizes.py); bench/results within its cap and free of profiler
+# dumps; every library of src/ layered by its include path.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash tools/format.sh --check
 python3 tools/code_sizes.py
+# bench/results holds the results the docs cite, not profiler dumps or every run ever made.
+results_kib=$(du -sk bench/results | cut -f1)
+if [ "$results_kib" -gt 2560 ] || find bench/results -name '*.callgrind' | grep -q .; then
+  echo "tools/lint.sh: bench/results holds ${results_kib} KiB (at most 2560) or a profiler dump:" \
+       "keep only what docs/performance.md cites; profiles belong outside the repository" >&2
+  exit 1
+fi
+echo "lint: bench/results holds ${results_kib} KiB (at most 2560), no profiler dumps"
+# Every library of src/ sees its own folder, include/ and the headers other libraries export,
+# never all of src/ (cmake/SkydbLayering.cmake; docs/architecture.md).
+for cmakelists in src/*/CMakeLists.txt; do
+  if ! grep -q '^skydb_layer(' "$cmakelists"; then
+    echo "tools/lint.sh: $cmakelists declares a library without skydb_layer()" >&2
+    exit 1
+  fi
+done
+if grep -n 'target_include_directories.*PROJECT_SOURCE_DIR}/src' src/CMakeLists.txt src/*/CMakeLists.txt; then
+  echo "tools/lint.sh: a library puts all of src/ on its include path; use skydb_layer()" >&2
+  exit 1
+fi
+echo "lint: every library of src/ is layered"
