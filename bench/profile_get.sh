@@ -5,7 +5,9 @@
 # GET load (-P 16, 2,080-byte value, unix socket), and prints instructions per GET and each
 # server's most expensive functions. Instruction counts do not depend on the machine's load,
 # so this may run on a busy machine; wall-clock figures from it mean nothing.
-# Output: bench/results/profile-get-<ts>/{skydb,redis}.callgrind and summary.txt.
+# Output: bench/results/profile-get-<ts>/summary.txt (and each load's redis-benchmark output);
+# the callgrind profiles go to $SKYDB_PROFILE_DIR/profile-get-<ts>/ (default /tmp/skydb-profiles),
+# outside the repository: bench/results keeps what the docs cite, not profiler dumps.
 #
 # Usage: bench/profile_get.sh [--requests 200000]
 #        CACHE_SIM=1 also simulates the caches (--cache-sim=yes: D1/LL misses; much slower).
@@ -24,7 +26,8 @@ skydb="$(cd "$build" && pwd)/src/skydb"
 [ -x "$skydb" ] || { echo "profile_get.sh: build $build/src/skydb first" >&2; exit 2; }
 stamp=$(date -u +%Y%m%dT%H%M%SZ)
 out="bench/results/profile-get-$stamp"
-mkdir -p "$out"
+dumps="${SKYDB_PROFILE_DIR:-/tmp/skydb-profiles}/profile-get-$stamp"
+mkdir -p "$out" "$dumps"
 work=$(mktemp -d /tmp/skydb-profile-XXXXXX)
 pid=""
 # skydb started as root drops to a service user, and callgrind then writes its profile as
@@ -49,7 +52,7 @@ value=$(head -c 2080 /dev/zero | tr '\0' 'v')
 profile() {  # $1 name, $2 socket, then the server's command; $runner runs valgrind
   local name=$1 sock=$2
   shift 2
-  ${runner[@]+"${runner[@]}"} valgrind --tool=callgrind --callgrind-out-file="$out/$name.callgrind" ${CACHE_SIM:+--cache-sim=yes} \
+  ${runner[@]+"${runner[@]}"} valgrind --tool=callgrind --callgrind-out-file="${callgrind_dir:-$out}/$name.callgrind" ${CACHE_SIM:+--cache-sim=yes} \
     --instr-atstart=no "$@" >"$work/$name.log" 2>&1 &
   pid=$!
   for _ in $(seq 1200); do
@@ -76,20 +79,22 @@ runner=(${as_user[@]+"${as_user[@]}"})
 out="$work/profile" profile skydb "$work/skydb/run/skydb.sock" "$skydb" serve \
   --store memory --data-dir "$work/skydb"
 runner=()
-mv "$work/profile/skydb.callgrind" "$work/profile/skydb.benchmark.txt" "$profile_out/"
+mv "$work/profile/skydb.callgrind" "$dumps/"
+mv "$work/profile/skydb.benchmark.txt" "$profile_out/"
 out=$profile_out
-profile redis "$work/redis.sock" redis-server --unixsocket "$work/redis.sock" --port 0 \
+callgrind_dir=$dumps profile redis "$work/redis.sock" redis-server --unixsocket "$work/redis.sock" --port 0 \
   --save '' --appendonly no
 
 {
   echo "GET -P 16 -c 16, $requests requests of a 2,080-byte value; commit $(git rev-parse --short HEAD)$(git diff --quiet HEAD -- src include || echo -dirty);"
   echo "$(redis-server --version | cut -d' ' -f1-3); valgrind $(valgrind --version); $(uname -r)"
+  echo "profiles (not kept in the repository): $dumps"
   for name in skydb redis; do
-    total=$(callgrind_annotate "$out/$name.callgrind" 2>/dev/null |
+    total=$(callgrind_annotate "$dumps/$name.callgrind" 2>/dev/null |
               awk '/PROGRAM TOTALS/ && !t {gsub(",", "", $1); t = $1} END {print t + 0}')
     echo
     echo "== $name: $total instructions in total, $((total / requests)) per GET"
-    callgrind_annotate --inclusive=no "$out/$name.callgrind" 2>/dev/null |
+    callgrind_annotate --inclusive=no "$dumps/$name.callgrind" 2>/dev/null |
       awk '/^-+$/{n++; next} n>=3 && NF && shown++ < 25' || true
   done
 } | tee "$out/summary.txt"
