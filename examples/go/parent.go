@@ -3,8 +3,8 @@
 //
 //	parent SKYDB DATA_DIR [extra skydb arguments...]
 //
-// skydb runs with --exit-with-parent (it stops in order even when this process is killed with
-// -9) and --ready-fd 3 (ExtraFiles[0] is the child's descriptor 3): at READY it writes one JSON
+// skydb runs with --exit-with-parent --parent-pid PID (it stops in order when this process dies,
+// even by kill -9 in the instant after starting it) and --ready-fd 3 (ExtraFiles[0] is the child's descriptor 3): at READY it writes one JSON
 // line there (database_url, store_socket, http, pid) and closes it. This parent reads it, checks
 // the store answers, prints the line and serves until SIGTERM.
 //
@@ -19,6 +19,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"strconv"
 	"syscall"
 )
 
@@ -39,7 +40,7 @@ func main() {
 		panic(err)
 	}
 	args := append(os.Args[3:], "serve", "--embed", "--data-dir", os.Args[2], "--exit-with-parent",
-		"--ready-fd", "3")
+		"--parent-pid", strconv.Itoa(os.Getpid()), "--ready-fd", "3")
 	daemon := exec.Command(os.Args[1], args...)
 	daemon.Stdout, daemon.Stderr = os.Stderr, os.Stderr
 	daemon.ExtraFiles = []*os.File{w}

@@ -3,8 +3,8 @@
 
     parent.py SKYDB DATA_DIR [extra skydb arguments...]
 
-skydb runs with --exit-with-parent (it stops in order, even when this process is killed with
--9) and --ready-fd N (the write end of a pipe): at READY it writes one JSON line there (database_url, store_socket, http,
+skydb runs with --exit-with-parent --parent-pid PID (it stops in order when this process dies,
+even by kill -9 in the instant after starting it) and --ready-fd N (the write end of a pipe): at READY it writes one JSON line there (database_url, store_socket, http,
 pid) and closes it. This parent reads it, uses both, prints the line, and serves until SIGTERM.
 """
 import json
@@ -21,7 +21,7 @@ skydb, data_dir, extra = sys.argv[1], sys.argv[2], sys.argv[3:]
 read_end, write_end = os.pipe()
 daemon = subprocess.Popen(
     [skydb] + extra + ["serve", "--embed", "--data-dir", data_dir, "--exit-with-parent",
-                       "--ready-fd", str(write_end)],
+                       "--parent-pid", str(os.getpid()), "--ready-fd", str(write_end)],
     pass_fds=(write_end,))
 os.close(write_end)  # skydb holds the only write end: EOF if it exits before READY
 with os.fdopen(read_end) as ready:

@@ -1,6 +1,10 @@
 // `skydb serve --embed --data-dir DIR`, `skydb serve --database-url URL`, `skydb serve --store
 // memory` and `skydb dev [--data-dir DIR]`: run the daemon.
+#include <stdlib.h>
+
+#include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <memory>
 
 #include "cli/command.h"
@@ -16,6 +20,7 @@ struct ServeFlags {
   std::string data_dir;
   std::string user;
   bool exit_with_parent = false;
+  int parent_pid = 0;
   int ready_fd = -1;
 };
 
@@ -23,6 +28,14 @@ void AddDirAndUser(CLI::App* cmd, ServeFlags& flags, const std::string& dir_help
   cmd->add_option("--data-dir", flags.data_dir, dir_help);
   cmd->add_option("--user", flags.user,
                   "when run as root: the unprivileged user that owns DIR and runs PostgreSQL");
+}
+
+bool ParsePid(const char* text, int& pid) {
+  char* end = nullptr;
+  long value = std::strtol(text, &end, 10);
+  if (end == text || *end != '\0' || value <= 0 || value > INT32_MAX) return false;
+  pid = static_cast<int>(value);
+  return true;
 }
 
 constexpr char kModes[] =
@@ -39,6 +52,16 @@ int RunServe(CommandContext& ctx, const ServeFlags& flags, Profile profile) {
   }
   auto config = ctx.LoadConfigOrPrint();
   if (!config) return kExitUsage;
+  if (flags.parent_pid != 0 && !flags.exit_with_parent) {
+    return ExitUsage("--parent-pid names the parent --exit-with-parent watches; add that flag");
+  }
+  int parent_pid = flags.parent_pid;
+  if (const char* env = std::getenv("SKYDB_PARENT_PID"); env != nullptr) {
+    if (parent_pid == 0 && flags.exit_with_parent && !ParsePid(env, parent_pid)) {
+      return ExitUsage(std::string("SKYDB_PARENT_PID=") + env + " is not a process id");
+    }
+    ::unsetenv("SKYDB_PARENT_PID");  // the app skydb starts, and PostgreSQL, must not inherit it
+  }
   bool external = !config->store.database_url.empty();
   bool memory = config->store.kind == StoreKind::kMemory;
   if (profile == Profile::kDev && external) {
@@ -57,6 +80,7 @@ int RunServe(CommandContext& ctx, const ServeFlags& flags, Profile profile) {
   options.profile = profile;
   options.reload_config = [&ctx] { return ctx.LoadConfig(); };
   options.exit_with_parent = flags.exit_with_parent;
+  options.parent_pid = parent_pid;
   options.ready_fd = flags.ready_fd;
   return daemon::RunDaemon(ctx.env, options);
 }
@@ -79,6 +103,12 @@ void AddServeCommands(CLI::App& app, CommandContext& ctx) {
   serve->add_flag("--exit-with-parent", serve_flags->exit_with_parent,
                   "child mode: stop in order (drain, fast stop) when the parent process dies, "
                   "even by kill -9");
+  serve
+      ->add_option("--parent-pid", serve_flags->parent_pid,
+                   "child mode: the parent's own pid (the app passes its getpid()), so that a "
+                   "parent that dies while skydb starts is never missed (also "
+                   "SKYDB_PARENT_PID); default getppid()")
+      ->check(CLI::PositiveNumber);
   serve->add_option("--ready-fd", serve_flags->ready_fd,
                     "child mode: at READY write one JSON line (database_url, store_socket, http, "
                     "pid) to this open descriptor and close it");

@@ -17,8 +17,9 @@ using namespace config_internal;  // NOLINT(google-build-using-namespace): our o
 using Entries = std::map<std::string, std::string>;
 
 // Environment variables with the SKYDB_ prefix that are not configuration keys on purpose.
+// SKYDB_PARENT_PID is child mode's parent (`skydb serve --parent-pid`), not a setting.
 bool IsReservedVariable(const std::string& name) {
-  return name == "SKYDB_CONFIG" || StartsWith(name, "SKYDB_TEST_");
+  return name == "SKYDB_CONFIG" || name == "SKYDB_PARENT_PID" || StartsWith(name, "SKYDB_TEST_");
 }
 
 bool IsConfigVariable(const std::string& name) {
@@ -52,8 +53,10 @@ Error UnknownVariable(const std::string& variable) {
   std::string message = "environment variable " + variable + " is not a skydb setting (";
   std::string guess = ClosestName(variable, KnownVariables());
   if (!guess.empty()) message += "did you mean " + guess + "? ";
-  message += "SKYDB_CONFIG names the file, SKYDB_TEST_* is reserved); accepted: " +
-             Join(KnownVariables(), ", ");
+  message +=
+      "SKYDB_CONFIG names the file, SKYDB_PARENT_PID child mode's parent, SKYDB_TEST_* "
+      "is reserved); accepted: " +
+      Join(KnownVariables(), ", ");
   return Error::InvalidArgument(std::move(message));
 }
 

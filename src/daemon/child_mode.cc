@@ -4,7 +4,6 @@
 #include <pthread.h>
 #include <signal.h>
 #include <spdlog/spdlog.h>
-#include <sys/prctl.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -71,11 +70,6 @@ void WriteReadyLine(int fd, const std::string& line) {
   while (::sigtimedwait(&pipe_set, nullptr, &zero) == SIGPIPE) {
   }
   ::pthread_sigmask(SIG_SETMASK, &old, nullptr);
-}
-
-bool ExitWithParent(pid_t parent) {
-  if (::prctl(PR_SET_PDEATHSIG, SIGTERM) != 0) return false;
-  return ::getppid() == parent;
 }
 
 }  // namespace skydb::daemon

@@ -1,18 +1,15 @@
 // Child mode: skydb started by an app that owns it (`skydb serve … --exit-with-parent
 // --ready-fd N`).
 //
-//   --exit-with-parent  PR_SET_PDEATHSIG(SIGTERM), set after the root drop (a credential change
-//                       clears it), then a check that the parent is still the one that started
-//                       skydb; the SIGTERM is the ordinary ordered stop (drain, fast stop).
+//   --exit-with-parent  the parent's exit becomes a SIGTERM, the ordinary ordered stop (drain,
+//                       fast stop): daemon/parent_watch.h.
 //   --ready-fd N        at READY, one JSON line on descriptor N, which is then closed:
 //                       {"database_url":…,"store_socket":…,"http":…,"pid":…}
 //
-// Thread-safety: CheckReadyFd and ExitWithParent on the main thread before other threads;
+// Thread-safety: CheckReadyFd on the main thread before other threads;
 // WriteReadyLine once, from the lifecycle's on_ready.
 // Failure: one sentence naming the flag.
 #pragma once
-
-#include <sys/types.h>
 
 #include <string>
 
@@ -30,7 +27,5 @@ Status CheckReadyFd(int fd);
 std::string ReadyLine(const Config& config, const ReadyInfo& info);
 // Writes the line to `fd` and closes it; a parent that stopped reading is logged, not fatal.
 void WriteReadyLine(int fd, const std::string& line);
-// Arms the parent-death signal; false when the parent (pid `parent`) is already gone.
-bool ExitWithParent(pid_t parent);
 
 }  // namespace skydb::daemon

@@ -14,6 +14,8 @@
 // Failure: returns the exit status; a failure is logged as one sentence.
 #pragma once
 
+#include <sys/types.h>
+
 #include <functional>
 #include <string>
 #include <vector>
@@ -33,6 +35,7 @@ struct DaemonOptions {
   // `skydb run`: APP and its arguments (empty: no app).
   std::vector<std::string> app;
   bool exit_with_parent = false;  // child mode: stop when the parent process dies
+  pid_t parent_pid = 0;           // the parent's own pid (--parent-pid); 0: getppid()
   int ready_fd = -1;              // child mode: the ready line goes here; -1: none
 };
 

@@ -4,6 +4,8 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <memory>
+#include <optional>
 #include <thread>
 
 #include "daemon/app_runner.h"
@@ -11,6 +13,7 @@
 #include "daemon/daemon.h"
 #include "daemon/lifecycle.h"
 #include "daemon/open_files.h"
+#include "daemon/parent_watch.h"
 #include "daemon/privileges.h"
 #include "os/line_reader.h"
 #include "skydb/app_env.h"
@@ -72,7 +75,9 @@ Result<std::unique_ptr<AppLauncher>> ForkLauncher(Env& env, const Config& config
 
 int RunDaemon(Env& env, const DaemonOptions& options) {
   auto started = env.clock->Now();
-  const pid_t parent = ::getppid();
+  // First of all: the parent is taken hold of before it can be missed (daemon/parent_watch.h).
+  std::optional<Result<std::unique_ptr<ParentWatch>>> parent;
+  if (options.exit_with_parent) parent = ParentWatch::Open(options.parent_pid);
   // Before any thread starts, so that every thread inherits the mask and only sigwait sees them.
   sigset_t set = HandledSignals();
   ::pthread_sigmask(SIG_BLOCK, &set, nullptr);
@@ -80,6 +85,10 @@ int RunDaemon(Env& env, const DaemonOptions& options) {
   if (!logging.ok()) {
     std::fprintf(stderr, "skydb: %s\n", logging.error().message.c_str());
     return 2;
+  }
+  if (parent && !parent->ok()) {
+    spdlog::info("--exit-with-parent: {}; not starting", parent->error().message);
+    return 0;
   }
   if (options.ready_fd != -1) {
     if (Status fd = CheckReadyFd(options.ready_fd); !fd.ok()) {
@@ -103,8 +112,9 @@ int RunDaemon(Env& env, const DaemonOptions& options) {
     spdlog::error("skydb cannot start: {}", dropped.error().message);
     return 1;
   }
-  if (options.exit_with_parent && !ExitWithParent(parent)) {
-    spdlog::info("--exit-with-parent: the parent (pid {}) is already gone; not starting", parent);
+  if (parent && !(**parent)->Start()) {
+    spdlog::info("--exit-with-parent: the parent (pid {}) is already gone; not starting",
+                 (**parent)->parent());
     return 0;
   }
   ReadyGate gate(*env.notifier);

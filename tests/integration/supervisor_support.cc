@@ -113,6 +113,11 @@ std::optional<ExitStatus> DaemonProcess::WaitExit(std::chrono::milliseconds time
   return status;
 }
 
+std::optional<ExitStatus> DaemonProcess::WaitProcessExit(std::chrono::milliseconds timeout) {
+  if (!child_) return ExitStatus{};
+  return child_->WaitFor(timeout);
+}
+
 std::string DaemonProcess::StopCleanly(std::chrono::milliseconds timeout) {
   Status signalled = Signal(SIGTERM);
   if (!signalled.ok()) return "SIGTERM failed: " + signalled.error().message;

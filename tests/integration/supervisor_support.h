@@ -58,8 +58,11 @@ class DaemonProcess {
   // Polls the log until it contains `text`: a line logged after the socket or the status file
   // says ready reaches the collected log a moment later. False after `timeout`.
   bool WaitLogContains(const std::string& text, std::chrono::milliseconds timeout) const;
-  // Waits for the daemon to exit; its status, or nullopt on timeout.
+  // Waits for the daemon to exit; its status, or nullopt on timeout. Then up to 2 s for its
+  // stderr to close, so that its last lines are in Log().
   std::optional<ExitStatus> WaitExit(std::chrono::milliseconds timeout);
+  // The same without waiting for stderr, which children that outlive it may still hold.
+  std::optional<ExitStatus> WaitProcessExit(std::chrono::milliseconds timeout);
   Status Signal(int sig) { return child_->Signal(sig); }
   // SIGTERM, then waits up to `timeout` for exit status 0; "" when that happened, otherwise
   // what happened instead, with the daemon's log.
