@@ -123,7 +123,16 @@ struct CommandOutput {
   std::string err;
 };
 
-// Runs short commands to completion (postgres --version, pg_config, initdb).
+// Ok when root may execute `program`: the file and every directory the kernel passes through
+// to reach it (symlinks' targets included) belong to root and are writable by neither group
+// nor others, so no other user can choose what runs. Permission names the first place that
+// fails (the caller adds what to do). The real ProcessRunner and ChildLauncher apply it to every
+// program they would execute as root (no run_as, or run_as root); a path that does not exist is Ok
+// (exec then fails with its own error).
+Status CheckRootMayExecute(const std::string& program);
+
+// Runs short commands to completion (postgres --version, pg_config, initdb). The real one
+// refuses, as root, what CheckRootMayExecute refuses.
 class ProcessRunner {
  public:
   virtual ~ProcessRunner() = default;

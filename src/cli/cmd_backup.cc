@@ -1,8 +1,9 @@
 // `skydb backup [list|verify]`, `skydb restore` and `skydb archive-wal` (docs/backup.md).
 //
-// Root never writes into the repository or a restored data dir: these commands become the
-// cluster user first (backup: the user the running daemon's cluster belongs to; restore:
-// run_as_user, after making NEW_DIR for it).
+// Root never writes into the repository or a restored data dir, and never runs the binaries a
+// repository names: these commands become the cluster user first (backup: the user the running
+// daemon's cluster belongs to; list and verify: the repository's owner; restore: run_as_user,
+// after making NEW_DIR for it, and before that only root-owned binaries: CheckRootMayExecute).
 #include <unistd.h>
 
 #include <algorithm>
@@ -163,10 +164,23 @@ std::optional<std::string> RepositoryFor(CommandContext& ctx, const BackupFlags&
   return config->backup.repository;
 }
 
+// As root, becomes the repository's owner when that is not root: what the repository holds
+// (its files, and the binaries its identity names) is that user's to read and run, never
+// root's.
+Status BecomeRepositoryOwner(Env& env, const std::string& repo) {
+  auto owner = env.fs->Stat(repo);
+  if (env.host->EffectiveUid() != 0 || !owner.ok() || owner->uid == 0) return Ok();
+  SKYDB_ASSIGN_OR_RETURN(RunAs who, LookupUserByUid(owner->uid));
+  return BecomeUser(env, who.name);
+}
+
 int RunBackupList(CommandContext& ctx, const BackupFlags& flags) {
   auto repo = RepositoryFor(ctx, flags, "backup list");
   if (!repo) return kExitUsage;
   Env& env = ctx.env;
+  if (auto became = BecomeRepositoryOwner(env, *repo); !became.ok()) {
+    return BackupFail("backup list", became.error().message);
+  }
   auto identity = ReadRepositoryIdentity(*env.fs, *repo);
   if (!identity.ok()) return BackupFail("backup list", identity.error().message);
   auto backups = ListBackups(*env.fs, *repo);
@@ -196,13 +210,8 @@ int RunBackupVerify(CommandContext& ctx, const BackupFlags& flags) {
   if (!repo) return kExitUsage;
   // A compressed backup is extracted into the repository to be checked: as root, that is done
   // as the repository's owner, never as root.
-  if (auto owner = ctx.env.fs->Stat(*repo);
-      ctx.env.host->EffectiveUid() == 0 && owner.ok() && owner->uid != 0) {
-    auto who = LookupUserByUid(owner->uid);
-    if (!who.ok()) return BackupFail("backup verify", who.error().message);
-    if (auto became = BecomeUser(ctx.env, who->name); !became.ok()) {
-      return BackupFail("backup verify", became.error().message);
-    }
+  if (auto became = BecomeRepositoryOwner(ctx.env, *repo); !became.ok()) {
+    return BackupFail("backup verify", became.error().message);
   }
   auto report = VerifyRepository("", *repo, ctx.env, ByteProgress());
   if (!report.ok()) return BackupFail("backup verify", report.error().message);
@@ -257,6 +266,13 @@ int RunRestore(CommandContext& ctx, const RestoreFlags& flags) {
     return BackupFail("restore", checked.error().message);
   }
   auto plan = PlanRestore(request, env);
+  if (!plan.ok() && plan.error().code == ErrorCode::kPermission && env.host->EffectiveUid() == 0) {
+    // The runner refused, as root, a binary the repository's identity names.
+    return BackupFail("restore", plan.error().message +
+                                     "; for a restore as root, name root-owned PostgreSQL "
+                                     "binaries of the repository's version with --set "
+                                     "postgres.bin_dir=DIR (e.g. /usr/lib/postgresql/15/bin)");
+  }
   if (!plan.ok()) return BackupFail("restore", plan.error().message);
   if (!env.fs->Exists(request.target)) {
     if (auto made = env.fs->MakeDir(request.target, 0700); !made.ok()) {

@@ -38,9 +38,29 @@ int RunPsql(CommandContext& ctx, const PsqlFlags& flags) {
                  layout.root.c_str(), layout.status_file.c_str(), layout.root.c_str());
     return kExitFailure;
   }
-  std::vector<std::string> argv = {
-      record->bin_dir + "/psql", "-h", record->socket_dir, "-p", std::to_string(record->port), "-U",
-      record->superuser,         "-d", record->database};
+  std::string psql = record->bin_dir + "/psql";
+  // The status file is the cluster user's to write: root runs the psql it names only when no
+  // one else could have put it there.
+  if (ctx.env.host->EffectiveUid() == 0) {
+    if (Status trusted = CheckRootMayExecute(psql); !trusted.ok()) {
+      auto owner = fs->Stat(layout.root);
+      auto user = owner.ok() ? LookupUserByUid(owner->uid) : Result<RunAs>(owner.error());
+      std::fprintf(stderr,
+                   "skydb: %s; as the cluster's user: sudo -u %s skydb psql --data-dir %s\n",
+                   trusted.error().message.c_str(), user.ok() ? user->name.c_str() : "USER",
+                   layout.root.c_str());
+      return kExitFailure;
+    }
+  }
+  std::vector<std::string> argv = {psql,
+                                   "-h",
+                                   record->socket_dir,
+                                   "-p",
+                                   std::to_string(record->port),
+                                   "-U",
+                                   record->superuser,
+                                   "-d",
+                                   record->database};
   argv.insert(argv.end(), flags.args.begin(), flags.args.end());
   std::vector<char*> cargv;
   for (auto& a : argv) cargv.push_back(a.data());

@@ -120,6 +120,7 @@ class RealChildLauncher final : public ChildLauncher {
  public:
   Result<std::unique_ptr<ChildProcess>> Spawn(const ChildSpec& spec, LineSink sink) override {
     if (spec.argv.empty()) return Error::InvalidArgument("empty command");
+    if (ExecutesAsRoot(spec.run_as)) SKYDB_RETURN_IF_ERROR(CheckRootMayRun(spec.argv[0]));
     Prepared p;
     p.argv_strings = spec.argv;
     auto env = spec.env;

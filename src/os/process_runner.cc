@@ -55,6 +55,18 @@ void ChildResetSignals() {
   }
 }
 
+bool ExecutesAsRoot(const std::optional<RunAs>& run_as) {
+  return ::geteuid() == 0 && (!run_as || run_as->uid == 0);
+}
+
+Status CheckRootMayRun(const std::string& program) {
+  Status trusted = CheckRootMayExecute(program);
+  if (trusted.ok()) return trusted;
+  return Error::Permission(trusted.error().message +
+                           "; run the command as the user who owns it, or use root-owned "
+                           "binaries");
+}
+
 void ChildDropPrivilegesOrDie(const RunAs& user, int report_fd) {
   gid_t gid = user.gid;
   if (::setgroups(1, &gid) != 0 || ::setgid(user.gid) != 0 || ::setuid(user.uid) != 0) {
@@ -75,6 +87,7 @@ class RealProcessRunner final : public ProcessRunner {
  public:
   Result<CommandOutput> Run(const CommandSpec& spec) override {
     if (spec.argv.empty()) return Error::InvalidArgument("empty command");
+    if (ExecutesAsRoot(spec.run_as)) SKYDB_RETURN_IF_ERROR(CheckRootMayRun(spec.argv[0]));
     std::vector<std::string> argv_strings = spec.argv;
     std::vector<std::string> env_strings = BuildEnvironment(spec.env);
     std::vector<char*> argv = CStringArray(argv_strings);

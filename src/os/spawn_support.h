@@ -18,6 +18,10 @@ std::vector<std::string> BuildEnvironment(
 std::vector<char*> CStringArray(std::vector<std::string>& strings);
 // In a forked child: an empty signal mask and default dispositions, whatever the parent set.
 void ChildResetSignals();
+// Whether a child started with `run_as` would exec as root (CheckRootMayExecute applies).
+bool ExecutesAsRoot(const std::optional<RunAs>& run_as);
+// CheckRootMayExecute, its refusal ending with what to do.
+Status CheckRootMayRun(const std::string& program);
 // In a forked child: setgroups/setgid/setuid to `user`, or write errno to report_fd and _exit.
 void ChildDropPrivilegesOrDie(const RunAs& user, int report_fd);
 

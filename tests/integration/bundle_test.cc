@@ -320,7 +320,9 @@ TEST_F(BundleTest, EmbeddedBundleServesWithSystemPostgresHidden) {
     std::this_thread::sleep_for(milliseconds(20));
   }
   EXPECT_THAT(d.Log(), HasSubstr(banner));
-  std::string version = Psql(dir, "SELECT version()");
+  // The bundle's psql is under DIR/runtime, the cluster user's: root does not run it.
+  EXPECT_THAT(Psql(dir, "SELECT 1"), HasSubstr("root does not run " + bin_dir + "/psql"));
+  std::string version = PsqlAsTestUser(dir, "SELECT version()");
   EXPECT_EQ(version.rfind("PostgreSQL " + manifest_->pg_version + " ", 0), 0U) << version;
   // The manifest's `postgres --version` line is what the server reports about itself.
   // "postgres (PostgreSQL) 15.20 (Debian 15.20-0+deb12u1)" → "PostgreSQL 15.20 (Debian …)".

@@ -32,6 +32,7 @@
 #include "cli_support.h"
 #include "resp_client.h"
 #include "skydb/env.h"
+#include "skydb/status_file.h"
 #include "supervisor_support.h"
 
 namespace skydb::testing {
@@ -839,6 +840,118 @@ TEST_F(EmbeddedSecurityTest, PasswordNeverShownAndFailedAuthCountedAndSlowed) {
   ASSERT_TRUE(d->WaitExit(seconds(30)).has_value());
   EXPECT_TRUE(d->LogContains("AUTH failed (wrong password)")) << d->Log();
   EXPECT_EQ(d->Log().find(kPassword), std::string::npos) << d->Log();
+}
+
+// Root never runs a program the cluster user could have chosen: programs planted in the
+// cluster user's directories and named by the files that user writes (the status file's
+// bin_dir, a repository's identity, SKY_POSTGRES_BIN) are refused, each with what to do
+// instead. Each planted program appends its uid to a file; no line may be root's.
+class PlantedProgramTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!RootWithTestUser()) GTEST_SKIP() << "needs root and user " << TestUser();
+    auto user = LookupUser(TestUser());
+    ASSERT_TRUE(user.ok());
+    user_ = *user;
+    dir_ = root_.Dir("d");
+    evil_ = dir_ + "/runtime/evil";
+    ran_ = root_.Dir("ran");
+    std::ofstream(ran_).flush();
+    ASSERT_EQ(::chmod(ran_.c_str(), 0666), 0);
+    for (const std::string& d : {dir_, dir_ + "/run", dir_ + "/runtime", evil_}) {
+      ASSERT_TRUE(std::filesystem::create_directories(d)) << d;
+      Give(d, 0700);
+    }
+    for (const char* name :
+         {"psql", "pg_waldump", "pg_controldata", "postgres", "initdb", "pg_ctl"}) {
+      std::string path = evil_ + "/" + name;
+      std::ofstream(path) << "#!/bin/sh\nid -u >> " << ran_
+                          << "\necho 'postgres (PostgreSQL) 15.9'\n";
+      Give(path, 0755);
+    }
+  }
+
+  void Give(const std::string& path, mode_t mode) {
+    ASSERT_EQ(::chmod(path.c_str(), mode), 0) << path;
+    ASSERT_EQ(::chown(path.c_str(), user_.uid, user_.gid), 0) << path;
+  }
+
+  void Write(const std::string& path, const std::string& text) {
+    std::ofstream(path) << text;
+    Give(path, 0600);
+  }
+
+  // A repository as the cluster user's daemon writes it, its identity naming evil_.
+  std::string PlantRepository() {
+    std::string repo = root_.Dir("repo");
+    for (const std::string& d :
+         {repo, repo + "/base", repo + "/base/20261201T000000Z", repo + "/wal"}) {
+      std::filesystem::create_directories(d);
+      Give(d, 0700);
+    }
+    Write(repo + "/skydb-backup.json",
+          "{\"format\": 1, \"system_identifier\": \"7312\", \"pg_major\": 15, \"bin_dir\": \"" +
+              evil_ + "\"}\n");
+    Write(repo + "/base/20261201T000000Z.json",
+          "{\"label\": \"20261201T000000Z\", \"start_time\": 1764547200, \"end_time\": "
+          "1764547201, \"system_identifier\": \"7312\", \"verified\": true}\n");
+    Write(repo + "/wal/000000010000000000000003", "not really WAL");
+    return repo;
+  }
+
+  std::string Ran() {
+    std::ifstream in(ran_);
+    return std::string((std::istreambuf_iterator<char>(in)), {});
+  }
+
+  TestRoot root_;
+  RunAs user_;
+  std::string dir_, evil_, ran_;
+};
+
+TEST_F(PlantedProgramTest, PsqlNamedByTheStatusFileIsRefused) {
+  supervisor::StatusRecord record;
+  record.state = "ready";
+  record.data_dir = dir_;
+  record.socket_dir = dir_ + "/run";
+  record.port = 5432;
+  record.bin_dir = evil_;
+  record.superuser = TestUser();
+  record.database = "postgres";
+  Write(dir_ + "/run/skydb.status.json", supervisor::RenderStatusJson(record));
+  CliRun run = RunSkydb({"psql", "--data-dir", dir_, "--", "-c", "SELECT 1"});
+  EXPECT_EQ(run.exit_code, 1) << run.err;
+  // The first place that fails is named: /tmp (the test's root) is writable by every user.
+  EXPECT_NE(run.err.find("root does not run " + evil_ + "/psql: /tmp is writable by every user"),
+            std::string::npos)
+      << run.err;
+  EXPECT_NE(run.err.find("sudo -u " + TestUser() + " skydb psql --data-dir " + dir_),
+            std::string::npos)
+      << run.err;
+  EXPECT_EQ(Ran(), "") << "the planted psql ran";
+}
+
+TEST_F(PlantedProgramTest, RepositoryBinariesAreNeverRunAsRoot) {
+  std::string repo = PlantRepository();
+  CliRun list = RunSkydb({"backup", "list", "--repo", repo});
+  EXPECT_EQ(list.exit_code, 0) << list.err;
+  CliRun restore = RunSkydb(
+      {"restore", "--from", repo, "--to", root_.Dir("new"), "--latest", "--user", TestUser()});
+  EXPECT_EQ(restore.exit_code, 1) << restore.err;
+  EXPECT_NE(restore.err.find("root does not run " + evil_ + "/pg_waldump"), std::string::npos)
+      << restore.err;
+  EXPECT_NE(restore.err.find("--set postgres.bin_dir=DIR"), std::string::npos) << restore.err;
+  // backup list became the repository's owner first: the planted pg_waldump ran as that user.
+  std::string ran = Ran();
+  EXPECT_EQ(ran, std::to_string(user_.uid) + "\n") << list.out << list.err << restore.err;
+}
+
+TEST_F(PlantedProgramTest, DoctorDoesNotProbeAPlantedPostgres) {
+  CliRun doctor = RunSkydb({"doctor", "--data-dir", dir_}, {{"SKY_POSTGRES_BIN", evil_}});
+  EXPECT_NE((doctor.out + doctor.err).find("root does not run " + evil_ + "/postgres"),
+            std::string::npos)
+      << doctor.out << doctor.err;
+  EXPECT_EQ(Ran(), "") << "the planted postgres ran";
 }
 
 }  // namespace

@@ -173,6 +173,26 @@ std::string Psql(const std::string& dir, const std::string& sql) {
   return std::string(Trim(run.out));
 }
 
+std::string PsqlAsTestUser(const std::string& dir, const std::string& sql) {
+  CommandSpec spec;
+  spec.argv = {"/usr/bin/setpriv",
+               "--reuid=" + TestUser(),
+               "--regid=" + TestUser(),
+               "--init-groups",
+               SKYDB_BINARY,
+               "psql",
+               "--data-dir",
+               dir,
+               "--",
+               "-Atc",
+               sql};
+  spec.env["SKYDB_CONFIG"] = "";
+  auto run = NewRealProcessRunner()->Run(spec);
+  if (!run.ok()) return "ERROR: " + run.error().message;
+  if (run->exit_code != 0) return "ERROR: " + run->err;
+  return std::string(Trim(run->out));
+}
+
 std::string Fingerprint(const std::string& dir) {
   std::vector<std::string> lines;
   std::error_code ec;

@@ -84,6 +84,9 @@ bool WaitReady(const std::string& dir, std::chrono::milliseconds timeout, int mi
 std::vector<pid_t> PostgresProcessesOf(const std::string& pgdata);
 // Runs `skydb psql --data-dir dir -- -Atc sql`; stdout trimmed, or "ERROR: ..." on failure.
 std::string Psql(const std::string& dir, const std::string& sql);
+// The same as TestUser(): root runs no psql from a place that user can write (an extracted
+// bundle under DIR/runtime).
+std::string PsqlAsTestUser(const std::string& dir, const std::string& sql);
 // Every regular file under `dir` with size and mtime: a fingerprint to prove it was untouched.
 std::string Fingerprint(const std::string& dir);
 

@@ -1,16 +1,19 @@
 // The real OS seams against the real OS: files in a temp dir and short child processes.
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <thread>
 
 #include "os/line_reader.h"
 #include "skydb/env.h"
+#include "skydb/process.h"
 
 namespace skydb {
 namespace {
@@ -143,6 +146,104 @@ TEST(ProcessRunnerTest, DropsPrivilegesWhenRoot) {
   auto result = NewRealProcessRunner()->Run(spec);
   ASSERT_TRUE(result.ok());
   EXPECT_EQ(result->out, std::to_string(user->uid) + "\n");
+}
+
+// What root may execute: a program root owns, in directories root owns that no one else may
+// write, reached through symlinks that live in such directories. The trusted tree is made under
+// /run (root's, 0755): every temporary directory is under /tmp, which everyone may write.
+class RootExecTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (::geteuid() != 0) GTEST_SKIP() << "needs root (ownership is the point)";
+    std::string templ = "/run/skydb-exec-XXXXXX";
+    if (::mkdtemp(templ.data()) == nullptr) GTEST_SKIP() << "cannot make a directory in /run";
+    trusted_ = templ;
+    ::chmod(trusted_.c_str(), 0755);
+    std::string tmpl = (std::filesystem::temp_directory_path() / "skydb-exec-XXXXXX").string();
+    ASSERT_NE(::mkdtemp(tmpl.data()), nullptr);
+    open_ = tmpl;
+  }
+  void TearDown() override {
+    if (!trusted_.empty()) std::filesystem::remove_all(trusted_);
+    if (!open_.empty()) std::filesystem::remove_all(open_);
+  }
+  std::string Program(const std::string& dir, mode_t mode = 0755) {
+    std::filesystem::create_directories(dir);
+    std::string path = dir + "/prog";
+    FILE* f = std::fopen(path.c_str(), "w");
+    std::fputs("#!/bin/sh\nexit 0\n", f);
+    std::fclose(f);
+    ::chmod(path.c_str(), mode);
+    return path;
+  }
+  static std::string Refusal(const std::string& program) {
+    Status s = CheckRootMayExecute(program);
+    return s.ok() ? "" : s.error().message;
+  }
+  std::string trusted_, open_;
+};
+
+TEST_F(RootExecTest, RootOwnedProgramsInRootOwnedDirectoriesRun) {
+  EXPECT_EQ(Refusal("/bin/sh"), "");  // /bin may be a symlink to usr/bin: followed, root's
+  EXPECT_EQ(Refusal(Program(trusted_ + "/bin")), "");
+  EXPECT_EQ(Refusal(trusted_ + "/bin/../bin/./prog"), "");
+  EXPECT_EQ(Refusal(trusted_ + "/nothing/here"), "") << "exec reports a missing program itself";
+}
+
+TEST_F(RootExecTest, AnyPlaceAnotherUserCouldChangeIsNamed) {
+  std::string group_writable = Program(trusted_ + "/g", 0775);
+  EXPECT_NE(Refusal(group_writable).find(group_writable + " is writable by its group"),
+            std::string::npos)
+      << Refusal(group_writable);
+  std::string theirs = Program(trusted_ + "/theirs/bin");
+  ASSERT_EQ(::chown((trusted_ + "/theirs").c_str(), 65534, 65534), 0);
+  EXPECT_NE(Refusal(theirs).find(trusted_ + "/theirs belongs to "), std::string::npos)
+      << Refusal(theirs);
+  EXPECT_NE(Refusal(theirs).find("uid 65534"), std::string::npos) << Refusal(theirs);
+  std::string in_tmp = Program(open_);
+  EXPECT_NE(Refusal(in_tmp).find("root does not run " + in_tmp + ": "), std::string::npos);
+  EXPECT_NE(Refusal("bin/prog").find("not an absolute path"), std::string::npos);
+}
+
+TEST_F(RootExecTest, SymlinksAreFollowedToWhereTheyLead) {
+  std::string outside = Program(open_ + "/bin");
+  std::filesystem::create_directory_symlink(open_ + "/bin", trusted_ + "/link");
+  std::string why = Refusal(trusted_ + "/link/prog");
+  EXPECT_NE(why.find(std::filesystem::path(open_).parent_path().string() + " is writable by "
+                                                                           "every user"),
+            std::string::npos)
+      << why;
+  // A link the other user may replace: it lives in their directory.
+  std::filesystem::create_directories(trusted_ + "/theirs");
+  Program(trusted_ + "/real");
+  std::filesystem::create_directory_symlink(trusted_ + "/real", trusted_ + "/theirs/link");
+  ASSERT_EQ(::chown((trusted_ + "/theirs").c_str(), 65534, 65534), 0);
+  EXPECT_NE(Refusal(trusted_ + "/theirs/link/prog").find(trusted_ + "/theirs belongs to "),
+            std::string::npos);
+  std::filesystem::create_directory_symlink("real", trusted_ + "/relative");
+  EXPECT_EQ(Refusal(trusted_ + "/relative/prog"), "");
+}
+
+// The real runner and launcher apply the rule to what they would execute as root, and not to
+// a program run as another user (it is dropped to that user before exec).
+TEST_F(RootExecTest, RunnerAndLauncherRefuseWhatRootMustNotRun) {
+  std::string planted = Program(open_ + "/bin");
+  CommandSpec spec;
+  spec.argv = {planted};
+  auto ran = NewRealProcessRunner()->Run(spec);
+  ASSERT_FALSE(ran.ok());
+  EXPECT_EQ(ran.error().code, ErrorCode::kPermission);
+  EXPECT_NE(ran.error().message.find("run the command as the user who owns it"), std::string::npos);
+  ChildSpec child;
+  child.argv = {planted};
+  auto spawned = NewRealChildLauncher()->Spawn(child, [](std::string_view) {});
+  ASSERT_FALSE(spawned.ok());
+  EXPECT_EQ(spawned.error().code, ErrorCode::kPermission);
+  ::chmod(open_.c_str(), 0755);
+  spec.run_as = RunAs{"nobody", 65534, 65534, "/"};
+  auto as_nobody = NewRealProcessRunner()->Run(spec);
+  ASSERT_TRUE(as_nobody.ok()) << as_nobody.error().message;
+  EXPECT_EQ(as_nobody->exit_code, 0);
 }
 
 TEST(UsersTest, UnknownUserSaysHowToFix) {
