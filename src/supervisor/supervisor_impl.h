@@ -52,7 +52,10 @@ class SupervisorImpl final : public Supervisor {
   Result<StartOutcome> StartOnce();
   Result<StartOutcome> WaitReady();
   PgProbe::Ping PingQuietly(const std::string& conninfo);
-  Status Migrate();
+  Status Migrate();  // the version, the migrations, the app's role and database
+  // After a failed Migrate: true once the postmaster exited (waited for while the server no
+  // longer answers, up to stop_timeout); false while it answers, so the failure was the step's.
+  bool LostDuringPreparation();
   bool Watch();  // true when the postmaster exited, false when a stop was requested
   Status OnUnexpectedExit();
   Status StopPostmaster();

@@ -105,7 +105,15 @@ Result<SupervisorImpl::StartOutcome> SupervisorImpl::StartOnce() {
   WriteStatusFile();
   SKYDB_ASSIGN_OR_RETURN(StartOutcome outcome, WaitReady());
   if (outcome != StartOutcome::kReady) return outcome;
-  SKYDB_RETURN_IF_ERROR(Migrate());
+  if (Status prepared = Migrate(); !prepared.ok()) {
+    if (stop_requested_) return StartOutcome::kStopRequested;
+    // A step that failed because PostgreSQL went away is a crash like any other: restarted
+    // with the backoff, and the preparation runs again. Only a server still answering has
+    // refused the step itself.
+    if (!LostDuringPreparation()) return std::move(prepared).error();
+    spdlog::warn("PostgreSQL went away while skydb prepared it ({})", prepared.error().message);
+    return StartOutcome::kExited;
+  }
   policy_.OnReady();
   {
     MutexLock lock(mu_);
@@ -151,6 +159,18 @@ Status SupervisorImpl::Migrate() {
   if (!applied.ok()) return std::move(applied).error().Within("schema migrations failed");
   if (*applied > 0) spdlog::info("applied {} schema migration(s)", *applied);
   return env_.probe->EnsureAppDatabase(conninfo, options_.app, options_.database);
+}
+
+bool SupervisorImpl::LostDuringPreparation() {
+  // A fast shutdown ends the backends (failing the step) before the postmaster exits.
+  auto deadline = env_.clock->Now() + options_.timing.stop_timeout;
+  const std::string conninfo = ConnInfo();
+  while (!ChildExited()) {
+    if (stop_requested_ || env_.clock->Now() >= deadline) return false;
+    if (PingQuietly(conninfo) == PgProbe::Ping::kOk) return false;
+    env_.clock->SleepFor(options_.tick);
+  }
+  return true;
 }
 
 PgProbe::Ping SupervisorImpl::PingQuietly(const std::string& conninfo) {

@@ -4,6 +4,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <ctime>
 #include <fstream>
 #include <iostream>
 #include <optional>
@@ -138,6 +139,74 @@ TEST_F(SupervisorIntegrationTest, PostmasterKilledBeforeTheStoreOpensIsSurvived)
     StopCleanly(*d);
   }
   std::cout << "postmaster killed before the store opened in " << in_the_gap << " of 4 rounds\n";
+}
+
+// A postmaster that dies while skydb prepares it (the migrations, the app's role and database)
+// is a crash like any other: restarted after the backoff, prepared again, ready. To stop skydb
+// inside a step, a prepared transaction (which survives restarts) holds what the step waits
+// for: the migrations' advisory lock, or the app role's row. Once the status file says
+// "migrating" with skydb waiting, the postmaster is killed; skydb must restart it (and wait in
+// the step again); the prepared transaction is then rolled back and skydb becomes ready.
+// tests/unit/supervisor also covers the server-version step.
+TEST_F(SupervisorIntegrationTest, PostmasterKilledWhilePreparingIsRestarted) {
+  const std::vector<std::string> sets = {"postgres.settings.max_prepared_transactions=4"};
+  {
+    auto d = Serve(sets);
+    ASSERT_TRUE(WaitDaemonReady(*d, dir_, seconds(90))) << d->Log();
+    StopCleanly(*d);
+  }
+  struct Step {
+    const char* name;
+    const char* hold;  // run in the transaction that is prepared
+  };
+  for (const Step& step : {Step{"migrations", "SELECT pg_advisory_xact_lock(7354213001)"},
+                           Step{"the app's role", "ALTER ROLE app CONNECTION LIMIT 3"}}) {
+    SCOPED_TRACE(step.name);
+    {
+      auto d = Serve(sets);
+      ASSERT_TRUE(WaitDaemonReady(*d, dir_, seconds(90))) << d->Log();
+      std::string prepared =
+          Psql(dir_, std::string("BEGIN; ") + step.hold + "; PREPARE TRANSACTION 'held'");
+      ASSERT_EQ(prepared.rfind("ERROR", 0), std::string::npos) << prepared;
+      ASSERT_EQ(Psql(dir_, "SELECT count(*) FROM pg_prepared_xacts"), "1");
+      StopCleanly(*d);
+    }
+    auto d = Serve(sets);
+    // Waiting in the step: "migrating" for a while, with no restart yet.
+    std::optional<supervisor::StatusRecord> held;
+    auto deadline = std::chrono::steady_clock::now() + seconds(90);
+    while (std::chrono::steady_clock::now() < deadline && !d->WaitExit(milliseconds(0))) {
+      auto r = ReadStatus(dir_);
+      if (r && r->state == "migrating" && r->daemon_pid == d->pid() &&
+          std::time(nullptr) - r->updated_at >= 1) {
+        held = r;
+        break;
+      }
+      std::this_thread::sleep_for(milliseconds(50));
+    }
+    ASSERT_TRUE(held.has_value()) << d->Log();
+    ASSERT_EQ(::kill(held->postgres_pid, SIGKILL), 0);
+    // Restarted and waiting in the step again.
+    deadline = std::chrono::steady_clock::now() + seconds(30);
+    std::optional<supervisor::StatusRecord> again;
+    while (std::chrono::steady_clock::now() < deadline && !d->WaitExit(milliseconds(0))) {
+      auto r = ReadStatus(dir_);
+      if (r && r->state == "migrating" && r->restarts == 1 && r->postgres_pid > 0 &&
+          r->postgres_pid != held->postgres_pid) {
+        again = r;
+        break;
+      }
+      std::this_thread::sleep_for(milliseconds(20));
+    }
+    ASSERT_TRUE(again.has_value()) << "not restarted and preparing again\n" << d->Log();
+    EXPECT_TRUE(d->LogContains("went away while skydb prepared it")) << d->Log();
+    std::string rolled_back = Psql(dir_, "ROLLBACK PREPARED 'held'");
+    EXPECT_EQ(rolled_back.rfind("ERROR", 0), std::string::npos) << rolled_back;
+    EXPECT_TRUE(WaitReady(dir_, seconds(30), 1, d->pid())) << d->Log();
+    EXPECT_TRUE(WaitForPong(StoreSocket(dir_), seconds(30))) << d->Log();
+    EXPECT_FALSE(d->WaitExit(milliseconds(1)).has_value()) << d->Log();
+    StopCleanly(*d);
+  }
 }
 
 TEST_F(SupervisorIntegrationTest, KilledDaemonLeavesNoPostgresAndNextStartWorks) {

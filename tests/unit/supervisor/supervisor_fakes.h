@@ -142,16 +142,25 @@ class FakeProbe final : public PgProbe {
   }
   Result<int> Migrate(const std::string&, const std::vector<Migration>& m) override {
     ++migrate_calls;
+    SKYDB_RETURN_IF_ERROR(Step("migrate"));
     if (!migrate_error.empty()) return Error::Unavailable(migrate_error);
     return static_cast<int>(m.size());
   }
-  Result<std::string> ServerVersion(const std::string&) override { return std::string("15.18"); }
+  Result<std::string> ServerVersion(const std::string&) override {
+    SKYDB_RETURN_IF_ERROR(Step("server_version"));
+    return std::string("15.18");
+  }
   Status EnsureAppDatabase(const std::string&, const AppDatabase& app,
                            const std::string&) override {
+    SKYDB_RETURN_IF_ERROR(Step("app_database"));
     ensured_apps.push_back(app);
     return Ok();
   }
+  // Each preparation step ("server_version", "migrate", "app_database") asks `on_step` first;
+  // an error it returns is the step's.
+  Status Step(const std::string& step) { return on_step ? on_step(step) : Ok(); }
 
+  std::function<Status(const std::string&)> on_step;
   std::optional<Ping> forced;
   Clock::Duration ready_after{std::chrono::milliseconds(300)};
   int migrate_calls = 0;

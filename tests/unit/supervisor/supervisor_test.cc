@@ -301,12 +301,59 @@ TEST_F(SupervisorTest, ReadinessTimesOutWhenNothingAnswers) {
   EXPECT_EQ(launcher_.last()->signals, std::vector<int>{SIGINT}) << "the postmaster is stopped";
 }
 
+// A step the server itself refuses (it still answers) is the daemon's failure, not a crash.
 TEST_F(SupervisorTest, MigrationFailureStopsAndFails) {
   probe_.migrate_error = "relation exists";
   Status s = Make().Run();
   ASSERT_FALSE(s.ok());
   EXPECT_NE(s.error().message.find("schema migrations failed"), std::string::npos);
   EXPECT_EQ(launcher_.last()->signals, std::vector<int>{SIGINT});
+}
+
+// The postmaster lost during each preparation step (the server's version, the migrations, the
+// app's role and database): a crash like any other, restarted after the backoff, prepared again
+// and ready; never the daemon's failure.
+TEST_F(SupervisorTest, PostmasterLostDuringEachPreparationStepIsRestarted) {
+  for (const char* step : {"server_version", "migrate", "app_database"}) {
+    SCOPED_TRACE(step);
+    launcher_.spawn_times.clear();
+    int failed = 0;
+    probe_.on_step = [&](const std::string& at) -> Status {
+      if (at != step || failed++ > 0) return Ok();
+      launcher_.last()->exit_at = clock_.Now();  // killed right now, mid-step
+      launcher_.last()->status = ExitStatus{-1, SIGKILL};
+      return Error::Unavailable("server closed the connection unexpectedly");
+    };
+    Status s = Make().Run();
+    ASSERT_TRUE(s.ok()) << s.error().message;
+    ASSERT_EQ(launcher_.spawn_times.size(), 2u);
+    EXPECT_GE(launcher_.spawn_times[1] - launcher_.spawn_times[0], milliseconds(500))
+        << "restarted after the backoff";
+    EXPECT_EQ(sup_->Snapshot().restarts, 1);
+    EXPECT_EQ(sup_->Snapshot().last_exit, "killed by signal 9 (Killed)");
+    EXPECT_EQ(states_at_ready_.size(), 1u);
+    states_at_ready_.clear();
+  }
+}
+
+// A fast shutdown behind skydb's back ends the step's connection first and the postmaster a
+// moment later: waited for while the server no longer answers, then restarted.
+TEST_F(SupervisorTest, PostmasterShuttingDownDuringMigrationsIsWaitedForAndRestarted) {
+  int failed = 0;
+  probe_.on_step = [&](const std::string& at) -> Status {
+    if (at != "migrate" || failed++ > 0) return Ok();
+    launcher_.last()->exit_at = clock_.Now() + seconds(2);
+    probe_.forced = PgProbe::Ping::kRejecting;  // "the database system is shutting down"
+    return Error::Unavailable("terminating connection due to administrator command");
+  };
+  launcher_.configure = [&](FakeChild&, int n) {
+    if (n == 2) probe_.forced.reset();
+  };
+  Status s = Make().Run();
+  ASSERT_TRUE(s.ok()) << s.error().message;
+  ASSERT_EQ(launcher_.spawn_times.size(), 2u);
+  EXPECT_GE(launcher_.spawn_times[1] - launcher_.spawn_times[0], seconds(2) + milliseconds(500));
+  EXPECT_EQ(states_at_ready_.size(), 1u);
 }
 
 TEST_F(SupervisorTest, LeftoverPostmasterIsStoppedBeforeStarting) {
