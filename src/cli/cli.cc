@@ -39,15 +39,25 @@ Result<Config> CommandContext::LoadConfig() const {
   return skydb::LoadConfig(inputs);
 }
 
+void PrintError(const std::string& message) {
+  size_t at = 0;
+  do {
+    size_t end = message.find('\n', at);
+    if (end == std::string::npos) end = message.size();
+    std::fprintf(stderr, "skydb: %.*s\n", static_cast<int>(end - at), message.data() + at);
+    at = end + 1;
+  } while (at < message.size());
+}
+
 int ExitUsage(const std::string& what) {
-  std::fprintf(stderr, "skydb: %s\n", what.c_str());
+  PrintError(what);
   return kExitUsage;
 }
 
 std::optional<Config> CommandContext::LoadConfigOrPrint() const {
   auto config = LoadConfig();
   if (config.ok()) return std::move(config).value();
-  std::fprintf(stderr, "skydb: %s\n", config.error().message.c_str());
+  PrintError(config.error().message);
   return std::nullopt;
 }
 

@@ -48,10 +48,7 @@ Result<LoadedConfig> Load(const CommandContext& ctx) {
   return LoadConfigWithOrigins(inputs);
 }
 
-int Fail(const Error& error) {
-  std::cerr << "skydb: " << error.message << "\n";
-  return kExitUsage;
-}
+int Fail(const Error& error) { return ExitUsage(error.message); }
 
 int Check(const CommandContext& ctx) {
   auto loaded = Load(ctx);

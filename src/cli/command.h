@@ -38,7 +38,10 @@ class CommandContext {
   std::optional<Config> LoadConfigOrPrint() const;
 };
 
-// Prints "skydb: <what>" to stderr; returns kExitUsage.
+// Prints "skydb: <line>" to stderr for each line of `message` (a configuration file's errors
+// come one per line).
+void PrintError(const std::string& message);
+// PrintError(what); returns kExitUsage.
 int ExitUsage(const std::string& what);
 
 // Each command adds itself to `app`; its callback stores the exit status in ctx.exit_code.

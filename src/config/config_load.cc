@@ -81,16 +81,24 @@ Error UnknownFlagKey(const std::string& name, const std::string& text) {
 
 class Merger {
  public:
+  // Every error of the file, the walk's and the values', one per line in the file's order.
   Status ApplyFile(const ConfigFile& file) {
     loaded_.file = file.path;
+    std::vector<std::pair<int, std::string>> errors = file.errors;
     for (const FileValue& v : file.values) {
       auto stored = Assign(v.ref, v.name, v.value, {ConfigSource::kFile, file.Where(v.line)});
       if (!stored.ok()) {
-        return ValueError(file.Where(v.line), v.name, v.shown, stored.error().message,
-                          v.ref.key->accepted);
+        errors.emplace_back(v.line, ValueError(file.Where(v.line), v.name, v.shown,
+                                               stored.error().message, v.ref.key->accepted)
+                                        .message);
       }
     }
-    return Ok();
+    if (errors.empty()) return Ok();
+    std::stable_sort(errors.begin(), errors.end(),
+                     [](const auto& a, const auto& b) { return a.first < b.first; });
+    std::vector<std::string> lines;
+    for (auto& [line, message] : errors) lines.push_back(std::move(message));
+    return Error::InvalidArgument(Join(lines, "\n"));
   }
 
   // std::map iterates in name order, so the first error reported does not depend on the

@@ -139,25 +139,33 @@ std::vector<std::string> AllKeyNames() {
   return names;
 }
 
+// Walks the whole file: an entry that fails is recorded in ConfigFile::errors with its line and
+// the walk goes on, so one run reports every error of the file.
 class Walker {
  public:
   explicit Walker(ConfigFile& file) : file_(file) {}
 
-  Status Table(const toml::table& table, const std::string& section) {
+  void Table(const toml::table& table, const std::string& section) {
     for (const auto& [k, node] : table) {
       std::string name =
           section.empty() ? std::string(k.str()) : section + "." + std::string(k.str());
       int line = LineOf(k.source()) > 0 ? LineOf(k.source()) : LineOf(node.source());
-      SKYDB_RETURN_IF_ERROR(Entry(name, node, line, section));
+      Record(line, Entry(name, node, line, section));
     }
-    return Ok();
   }
 
  private:
+  void Record(int line, Status status) {
+    if (!status.ok()) file_.errors.emplace_back(line, std::move(status).error().message);
+  }
+
   Status Entry(const std::string& name, const toml::node& node, int line,
                const std::string& section) {
     if (const ConfigKey* key = FindConfigKey(name)) return Key(*key, node, line);
-    if (IsSection(name) && node.is_table()) return Table(*node.as_table(), name);
+    if (IsSection(name) && node.is_table()) {
+      Table(*node.as_table(), name);
+      return Ok();
+    }
     if (IsSection(name)) {
       return ValueError(file_.Where(line), name, Shown(node), "must be a table ([" + name + "])",
                         "the keys " + Join(KnownBelow(name), ", "));
@@ -191,7 +199,8 @@ class Walker {
         return ValueError(file_.Where(line), key.name, Shown(node), WrongType(key.type),
                           key.accepted);
       }
-      return Settings(key, *table, "");
+      Settings(key, *table, "");
+      return Ok();
     }
     auto value = ScalarValue(key, node);
     std::string shown = ShownValue(key, Shown(node));
@@ -204,29 +213,30 @@ class Walker {
 
   // Entries of a table-valued key; a dotted name (pg_stat_statements.max) arrives as a nested
   // table and is flattened back to its dotted form.
-  Status Settings(const ConfigKey& key, const toml::table& table, const std::string& prefix) {
+  void Settings(const ConfigKey& key, const toml::table& table, const std::string& prefix) {
     for (const auto& [k, node] : table) {
       std::string entry = prefix + std::string(k.str());
       int line = LineOf(k.source()) > 0 ? LineOf(k.source()) : LineOf(node.source());
       // An empty name ("" = 1) would otherwise reach the loader as the whole table's value.
       if (k.str().empty()) {
-        return Error::InvalidArgument(
-            file_.Where(line) + ": " + key.name +
-            " has an entry with an empty name; accepted: " + key.accepted);
+        Record(line, Error::InvalidArgument(
+                         file_.Where(line) + ": " + key.name +
+                         " has an entry with an empty name; accepted: " + key.accepted));
+        continue;
       }
       if (const toml::table* nested = node.as_table()) {
-        SKYDB_RETURN_IF_ERROR(Settings(key, *nested, entry + "."));
+        Settings(key, *nested, entry + ".");
         continue;
       }
       std::string name = key.name + "." + entry;
       auto text = SettingText(node);
       if (!text) {
-        return ValueError(file_.Where(line), name, Shown(node),
-                          "must be a string, integer, float or boolean", key.accepted);
+        Record(line, ValueError(file_.Where(line), name, Shown(node),
+                                "must be a string, integer, float or boolean", key.accepted));
+        continue;
       }
       file_.values.push_back({name, {&key, entry}, ConfigValue{*text}, line, Shown(node)});
     }
-    return Ok();
   }
 
   ConfigFile& file_;
@@ -286,7 +296,7 @@ Result<ConfigFile> ParseConfigText(const std::string& text, const std::string& p
   SKYDB_ASSIGN_OR_RETURN(toml::table table, ParseToml(text, path));
   ConfigFile file;
   file.path = path;
-  SKYDB_RETURN_IF_ERROR(Walker(file).Table(table, ""));
+  Walker(file).Table(table, "");
   return file;
 }
 

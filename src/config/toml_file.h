@@ -28,7 +28,10 @@ struct FileValue {
 
 struct ConfigFile {
   std::string path;
-  std::vector<FileValue> values;  // in file order
+  std::vector<FileValue> values;
+  // What the walk refused (unknown keys, wrong types), with its line; the loader reports them
+  // with the values' own errors, all in the file's order.
+  std::vector<std::pair<int, std::string>> errors;
 
   std::string Where(int line) const;  // "path:line", or "path" without a line
 };
@@ -36,7 +39,8 @@ struct ConfigFile {
 // Reads and parses `path`. Returns nullopt when the file does not exist and !must_exist.
 Result<std::optional<ConfigFile>> ReadConfigFile(const std::string& path, bool must_exist);
 
-// Parses TOML text as if read from `path` (used by ReadConfigFile and by tests).
+// Parses TOML text as if read from `path` (used by ReadConfigFile and by tests); fails only
+// when the text is not TOML.
 Result<ConfigFile> ParseConfigText(const std::string& text, const std::string& path);
 
 }  // namespace skydb::config_internal

@@ -64,6 +64,32 @@ TEST(CliConfigTest, BadFilesExitTwoNamingFileLineAndKey) {
   }
 }
 
+// Every error of a file in one run, one line each, in the file's order, whatever kind: a value
+// out of range, an unknown key, a wrong type, a bad setting (they used to come one per run).
+TEST(CliConfigTest, EveryErrorOfAFileInOneRunInFileOrder) {
+  TempDir tmp;
+  std::string file = tmp.Write("bad.toml",
+                               "[supervisor]\nmax_crashes = 0\n[log]\nlevle = \"debug\"\n"
+                               "[host]\ncores = \"four\"\n[store]\ndurability = \"never\"\n"
+                               "[postgres.settings]\nwork_mem = [1]\n");
+  CliRun run = RunSkydb({"config", "check", "--config", file});
+  EXPECT_EQ(run.exit_code, 2);
+  std::vector<std::string> lines;
+  for (size_t at = 0, end; at < run.err.size(); at = end + 1) {
+    end = run.err.find('\n', at);
+    if (end == std::string::npos) end = run.err.size();
+    lines.push_back(run.err.substr(at, end - at));
+  }
+  ASSERT_EQ(lines.size(), 5u) << run.err;
+  const char* expect[] = {":2: supervisor.max_crashes = 0 is out of range",
+                          ":4: unknown key 'log.levle'",
+                          ":6: host.cores = \"four\" must be an integer",
+                          ":8: store.durability = \"never\"", ":10: postgres.settings.work_mem"};
+  for (size_t i = 0; i < lines.size(); ++i) {
+    EXPECT_THAT(lines[i], StartsWith("skydb: " + file + expect[i])) << run.err;
+  }
+}
+
 TEST(CliConfigTest, UnreadableAndMissingFilesExitTwo) {
   TempDir tmp;  // a directory is unreadable as a file, even for root
   CliRun unreadable = RunSkydb({"config", "check", "--config", tmp.path()});
