@@ -298,5 +298,8 @@ Result<std::chrono::milliseconds> ParseDuration(const std::string& text);
 // The inverse spellings, in the largest unit that is exact: "1975MiB", "512B", "5min", "500ms".
 std::string FormatSize(uint64_t bytes);
 std::string FormatDuration(std::chrono::milliseconds duration);
+// The known name closest to `name` by edit distance (case-insensitive), if it is plausibly a
+// typo of it (at most two edits); else "". What every "did you mean" of skydb says.
+std::string ClosestName(std::string_view name, const std::vector<std::string>& known);
 
 }  // namespace skydb

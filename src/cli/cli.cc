@@ -1,5 +1,6 @@
 #include "cli/cli.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
@@ -93,6 +94,48 @@ bool PrintUnknownCommand(const CLI::App& app) {
   return true;
 }
 
+// Names the first option no command knows, the likeliest meant one and where the options are
+// listed; CLI11 would say only "The following arguments were not expected", or "A subcommand
+// is required" when a mistyped option took the command word as its value. False when every
+// word left over is a plain word.
+bool PrintUnknownOption(const CLI::App& app) {
+  std::string option;
+  for (const std::string& arg : app.remaining(true)) {
+    if (arg.size() > 1 && arg.front() == '-') {
+      option = arg.substr(0, arg.find('='));
+      break;
+    }
+  }
+  if (option.empty()) return false;
+  const CLI::App& command = DeepestCommand(app);
+  std::vector<std::string> known;
+  for (const CLI::App* at : {&command, &app}) {
+    for (const CLI::Option* o : at->get_options()) {
+      for (const std::string& name : o->get_lnames()) known.push_back("--" + name);
+    }
+  }
+  std::string guess = ClosestName(option, known);
+  std::string where = &command == &app ? "skydb --help" : "skydb " + command.get_name() + " --help";
+  std::fprintf(stderr, "skydb: unknown option '%s'%s; %s lists the options\n", option.c_str(),
+               guess.empty() ? "" : (" (did you mean '" + guess + "'?)").c_str(), where.c_str());
+  return true;
+}
+
+// The command line in parse order; for `[globals] psql ... -- ARGS`, ARGS go to `passthrough`
+// instead (CLI11 would hand what follows `--` back to the top level).
+std::vector<std::string> SplitPassthrough(int argc, char** argv,
+                                          std::vector<std::string>& passthrough) {
+  std::vector<std::string> args(argv + 1, argv + argc);
+  size_t at = 0;
+  while (at < args.size() && (args[at] == "--config" || args[at] == "--set")) at += 2;
+  if (at >= args.size() || args[at] != "psql") return args;
+  auto dashes = std::find(args.begin() + static_cast<std::ptrdiff_t>(at), args.end(), "--");
+  if (dashes == args.end()) return args;
+  passthrough.assign(dashes + 1, args.end());
+  args.erase(dashes, args.end());
+  return args;
+}
+
 }  // namespace
 
 int Main(int argc, char** argv, Env& env) {
@@ -120,12 +163,21 @@ int Main(int argc, char** argv, Env& env) {
   AddBundleCommand(app, ctx);
   AddUpgradeCommand(app, ctx);
   AddBackupCommands(app, ctx);
+  std::vector<std::string> args = SplitPassthrough(argc, argv, ctx.passthrough);
+  std::reverse(args.begin(), args.end());  // CLI11 takes a vector last argument first
   try {
-    app.parse(argc, argv);
+    app.parse(args);
   } catch (const CLI::Success& e) {  // --help, --help-all, --version
     return app.exit(e);
+  } catch (const CLI::ExtrasError& e) {
+    if (PrintUnknownOption(app)) return kExitUsage;
+    app.exit(e);
+    return kExitUsage;
   } catch (const CLI::RequiredError& e) {
-    if (PrintUnknownCommand(app)) return kExitUsage;
+    // Whichever comes first on the line: a word in the command's place, or an option.
+    auto left = app.remaining(true);
+    bool word_first = !left.empty() && (left.front().empty() || left.front().front() != '-');
+    if (word_first ? PrintUnknownCommand(app) : PrintUnknownOption(app)) return kExitUsage;
     app.exit(e);
     return kExitUsage;
   } catch (const CLI::ParseError& e) {

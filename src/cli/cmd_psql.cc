@@ -1,5 +1,7 @@
-// `skydb psql [--data-dir DIR] [-- ARGS...]`: psql on the cluster's private socket, as its
-// superuser role (root and the cluster user are mapped to it by pg_ident.conf).
+// `skydb psql [--data-dir DIR] [PSQL ARGS...]`: psql on the cluster's private socket, as its
+// superuser role (root and the cluster user are mapped to it by pg_ident.conf). skydb's own
+// options come first; from the first argument skydb does not know (or after `--`), every
+// argument is psql's, `-h`, `-c` and `-d` included.
 #include <unistd.h>
 
 #include <cerrno>
@@ -77,11 +79,24 @@ void AddPsqlCommand(CLI::App& app, CommandContext& ctx) {
   auto flags = std::make_shared<PsqlFlags>();
   CLI::App* cmd = app.add_subcommand(
       "psql",
-      "psql on the private socket of the cluster under --data-dir (extra arguments "
-      "after -- go to psql)");
+      "psql on the private socket of the cluster under --data-dir; the arguments after skydb's "
+      "own go to psql (skydb psql --data-dir DIR -c 'SELECT 1')");
+  // psql's -h is its host: skydb's help is --help only here.
+  cmd->set_help_flag("--help", "this help (psql's own: skydb psql -- --help)");
   cmd->add_option("--data-dir", flags->data_dir, "data directory (config data_dir)");
-  cmd->add_option("args", flags->args, "arguments for psql (after --)");
-  cmd->callback([&ctx, flags] { ctx.exit_code = RunPsql(ctx, *flags); });
+  // The global options, also after the command; they would otherwise be passed to psql.
+  cmd->add_option("--config", ctx.globals.config_file, "configuration file");
+  cmd->add_option("--set", ctx.globals.sets, "override one config key (repeatable)")
+      ->allow_extra_args(false);
+  // Everything from the first argument skydb does not know is psql's, in order (what follows
+  // `--` Main hands over in ctx.passthrough).
+  cmd->fallthrough(false);
+  cmd->prefix_command();
+  cmd->callback([&ctx, flags, cmd] {
+    flags->args = cmd->remaining();
+    flags->args.insert(flags->args.end(), ctx.passthrough.begin(), ctx.passthrough.end());
+    ctx.exit_code = RunPsql(ctx, *flags);
+  });
 }
 
 }  // namespace skydb::cli

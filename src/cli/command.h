@@ -30,6 +30,8 @@ class CommandContext {
   // Command-specific flags that set config keys (e.g. --data-dir → data_dir), in order.
   std::vector<std::pair<std::string, std::string>> flag_values;
   int exit_code = kExitOk;
+  // `skydb psql ... -- ARGS`: ARGS, taken off the command line before parsing (psql's).
+  std::vector<std::string> passthrough;
 
   // Merges file, environment and flags. The caller prints a failure as "skydb: <message>" and
   // exits with kExitUsage.

@@ -246,11 +246,15 @@ KeyRef ResolveKey(std::string_view name) {
   return {};
 }
 
+}  // namespace skydb::config_internal
+
+namespace skydb {
+
 std::string ClosestName(std::string_view name, const std::vector<std::string>& known) {
   std::string best;
   size_t best_distance = 3;  // more than two edits is a different word, not a typo
   for (const std::string& candidate : known) {
-    size_t distance = EditDistance(ToLower(name), ToLower(candidate));
+    size_t distance = config_internal::EditDistance(ToLower(name), ToLower(candidate));
     if (distance < best_distance) {
       best_distance = distance;
       best = candidate;
@@ -259,4 +263,4 @@ std::string ClosestName(std::string_view name, const std::vector<std::string>& k
   return best;
 }
 
-}  // namespace skydb::config_internal
+}  // namespace skydb

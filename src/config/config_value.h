@@ -45,7 +45,4 @@ struct KeyRef {
 };
 KeyRef ResolveKey(std::string_view name);
 
-// The known name closest to `name` by edit distance, if it is plausibly a typo of it; else "".
-std::string ClosestName(std::string_view name, const std::vector<std::string>& known);
-
 }  // namespace skydb::config_internal

@@ -189,6 +189,28 @@ TEST(CliGlobalOptionsTest, VersionFlagIsTheVersionCommand) {
   EXPECT_EQ(flag.out, command.out);
 }
 
+// A mistyped option is named with the likeliest meant one, before or after the command; it
+// used to be "The following arguments were not expected" or "A subcommand is required".
+TEST(CliGlobalOptionsTest, MistypedOptionIsNamed) {
+  struct Case {
+    std::vector<std::string> args;
+    std::string expect;
+  };
+  for (const Case& c : std::vector<Case>{
+           {{"--confg", "/etc/skydb/x.toml", "status"},
+            "skydb: unknown option '--confg' (did you mean '--config'?); skydb status --help"},
+           {{"--sett", "log.level=info"}, "skydb: unknown option '--sett' (did you mean '--set'?)"},
+           {{"--confg=/x"}, "skydb: unknown option '--confg' (did you mean '--config'?)"},
+           {{"status", "--data-dirr", "/x"},
+            "skydb: unknown option '--data-dirr' (did you mean '--data-dir'?)"},
+           {{"tune", "--frobnicate"}, "skydb: unknown option '--frobnicate'; skydb tune --help"}}) {
+    CliRun run = RunSkydb(c.args);
+    EXPECT_EQ(run.exit_code, 2) << run.err;
+    EXPECT_THAT(run.err, StartsWith(c.expect)) << run.err;
+    EXPECT_EQ(run.out, "");
+  }
+}
+
 TEST(CliGlobalOptionsTest, UnknownCommandIsNamed) {
   for (const std::vector<std::string>& args :
        {std::vector<std::string>{"frob"}, {"--set", "log.level=warn", "frob", "--x"}}) {

@@ -168,7 +168,7 @@ std::vector<pid_t> PostgresProcessesOf(const std::string& pgdata) {
 }
 
 std::string Psql(const std::string& dir, const std::string& sql) {
-  CliRun run = RunSkydb({"psql", "--data-dir", dir, "--", "-Atc", sql});
+  CliRun run = RunSkydb({"psql", "--data-dir", dir, "-Atc", sql});
   if (run.exit_code != 0) return "ERROR: " + run.err;
   return std::string(Trim(run.out));
 }
@@ -183,7 +183,6 @@ std::string PsqlAsTestUser(const std::string& dir, const std::string& sql) {
                "psql",
                "--data-dir",
                dir,
-               "--",
                "-Atc",
                sql};
   spec.env["SKYDB_CONFIG"] = "";

@@ -82,7 +82,7 @@ bool WaitReady(const std::string& dir, std::chrono::milliseconds timeout, int mi
                pid_t daemon_pid = 0);
 // Pids of processes whose working directory is `pgdata` (a postmaster and its children).
 std::vector<pid_t> PostgresProcessesOf(const std::string& pgdata);
-// Runs `skydb psql --data-dir dir -- -Atc sql`; stdout trimmed, or "ERROR: ..." on failure.
+// Runs `skydb psql --data-dir dir -Atc sql`; stdout trimmed, or "ERROR: ..." on failure.
 std::string Psql(const std::string& dir, const std::string& sql);
 // The same as TestUser(): root runs no psql from a place that user can write (an extracted
 // bundle under DIR/runtime).

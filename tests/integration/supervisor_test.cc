@@ -56,7 +56,12 @@ class SupervisorIntegrationTest : public ::testing::Test {
 
 TEST_F(SupervisorIntegrationTest, FreshDirReadySelectStopCleanlyAndReuse) {
   auto d = ServeReady();
-  EXPECT_EQ(Psql(dir_, "SELECT 1"), "1");
+  EXPECT_EQ(Psql(dir_, "SELECT 1"), "1");  // psql's arguments as they are (Psql passes -Atc)
+  // ... and after `--`, with skydb's global options on either side of the command.
+  CliRun dashed =
+      RunSkydb({"--set", "log.level=info", "psql", "--data-dir", dir_, "--set", "log.level=info",
+                "--", "-d", "app", "-Atc", "SELECT current_database()"});
+  EXPECT_EQ(dashed.out, "app\n") << dashed.err;
   EXPECT_EQ(Psql(dir_, "SHOW data_checksums"), "on");
   EXPECT_EQ(Psql(dir_, "SHOW listen_addresses"), "");
   EXPECT_EQ(Psql(dir_, "SELECT max(version) FROM skydb_schema_migrations"), "103");
