@@ -1,10 +1,12 @@
 // `skydb env [--data-dir DIR] [--database-url URL] [--format shell|systemd|json]`: the
-// connection contract (skydb/app_env.h) an app needs, from the configuration alone, so it
+// connection contract (skydb/app_env.h) an app needs: what the daemon running on DIR published
+// (its configuration may differ from the caller's), else from the configuration alone, so it
 // works before the daemon runs and in scripts that start the app.
 #include <cstdio>
 #include <memory>
 
 #include "cli/command.h"
+#include "cli/published_env.h"
 #include "skydb/app_env.h"
 
 namespace skydb::cli {
@@ -23,11 +25,15 @@ int RunEnv(CommandContext& ctx, const EnvFlags& flags) {
   }
   auto config = ctx.LoadConfigOrPrint();
   if (!config) return kExitUsage;
-  auto env = AppEnvironmentFor(*config);
-  if (!env.ok()) {
-    std::fprintf(stderr, "skydb: %s\n", env.error().message.c_str());
-    return kExitUsage;
+  Result<AppEnvironment> env = AppEnvironment{};
+  auto abs = ctx.env.fs->RealPath(config->data_dir);
+  if (auto published = PublishedEnvironment(*ctx.env.fs, abs.ok() ? *abs : config->data_dir);
+      published && flags.database_url.empty()) {
+    env = std::move(*published);
+  } else {
+    env = AppEnvironmentFor(*config);
   }
+  if (!env.ok()) return ExitUsage(env.error().message);
   std::string text = flags.format == "json"      ? RenderJsonEnvironment(*env)
                      : flags.format == "systemd" ? RenderSystemdEnvironment(*env)
                                                  : RenderShellEnvironment(*env);

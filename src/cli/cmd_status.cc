@@ -7,6 +7,7 @@
 
 #include "base/json_text.h"
 #include "cli/command.h"
+#include "cli/published_env.h"
 #include "skydb/app_env.h"
 #include "skydb/env.h"
 #include "skydb/status_file.h"
@@ -33,20 +34,25 @@ std::string Uptime(int64_t since) {
   return buf;
 }
 
-// The store socket and the app's database, from the configuration (skydb/app_env.h).
+// The store socket and the app's database (skydb/app_env.h): what the running daemon published,
+// else what the configuration says.
 struct AppLines {
   std::string store_socket;
   std::string database_url;  // passwords redacted; "" for a memory-only store
 };
 
-AppLines AppLinesFor(Config config, const std::string& dir) {
+AppLines AppLinesFor(const FileSystem& fs, Config config, const std::string& dir) {
   config.data_dir = dir;
   AppLines lines;
-  if (auto contract = AppEnvironmentFor(config); contract.ok()) {
-    lines.store_socket = *contract->Find("SKY_LIVE_STORE_PATH");
-    if (const std::string* url = contract->Find("DATABASE_URL")) {
-      lines.database_url = RedactedDatabaseUrl(*url);
-    }
+  std::optional<AppEnvironment> contract = PublishedEnvironment(fs, dir);
+  if (!contract) {
+    if (auto configured = AppEnvironmentFor(config); configured.ok()) contract = *configured;
+  }
+  if (!contract) return lines;
+  if (const std::string* socket = contract->Find("SKY_LIVE_STORE_PATH"))
+    lines.store_socket = *socket;
+  if (const std::string* url = contract->Find("DATABASE_URL")) {
+    lines.database_url = RedactedDatabaseUrl(*url);
   }
   return lines;
 }
@@ -113,7 +119,7 @@ int RunStatus(CommandContext& ctx, const StatusFlags& flags) {
   if (auto text = fs->ReadFile(layout.status_file); text.ok()) {
     if (auto parsed = supervisor::ParseStatusJson(*text); parsed.ok()) record = *parsed;
   }
-  AppLines app = AppLinesFor(*config, layout.root);
+  AppLines app = AppLinesFor(*fs, *config, layout.root);
   if (flags.json) {
     PrintJson(layout.root, *lock, record, app);
   } else {

@@ -130,18 +130,23 @@ void Lifecycle::OnDatabaseReady(const DatabaseReady& ready) {
 }
 
 // DIR/run/app.env: the connection contract (skydb/app_env.h) for a systemd EnvironmentFile=,
-// readable by the app's group. A failure is logged, not fatal: the store already serves.
+// and DIR/run/app.json, the same as JSON, which `skydb status` and `skydb env` read while the
+// daemon runs (the caller's own configuration may differ); both readable by the app's group. A
+// failure is logged, not fatal: the store already serves.
 void Lifecycle::WriteAppEnvironment() {
   Config config = ConfigNow();
-  const std::string path = AbsolutePath(config.data_dir) + "/run/app.env";
+  const std::string run = AbsolutePath(config.data_dir) + "/run";
   auto contract = AppEnvironmentFor(config);
-  Status written = contract.ok()
-                       ? env_.fs->WriteFileAtomic(path, RenderSystemdEnvironment(*contract), 0640)
-                       : Status(contract.error());
-  if (written.ok() && app_group_) {
-    written = env_.host->Chown(path, env_.host->EffectiveUid(), app_group_->gid);
+  for (const auto& [name, render] : {std::pair{"/app.env", &RenderSystemdEnvironment},
+                                     std::pair{"/app.json", &RenderJsonEnvironment}}) {
+    const std::string path = run + name;
+    Status written = contract.ok() ? env_.fs->WriteFileAtomic(path, render(*contract), 0640)
+                                   : Status(contract.error());
+    if (written.ok() && app_group_) {
+      written = env_.host->Chown(path, env_.host->EffectiveUid(), app_group_->gid);
+    }
+    if (!written.ok()) spdlog::warn("cannot write {}: {}", path, written.error().message);
   }
-  if (!written.ok()) spdlog::warn("cannot write {}: {}", path, written.error().message);
 }
 
 void Lifecycle::RequestStop() {

@@ -2,6 +2,7 @@
 // unprivileged test user (SKYDB_TEST_USER, default skydbtest). Every wait is bounded.
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <ctime>
@@ -81,6 +82,32 @@ TEST_F(SupervisorIntegrationTest, FreshDirReadySelectStopCleanlyAndReuse) {
   EXPECT_FALSE(again->LogContains("automatic recovery in progress")) << again->Log();
   EXPECT_EQ(Psql(dir_, "SELECT 2"), "2");
   StopCleanly(*again);
+}
+
+// `skydb status` and `skydb env` report what the running daemon published (DIR/run/app.json),
+// not the caller's configuration: a daemon started with its own resp.socket is found there by
+// a caller that does not know it. Before it runs, env answers from the configuration.
+TEST_F(SupervisorIntegrationTest, StatusAndEnvReadWhatTheDaemonPublished) {
+  std::string before = RunSkydb({"env", "--data-dir", dir_, "--format", "json"}).out;
+  EXPECT_NE(before.find("unix://" + dir_ + "/run/skydb.sock"), std::string::npos) << before;
+  std::string sockets = root_.Dir("sockets");
+  ASSERT_EQ(::mkdir(sockets.c_str(), 0755), 0);
+  auto user = LookupUser(TestUser());
+  ASSERT_EQ(::chown(sockets.c_str(), user->uid, user->gid), 0);
+  auto d = Serve({"resp.socket=" + sockets + "/store.sock"});
+  ASSERT_TRUE(WaitDaemonReady(*d, dir_, seconds(60))) << d->Log();
+  ASSERT_TRUE(WaitForPong(sockets + "/store.sock", seconds(30))) << d->Log();
+  CliRun status = RunSkydb({"status", "--data-dir", dir_});
+  EXPECT_NE(status.out.find("store socket: " + sockets + "/store.sock\n"), std::string::npos)
+      << status.out;
+  CliRun json = RunSkydb({"env", "--data-dir", dir_, "--format", "json"});
+  EXPECT_NE(json.out.find("\"REDIS_URL\":\"unix://" + sockets + "/store.sock\""), std::string::npos)
+      << json.out;
+  CliRun shell = RunSkydb({"env", "--data-dir", dir_});
+  EXPECT_NE(shell.out.find("export SKY_LIVE_STORE_PATH='" + sockets + "/store.sock'"),
+            std::string::npos)
+      << shell.out;
+  StopCleanly(*d);
 }
 
 TEST_F(SupervisorIntegrationTest, SettingsAgreeWithTune) {
