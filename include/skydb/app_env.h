@@ -12,6 +12,7 @@
 // Thread-safety: pure functions.
 #pragma once
 
+#include <cstddef>
 #include <string>
 #include <utility>
 #include <vector>
@@ -33,6 +34,13 @@ Result<AppEnvironment> AppEnvironmentFor(const Config& config);
 
 // The store socket's path: resp.socket, else DATA_DIR/run/skydb.sock.
 std::string StoreSocketPath(const Config& config);
+// A unix socket path holds at most this many bytes (sockaddr_un's sun_path, less its NUL).
+inline constexpr size_t kMaxSocketPathBytes = 107;
+// Every unix socket the configuration makes (PostgreSQL's DIR/run/.s.PGSQL.5432 with an
+// embedded cluster, the store socket, an http.listen socket) that is longer than
+// kMaxSocketPathBytes: one sentence each, naming the path, its length and the fix. Empty when
+// all fit. `config.data_dir` should be absolute.
+std::vector<std::string> SocketPathProblems(const Config& config, bool embedded);
 // The embedded cluster's URL for `role` and `database` (socket dir DIR/run, port 5432).
 std::string EmbeddedDatabaseUrl(const std::string& socket_dir, const std::string& database,
                                 const std::string& role);

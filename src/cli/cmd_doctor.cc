@@ -82,6 +82,7 @@ std::vector<Finding> RunChecks(const Config& config, const FileSystem& fs,
   findings.push_back(CheckSharedMemory(kShmPath, StatFileSystemSpace(kShmPath), need));
   findings.push_back(
       CheckBackupRepository(fs, config.backup.repository, config.backup.compression));
+  findings.push_back(CheckSocketPaths(config));
   return findings;
 }
 

@@ -6,8 +6,10 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
+#include <filesystem>
 
 #include "base/strings.h"
+#include "skydb/app_env.h"
 #include "skydb/backup.h"
 
 namespace skydb::cli {
@@ -101,6 +103,17 @@ const char* SeverityLabel(Severity s) {
       return "BLOCKER";
   }
   return "?";
+}
+
+Finding CheckSocketPaths(const Config& config) {
+  Config absolute = config;
+  absolute.data_dir = std::filesystem::absolute(config.data_dir).lexically_normal().string();
+  bool embedded = config.store.database_url.empty() && config.store.kind != StoreKind::kMemory;
+  auto problems = SocketPathProblems(absolute, embedded);
+  if (problems.empty()) {
+    return {Severity::kOk, "sockets", "every unix socket path fits the 107-byte limit"};
+  }
+  return {Severity::kBlocker, "sockets", Join(problems, "; ")};
 }
 
 bool AnyBlocker(const std::vector<Finding>& findings) {

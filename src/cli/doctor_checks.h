@@ -39,6 +39,10 @@ struct Finding {
 
 bool AnyBlocker(const std::vector<Finding>& findings);
 
+// Every unix socket path the configuration makes fits the 107-byte limit; a blocker naming each
+// that does not and the fix (skydb/app_env.h SocketPathProblems).
+Finding CheckSocketPaths(const Config& config);
+
 // --- backups -----------------------------------------------------------------------------------
 
 // Doctor checks the production profile: no backup.repository warns (a lost disk loses the

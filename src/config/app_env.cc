@@ -58,6 +58,43 @@ std::string StoreSocketPath(const Config& config) {
   return config.resp.socket.empty() ? config.data_dir + "/run/skydb.sock" : config.resp.socket;
 }
 
+std::vector<std::string> SocketPathProblems(const Config& config, bool embedded) {
+  struct Socket {
+    std::string what;
+    std::string path;
+    std::string fix;
+  };
+  const std::string dir_fix = "choose a --data-dir (data_dir) of at most ";
+  std::vector<Socket> sockets;
+  if (embedded) {
+    sockets.push_back({"PostgreSQL's socket", config.data_dir + "/run/.s.PGSQL.5432", dir_fix});
+  }
+  sockets.push_back({"the store socket", StoreSocketPath(config),
+                     config.resp.socket.empty() ? dir_fix : "set resp.socket to a shorter path"});
+  if (!config.http.listen.empty() && config.http.listen != "tcp") {
+    const std::string& listen = config.http.listen;
+    bool relative = listen.front() != '/';
+    sockets.push_back({"the HTTP socket (http.listen)",
+                       relative ? config.data_dir + "/run/" + listen : listen,
+                       relative ? dir_fix : "set http.listen to a shorter path"});
+  }
+  std::vector<std::string> problems;
+  for (const Socket& s : sockets) {
+    if (s.path.size() <= kMaxSocketPathBytes) continue;
+    std::string fix = s.fix;
+    if (fix == dir_fix) {
+      size_t over = s.path.size() - kMaxSocketPathBytes;
+      size_t most = config.data_dir.size() > over ? config.data_dir.size() - over : 0;
+      fix +=
+          std::to_string(most) + " bytes (it has " + std::to_string(config.data_dir.size()) + ")";
+    }
+    problems.push_back(s.what + " " + s.path + " is " + std::to_string(s.path.size()) +
+                       " bytes, over the " + std::to_string(kMaxSocketPathBytes) +
+                       " a unix socket path may have: " + fix);
+  }
+  return problems;
+}
+
 std::string EmbeddedDatabaseUrl(const std::string& socket_dir, const std::string& database,
                                 const std::string& role) {
   return "postgresql:///" + PercentEncode(database) + "?host=" + PercentEncode(socket_dir) +

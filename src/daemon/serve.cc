@@ -15,6 +15,7 @@
 #include "daemon/open_files.h"
 #include "daemon/parent_watch.h"
 #include "daemon/privileges.h"
+#include "daemon/run_dir.h"
 #include "os/line_reader.h"
 #include "skydb/app_env.h"
 #include "skydb/log.h"
@@ -89,6 +90,16 @@ int RunDaemon(Env& env, const DaemonOptions& options) {
   if (parent && !parent->ok()) {
     spdlog::info("--exit-with-parent: {}; not starting", parent->error().message);
     return 0;
+  }
+  {
+    // PostgreSQL would crash-loop on a socket path past the limit; the store could not listen.
+    Config absolute = options.config;
+    absolute.data_dir = AbsolutePath(absolute.data_dir);
+    bool embedded =
+        absolute.store.database_url.empty() && absolute.store.kind != StoreKind::kMemory;
+    auto problems = SocketPathProblems(absolute, embedded);
+    for (const auto& problem : problems) spdlog::error("skydb cannot start: {}", problem);
+    if (!problems.empty()) return 2;
   }
   if (options.ready_fd != -1) {
     if (Status fd = CheckReadyFd(options.ready_fd); !fd.ok()) {

@@ -144,5 +144,32 @@ TEST_F(CliDoctorTest, WarnsWhenNoBackupRepositoryIsConfigured) {
   EXPECT_THAT(configured.out, Not(HasSubstr("no backup repository")));
 }
 
+// A data dir whose sockets would pass the 107-byte limit of a unix socket path: doctor blocks
+// the start naming each socket, its length and how short DIR must be; serve refuses at once
+// (exit 2) instead of letting PostgreSQL crash-loop on "could not create any Unix-domain
+// sockets". It used to say "nothing blocks a start".
+TEST(CliSocketPathTest, OverTheLimitBlocksTheStartAndNamesTheFix) {
+  TempDir tmp;
+  std::string dir = tmp.path() + "/" + std::string(104 - tmp.path().size() - 1, 'd');
+  ASSERT_EQ(dir.size(), 104u);
+  auto env = CleanEnv();
+  CliRun doctor = RunSkydb({"doctor", "--data-dir", dir}, env);
+  EXPECT_EQ(doctor.exit_code, 1) << doctor.out << doctor.err;
+  EXPECT_THAT(doctor.out, HasSubstr("BLOCKER  sockets: PostgreSQL's socket " + dir +
+                                    "/run/.s.PGSQL.5432 is 122 bytes, over the 107 a unix "
+                                    "socket path may have: choose a --data-dir (data_dir) of at "
+                                    "most 89 bytes (it has 104)"));
+  EXPECT_THAT(doctor.out, HasSubstr("the store socket " + dir + "/run/skydb.sock is 119 bytes"));
+  CliRun serve = RunSkydb({"serve", "--store", "memory", "--data-dir", dir}, env);
+  EXPECT_EQ(serve.exit_code, 2) << serve.err;
+  EXPECT_THAT(serve.err, HasSubstr("the store socket " + dir + "/run/skydb.sock is 119 bytes"));
+  struct stat st {};
+  EXPECT_NE(::stat(dir.c_str(), &st), 0) << "a refused start creates nothing";
+
+  std::string fits = tmp.path() + "/short";
+  CliRun ok = RunSkydb({"doctor", "--data-dir", fits}, env);
+  EXPECT_THAT(ok.out, HasSubstr("ok       sockets: every unix socket path fits"));
+}
+
 }  // namespace
 }  // namespace skydb::testing
