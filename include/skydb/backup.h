@@ -150,13 +150,18 @@ struct BackupTarget {
   BackupCompression compression = BackupCompression::kNone;
   std::function<void(const std::string&)> progress;  // a phase line; may be null
   CopyProgressFn bytes;                              // byte-level progress; may be null
+  // How long to wait for another backup into the repository (the daemon's scheduled one) to
+  // finish; 0: refuse at once. `waiting` is told once, when the wait begins; may be null.
+  std::chrono::milliseconds wait_for_running{0};
+  std::function<void(const std::string&)> waiting;
 };
 
 // A base backup now: pg_basebackup into REPO/base/LABEL.partial (compressed tar files with a
 // compression: then extracted into LABEL.verifying for the check), pg_verifybackup, rename,
 // LABEL.json, then retention (older backups and the WAL no kept backup needs are removed).
 // Creates the repository on first use; refuses one that holds another cluster.
-// One backup per repository at a time: a second one is refused while REPO/backup.lock is held.
+// One backup per repository at a time: while REPO/backup.lock is held, a second one waits up to
+// wait_for_running, then is refused naming the repository and the holder's pid.
 Result<BackupInfo> TakeBackup(const BackupTarget& target, Env& env);
 
 struct VerifyReport {

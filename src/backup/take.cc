@@ -1,5 +1,6 @@
 // Taking, verifying and pruning base backups with pg_basebackup and pg_verifybackup.
 #include <ctime>
+#include <memory>
 
 #include "backup/pg_tools.h"
 #include "base/strings.h"
@@ -160,16 +161,40 @@ Status ApplyRetention(const BackupTarget& target, Env& env) {
   return Ok();
 }
 
+// REPO/backup.lock, waiting up to wait_for_running while another backup holds it.
+Result<std::shared_ptr<void>> LockRepository(const BackupTarget& target, Env& env) {
+  const std::string path = target.repository + "/backup.lock";
+  auto deadline = env.clock->Now() + target.wait_for_running;
+  bool told = false;
+  while (true) {
+    auto lock = env.host->LockExclusive(path);
+    if (lock.ok() || lock.error().code != ErrorCode::kConflict) return lock;
+    // The holder wrote its pid into the file (HostOps::LockExclusive).
+    auto holder = env.fs->ReadFile(path);
+    std::string who = "pid " + (holder.ok() ? std::string(Trim(*holder)) : std::string("?"));
+    std::string running = "a backup into " + target.repository + " is already running (" + who +
+                          ": the daemon's scheduled backup, or another skydb backup)";
+    if (env.clock->Now() >= deadline) {
+      return Error::Conflict(running +
+                             (target.wait_for_running.count() > 0
+                                  ? "; it did not finish within " +
+                                        std::to_string(target.wait_for_running.count() / 1000) +
+                                        " s"
+                                  : std::string()) +
+                             "; run skydb backup again once it has finished");
+    }
+    if (!told && target.waiting) target.waiting(running + "; waiting for it to finish");
+    told = true;
+    env.clock->SleepFor(std::chrono::milliseconds(500));
+  }
+}
+
 }  // namespace
 
 Result<BackupInfo> TakeBackup(const BackupTarget& target, Env& env) {
   FileSystem& fs = *env.fs;
   SKYDB_RETURN_IF_ERROR(EnsureRepository(target, fs, *env.runner));
-  auto lock = env.host->LockExclusive(target.repository + "/backup.lock");
-  if (!lock.ok()) {
-    return std::move(lock).error().Within("another backup into " + target.repository +
-                                          " is running; wait for it to finish");
-  }
+  SKYDB_ASSIGN_OR_RETURN(auto lock, LockRepository(target, env));
   auto started = env.clock->WallNow();
   BackupInfo info;
   info.label = Label(started);

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <memory>
 
@@ -17,6 +18,9 @@
 
 namespace skydb::cli {
 namespace {
+
+// How long `skydb backup` waits for a backup already running into the repository.
+constexpr std::chrono::hours kWaitForRunningBackup{2};
 
 struct BackupFlags {
   std::string data_dir;
@@ -135,6 +139,12 @@ int RunBackupNow(CommandContext& ctx, const BackupFlags& flags) {
   target.compression = config->backup.compression;
   target.progress = BackupProgress();
   target.bytes = ByteProgress();
+  // A scheduled backup may be running: wait for it rather than fail (saying so, on stderr).
+  target.wait_for_running = kWaitForRunningBackup;
+  target.waiting = [](const std::string& line) {
+    std::fprintf(stderr, "skydb backup: %s...\n", line.c_str());
+    std::fflush(stderr);
+  };
   auto started = env.clock->Now();
   auto info = TakeBackup(target, env);
   if (!info.ok()) return BackupFail("backup", info.error().message);

@@ -155,6 +155,35 @@ TEST_F(BackupTest, ABackupUnderWriteLoadRestoresEveryAcknowledgedWrite) {
   EXPECT_EQ(missing, 0u) << "of " << acked.size() << " acknowledged session writes";
 }
 
+// A manual backup while another backup holds the repository (the daemon's scheduled one; here
+// the test holds REPO/backup.lock for 3 s) waits for it, saying so and naming the repository
+// and the holder's pid, then takes its own. It used to be refused at once as "already running
+// on this data directory".
+TEST_F(BackupTest, AManualBackupWaitsForTheOneRunning) {
+  auto d = Serve(dir_, Sets());
+  ASSERT_EQ(Backup(dir_).exit_code, 0) << d->Log();  // the repository exists now
+  std::string lock_file = repo_ + "/backup.lock";
+  ASSERT_EQ(::chown(lock_file.c_str(), uid_, gid_), 0);  // as a backup run by the daemon left it
+  auto held = NewRealHostOps()->LockExclusive(lock_file);
+  ASSERT_TRUE(held.ok()) << held.error().message;
+  std::thread release([&] {
+    std::this_thread::sleep_for(seconds(3));
+    held->reset();
+  });
+  auto started = std::chrono::steady_clock::now();
+  CliRun waited = Backup(dir_);
+  auto took = std::chrono::steady_clock::now() - started;
+  release.join();
+  EXPECT_EQ(waited.exit_code, 0) << waited.err;
+  EXPECT_NE(waited.err.find("a backup into " + repo_ + " is already running (pid " +
+                            std::to_string(::getpid()) + ": the daemon's scheduled backup"),
+            std::string::npos)
+      << waited.err;
+  EXPECT_NE(waited.err.find("waiting for it to finish"), std::string::npos) << waited.err;
+  EXPECT_GE(took, seconds(3)) << waited.out;
+  EXPECT_EQ(RunSkydb({"backup", "list", "--repo", repo_}).exit_code, 0);
+}
+
 TEST_F(BackupTest, APointInTimeRestoreBringsBackADroppedTableAndNothingLater) {
   auto d = Serve(dir_, Sets());
   ASSERT_EQ(Backup(dir_).exit_code, 0) << d->Log();
