@@ -296,6 +296,7 @@ int RunRestore(CommandContext& ctx, const RestoreFlags& flags) {
       }
     }
   }
+  const bool ran_as_root = env.host->EffectiveUid() == 0;
   if (auto became = BecomeUser(env, config->run_as_user); !became.ok()) {
     return BackupFail("restore", became.error().message);
   }
@@ -303,12 +304,14 @@ int RunRestore(CommandContext& ctx, const RestoreFlags& flags) {
   if (auto written = WriteRestore(request, *plan, env); !written.ok()) {
     return BackupFail("restore", written.error().message);
   }
+  // The command that starts it, as whoever ran this: root must name the service user.
+  std::string start = "skydb serve --embed --data-dir " + request.target;
+  if (ran_as_root) start += " --user " + config->run_as_user;
   std::printf(
-      "restored backup %s into %s; it replays the WAL of %s to %s when started:\n"
-      "  skydb serve --embed --data-dir %s\n",
+      "restored backup %s into %s; it replays the WAL of %s to %s when started:\n  %s\n",
       plan->backup.label.c_str(), request.target.c_str(), request.repository.c_str(),
       request.time_micros ? FormatUtcMicros(*request.time_micros).c_str() : "its end (--latest)",
-      request.target.c_str());
+      start.c_str());
   return kExitOk;
 }
 

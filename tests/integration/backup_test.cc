@@ -143,7 +143,16 @@ TEST_F(BackupTest, ABackupUnderWriteLoadRestoresEveryAcknowledgedWrite) {
   std::string restored = root_.Dir("restored");
   CliRun restore = Restore(restored, {"--latest"});
   ASSERT_EQ(restore.exit_code, 0) << restore.err;
-  auto r = Serve(restored, {});
+  // The hint is a command that works as the user who ran restore (root: with --user).
+  std::string hint =
+      "  skydb serve --embed --data-dir " + restored + " --user " + TestUser() + "\n";
+  ASSERT_TRUE(restore.out.size() > hint.size() &&
+              restore.out.compare(restore.out.size() - hint.size(), hint.size(), hint) == 0)
+      << restore.out;
+  auto r = std::make_unique<DaemonProcess>(
+      std::vector<std::string>{"serve", "--embed", "--data-dir", restored, "--user", TestUser()});
+  ASSERT_TRUE(WaitDaemonReady(*r, restored, seconds(90))) << r->Log();
+  ASSERT_TRUE(WaitForPong(StoreSocket(restored), seconds(30))) << r->Log();
   EXPECT_EQ(AppSql(restored, "SELECT count(*) || ' ' || max(id) FROM orders"), committed);
   auto client = RespClient::Connect(StoreSocket(restored), milliseconds(10000));
   ASSERT_TRUE(client.ok());
