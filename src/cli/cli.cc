@@ -13,6 +13,11 @@ extern char** environ;
 namespace skydb::cli {
 
 Result<Config> CommandContext::LoadConfig() const {
+  SKYDB_ASSIGN_OR_RETURN(LoadedConfig loaded, LoadConfigWithOrigins());
+  return std::move(loaded.config);
+}
+
+Result<LoadedConfig> CommandContext::LoadConfigWithOrigins() const {
   ConfigInputs inputs;
   if (!globals.config_file.empty()) {
     inputs.file = globals.config_file;
@@ -37,7 +42,7 @@ Result<Config> CommandContext::LoadConfig() const {
     inputs.flags.emplace_back(set.substr(0, eq), set.substr(eq + 1));
   }
   for (const auto& flag : flag_values) inputs.flags.push_back(flag);
-  return skydb::LoadConfig(inputs);
+  return skydb::LoadConfigWithOrigins(inputs);
 }
 
 void PrintError(const std::string& message) {

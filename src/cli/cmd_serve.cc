@@ -38,6 +38,18 @@ bool ParsePid(const char* text, int& pid) {
   return true;
 }
 
+// Child mode (an app, a test harness, starts skydb): the HTTP endpoints stay off unless
+// http.port or http.listen was set, so that several instances on one host never race for the
+// default port (the ready line then says "http": null).
+Result<Config> LoadServeConfig(const CommandContext& ctx, bool child_mode) {
+  SKYDB_ASSIGN_OR_RETURN(LoadedConfig loaded, ctx.LoadConfigWithOrigins());
+  if (child_mode && loaded.OriginOf("http.port").source == ConfigSource::kDefault &&
+      loaded.OriginOf("http.listen").source == ConfigSource::kDefault) {
+    loaded.config.http.port = 0;
+  }
+  return std::move(loaded.config);
+}
+
 constexpr char kModes[] =
     "--embed (a private PostgreSQL cluster under --data-dir), --database-url URL (an external "
     "PostgreSQL, also store.database_url) or --store memory (no PostgreSQL; nothing survives a "
@@ -50,8 +62,9 @@ int RunServe(CommandContext& ctx, const ServeFlags& flags, Profile profile) {
   if (!flags.database_url.empty()) {
     ctx.flag_values.emplace_back("store.database_url", flags.database_url);
   }
-  auto config = ctx.LoadConfigOrPrint();
-  if (!config) return kExitUsage;
+  const bool child_mode = flags.exit_with_parent || flags.ready_fd != -1;
+  auto config = LoadServeConfig(ctx, child_mode);
+  if (!config.ok()) return ExitUsage(config.error().message);
   if (flags.parent_pid != 0 && !flags.exit_with_parent) {
     return ExitUsage("--parent-pid names the parent --exit-with-parent watches; add that flag");
   }
@@ -78,7 +91,7 @@ int RunServe(CommandContext& ctx, const ServeFlags& flags, Profile profile) {
   daemon::DaemonOptions options;
   options.config = std::move(config).value();
   options.profile = profile;
-  options.reload_config = [&ctx] { return ctx.LoadConfig(); };
+  options.reload_config = [&ctx, child_mode] { return LoadServeConfig(ctx, child_mode); };
   options.exit_with_parent = flags.exit_with_parent;
   options.parent_pid = parent_pid;
   options.ready_fd = flags.ready_fd;

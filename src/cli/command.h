@@ -36,6 +36,8 @@ class CommandContext {
   // Merges file, environment and flags. The caller prints a failure as "skydb: <message>" and
   // exits with kExitUsage.
   Result<Config> LoadConfig() const;
+  // The same, with where each value came from.
+  Result<LoadedConfig> LoadConfigWithOrigins() const;
   // LoadConfig, printing a failure as "skydb: <message>"; nullopt then (exit kExitUsage).
   std::optional<Config> LoadConfigOrPrint() const;
 };

@@ -516,6 +516,34 @@ TEST_F(EmbeddingTest, ParentKilledWhileSkydbStartsLeavesNothingBehind) {
   EXPECT_EQ(again->StopCleanly(seconds(30)), "");
 }
 
+// Child mode keeps HTTP off unless http.port or http.listen is set: two instances started at
+// once by their parents (with the machine's default http.port, no SKYDB_HTTP_PORT) both get
+// ready, their ready lines saying "http": null. Before, the second exited 1 on port 9733.
+TEST_F(EmbeddingTest, ChildModeInstancesDoNotShareAnHttpPort) {
+  auto service = LookupUser(TestUser());
+  ASSERT_TRUE(service.ok());
+  ASSERT_EQ(::chown(root_.path().c_str(), service->uid, service->gid), 0);
+  std::vector<std::unique_ptr<DaemonProcess>> parents;
+  for (const char* name : {"one", "two"}) {
+    parents.push_back(std::make_unique<DaemonProcess>(
+        "/bin/sh",
+        std::vector<std::string>{"-c", "exec >&2; exec \"$@\"", "sh", "/usr/bin/setpriv",
+                                 "--reuid=" + TestUser(), "--regid=" + TestUser(), "--init-groups",
+                                 kPython, kExamples + "/python/parent.py", SKYDB_BINARY,
+                                 root_.Dir(name)},
+        std::map<std::string, std::optional<std::string>>{{"SKYDB_HTTP_PORT", std::nullopt}}));
+  }
+  for (auto& parent : parents) {
+    ASSERT_TRUE(parent->WaitLogContains("ready: {", seconds(90))) << parent->Log();
+    std::string log = parent->Log();
+    std::string line = log.substr(log.find("ready: {") + 7);
+    auto ready = nlohmann::json::parse(line.substr(0, line.find('\n')));
+    EXPECT_TRUE(ready["http"].is_null()) << line;
+    EXPECT_TRUE(parent->LogContains("http: endpoints off")) << log;
+  }
+  for (auto& parent : parents) EXPECT_EQ(parent->StopCleanly(seconds(60)), "");
+}
+
 TEST_F(EmbeddingTest, ReadyFdThatIsNotOpenIsRefused) {
   CliRun run =
       RunSkydb({"serve", "--embed", "--data-dir", dir_, "--user", TestUser(), "--ready-fd", "97"});
