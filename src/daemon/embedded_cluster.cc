@@ -22,10 +22,14 @@ namespace {
 
 constexpr char kInstalledSkydb[] = "/usr/bin/skydb";
 
-// PostgreSQL's stderr, tagged, at a level that matches its severity.
-void ForwardPostgresLine(std::string_view line) {
+// PostgreSQL's stderr, tagged, at a level that matches its severity. During a stop skydb asked
+// for, the fast shutdown ending skydb's own backends ("FATAL: terminating connection due to
+// administrator command") is what was asked for: info, so a clean stop logs no error.
+void ForwardPostgresLine(std::string_view line, bool stopping) {
   auto has = [&](const char* word) { return line.find(word) != std::string_view::npos; };
-  if (has("PANIC:") || has("FATAL:")) {
+  if (stopping && has("FATAL:") && has("terminating connection due to administrator command")) {
+    spdlog::info("postgres: {}", line);
+  } else if (has("PANIC:") || has("FATAL:")) {
     spdlog::error("postgres: {}", line);
   } else if (has("ERROR:") || has("WARNING:")) {
     spdlog::warn("postgres: {}", line);
@@ -94,8 +98,11 @@ class EmbeddedCluster final : public DatabaseSource {
     sup.app.connection_limit = settings_.pools.demand;
     if (app.user) sup.app_os_users.push_back(app.user->name);
     sup.shared_group = app.group;
-    SupervisorEnv senv{env_.fs,   env_.clock, env_.runner,         env_.launcher,
-                       env_.host, env_.pg,    ForwardPostgresLine, nullptr};
+    SupervisorEnv senv{env_.fs,   env_.clock, env_.runner, env_.launcher,
+                       env_.host, env_.pg,    nullptr,     nullptr};
+    senv.postgres_log = [this](std::string_view line) {
+      ForwardPostgresLine(line, stop_requested_.load());
+    };
     senv.on_ready = [this](const SupervisorSnapshot& snap) { OnReady(snap); };
     supervisor_ = NewSupervisor(std::move(sup), std::move(senv));
     supervisor_view_ = supervisor_.get();
