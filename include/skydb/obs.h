@@ -121,6 +121,16 @@ struct MemoryFigures {
   int postgres_processes = 0;
 };
 
+// The standard process_* figures of the skydb process (Prometheus's client-library names).
+struct ProcessFigures {
+  double cpu_seconds = 0;         // user + system
+  double start_time_seconds = 0;  // since the Unix epoch
+  uint64_t resident_memory_bytes = 0;
+  uint64_t virtual_memory_bytes = 0;
+  uint64_t open_fds = 0;
+  uint64_t max_fds = 0;  // RLIMIT_NOFILE's soft limit
+};
+
 struct ObservedState {
   std::string version;
   std::string mode;  // "embedded", "dev", "memory"
@@ -135,6 +145,7 @@ struct ObservedState {
   std::optional<RespServerStats> resp;
   std::optional<Settings> settings;
   MemoryFigures memory;
+  std::optional<ProcessFigures> process;  // absent when /proc could not be read
   // What the app connects to (skydb/app_env.h): the store socket and its database's URL
   // (passwords redacted; "" with a memory-only store).
   std::string store_socket;
@@ -163,6 +174,22 @@ struct TreeMemory {
 Result<TreeMemory> ReadProcessTreePss(const FileSystem& fs, pid_t root);
 // This process's resident set from /proc/self/smaps_rollup; 0 when unreadable.
 uint64_t ReadSelfRss(const FileSystem& fs);
+
+// /proc/self/stat's fields the process_* figures need (proc(5)).
+struct ProcSelfStat {
+  uint64_t utime_ticks = 0;
+  uint64_t stime_ticks = 0;
+  uint64_t start_ticks = 0;  // since boot
+  uint64_t vsize_bytes = 0;
+  uint64_t rss_pages = 0;
+};
+// Pure parsers and arithmetic; nullopt when a text does not parse.
+std::optional<ProcSelfStat> ParseProcSelfStat(const std::string& text);
+std::optional<int64_t> ParseBootTime(const std::string& proc_stat);  // /proc/stat's btime
+ProcessFigures ComputeProcessFigures(const ProcSelfStat& stat, int64_t boot_time,
+                                     long ticks_per_second, long page_size);
+// This process's figures from /proc/self/stat, /proc/stat, /proc/self/fd and getrlimit.
+std::optional<ProcessFigures> ReadProcessFigures(const FileSystem& fs);
 
 // ---- PostgreSQL poller ----------------------------------------------------------------------
 

@@ -128,6 +128,7 @@ ObservedState Observing::Observe() const {
   s.resp = parts_.clients->RespStatsNow();
   s.settings = parts_.source->settings();
   s.memory.skydb_rss_bytes = ReadSelfRss(*env_.fs);
+  s.process = ReadProcessFigures(*env_.fs);
   if (auto contract = AppEnvironmentFor(config_); contract.ok()) {
     s.store_socket = *contract->Find("SKY_LIVE_STORE_PATH");
     if (const std::string* url = contract->Find("DATABASE_URL")) {

@@ -40,6 +40,19 @@ void Process(Families& f, const ObservedState& s) {
           s.readiness.ready ? 1 : 0);
   f.Gauge("skydb_resident_memory_bytes", "resident set size of the skydb process",
           D(s.memory.skydb_rss_bytes));
+  if (!s.process) return;
+  // The names every Prometheus client library exports, so standard dashboards work.
+  const ProcessFigures& p = *s.process;
+  f.Counter("process_cpu_seconds_total", "total user and system CPU time spent in seconds",
+            p.cpu_seconds);
+  f.Gauge("process_start_time_seconds", "start time of the process since unix epoch in seconds",
+          p.start_time_seconds);
+  f.Gauge("process_resident_memory_bytes", "resident memory size in bytes",
+          D(p.resident_memory_bytes));
+  f.Gauge("process_virtual_memory_bytes", "virtual memory size in bytes",
+          D(p.virtual_memory_bytes));
+  f.Gauge("process_open_fds", "number of open file descriptors", D(p.open_fds));
+  f.Gauge("process_max_fds", "maximum number of open file descriptors", D(p.max_fds));
 }
 
 void Store(Families& f, const ObservedState& s) {

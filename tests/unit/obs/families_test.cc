@@ -88,6 +88,14 @@ ObservedState FullState() {
   settings.items = {numeric, pinned, word};
   s.settings = settings;
   s.memory = {1000, 2000, 7};
+  ProcessFigures process;
+  process.cpu_seconds = 1.5;
+  process.start_time_seconds = 1764547200.25;
+  process.resident_memory_bytes = 1000;
+  process.virtual_memory_bytes = 5000;
+  process.open_fds = 12;
+  process.max_fds = 65536;
+  s.process = process;
   return s;
 }
 
@@ -96,8 +104,26 @@ TEST(DaemonFamiliesTest, FullStateFollowsTheConventions) {
   Status valid = ValidateFamilies(families);
   EXPECT_TRUE(valid.ok()) << valid.error().message;
   for (const auto& f : families) {
-    EXPECT_TRUE(f.name.rfind("skydb_", 0) == 0 || f.name == "sky_live_sessions_active") << f.name;
+    EXPECT_TRUE(f.name.rfind("skydb_", 0) == 0 || f.name.rfind("process_", 0) == 0 ||
+                f.name == "sky_live_sessions_active")
+        << f.name;
   }
+}
+
+// The standard process_* families, under the names Prometheus's client libraries use, so that
+// stock dashboards and alerts work; absent when /proc could not be read.
+TEST(DaemonFamiliesTest, ProcessFamiliesHaveTheStandardNames) {
+  auto families = DaemonFamilies(FullState());
+  EXPECT_EQ(Value(families, "process_cpu_seconds_total"), 1.5);
+  EXPECT_EQ(Value(families, "process_start_time_seconds"), 1764547200.25);
+  EXPECT_EQ(Value(families, "process_resident_memory_bytes"), 1000);
+  EXPECT_EQ(Value(families, "process_virtual_memory_bytes"), 5000);
+  EXPECT_EQ(Value(families, "process_open_fds"), 12);
+  EXPECT_EQ(Value(families, "process_max_fds"), 65536);
+  EXPECT_EQ(Find(families, "process_cpu_seconds_total")->type, MetricType::kCounter);
+  ObservedState without = FullState();
+  without.process.reset();
+  EXPECT_EQ(Find(DaemonFamilies(without), "process_open_fds"), nullptr);
 }
 
 TEST(DaemonFamiliesTest, EveryFamilyDocsOperationsListsIsThere) {

@@ -1,6 +1,8 @@
 // PSS of a process tree and RSS of skydb, read from a fake /proc.
 #include <gtest/gtest.h>
 
+#include <ctime>
+
 #include "skydb/obs.h"
 #include "support/fakes.h"
 
@@ -29,6 +31,43 @@ TEST(SmapsRollupFieldTest, ReadsKilobytesAsBytes) {
   EXPECT_EQ(SmapsRollupField(Rollup(300, 120), "Rss"), 300u * 1024);
   EXPECT_EQ(SmapsRollupField(Rollup(300, 120), "Swap"), std::nullopt);
   EXPECT_EQ(SmapsRollupField("Pss: kB\n", "Pss"), std::nullopt);
+}
+
+// A /proc/self/stat line (proc(5)); the command name holds spaces and a parenthesis.
+TEST(ProcSelfStatTest, ReadsCpuStartTimeAndMemoryAfterTheCommandName) {
+  std::string line =
+      "4242 (sky db) (x) S 1 4242 4242 0 -1 4194560 1200 0 0 0 250 125 0 0 20 0 9 0 "
+      "987654 104857600 2560 18446744073709551615 1 1 0 0 0 0 0 4096 0 0 0 0 17 1 0 0 0 0 0\n";
+  auto stat = ParseProcSelfStat(line);
+  ASSERT_TRUE(stat.has_value());
+  EXPECT_EQ(stat->utime_ticks, 250u);
+  EXPECT_EQ(stat->stime_ticks, 125u);
+  EXPECT_EQ(stat->start_ticks, 987654u);
+  EXPECT_EQ(stat->vsize_bytes, 104857600u);
+  EXPECT_EQ(stat->rss_pages, 2560u);
+  EXPECT_EQ(ParseProcSelfStat("4242 (short) S 1 2 3"), std::nullopt);
+  EXPECT_EQ(ParseProcSelfStat("garbage"), std::nullopt);
+
+  EXPECT_EQ(ParseBootTime("cpu  1 2 3\nbtime 1764547200\nprocesses 9\n"), 1764547200);
+  EXPECT_EQ(ParseBootTime("cpu  1 2 3\n"), std::nullopt);
+
+  ProcessFigures p = ComputeProcessFigures(*stat, 1764547200, 100, 4096);
+  EXPECT_DOUBLE_EQ(p.cpu_seconds, 3.75);
+  EXPECT_DOUBLE_EQ(p.start_time_seconds, 1764547200 + 9876.54);
+  EXPECT_EQ(p.resident_memory_bytes, 2560u * 4096);
+  EXPECT_EQ(p.virtual_memory_bytes, 104857600u);
+}
+
+// The real /proc of this test process: plausible figures.
+TEST(ProcSelfStatTest, ThisProcessHasPlausibleFigures) {
+  auto fs = NewRealFileSystem();
+  auto p = ReadProcessFigures(*fs);
+  ASSERT_TRUE(p.has_value());
+  EXPECT_GT(p->resident_memory_bytes, 0u);
+  EXPECT_GE(p->open_fds, 3u);
+  EXPECT_GE(p->max_fds, p->open_fds);
+  EXPECT_GT(p->start_time_seconds, 1.5e9);
+  EXPECT_LE(p->start_time_seconds, static_cast<double>(std::time(nullptr)) + 1);
 }
 
 TEST(ParentPidFromStatTest, CommMayHoldSpacesAndParentheses) {
