@@ -101,6 +101,8 @@ struct SupervisorOptions {
   // alone.
   std::optional<NamedGroup> shared_group;
   std::chrono::milliseconds tick{100};  // how often the watch loop looks at the child
+  // false: initdb --no-sync (PostgreSQL runs with fsync off, so syncing its files buys nothing).
+  bool sync_initdb = true;
 };
 
 // What a reload (SIGHUP) may change. The timings always apply; the settings only once

@@ -2,10 +2,13 @@
 // memory` and `skydb dev [--data-dir DIR]`: run the daemon.
 #include <stdlib.h>
 
+#include <cerrno>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <memory>
+#include <utility>
 
 #include "cli/command.h"
 #include "daemon/daemon.h"
@@ -20,6 +23,7 @@ struct ServeFlags {
   std::string data_dir;
   std::string user;
   bool exit_with_parent = false;
+  bool ephemeral = false;
   int parent_pid = 0;
   int ready_fd = -1;
 };
@@ -41,13 +45,34 @@ bool ParsePid(const char* text, int& pid) {
 // Child mode (an app, a test harness, starts skydb): the HTTP endpoints stay off unless
 // http.port or http.listen was set, so that several instances on one host never race for the
 // default port (the ready line then says "http": null).
-Result<Config> LoadServeConfig(const CommandContext& ctx, bool child_mode) {
+// --ephemeral: what a throwaway instance trades away for speed (it is deleted at stop, so
+// crash safety buys nothing); a setting the user pinned wins.
+constexpr std::pair<const char*, const char*> kEphemeralSettings[] = {
+    {"fsync", "off"}, {"synchronous_commit", "off"}, {"full_page_writes", "off"}};
+
+Result<Config> LoadServeConfig(const CommandContext& ctx, bool child_mode, bool ephemeral) {
   SKYDB_ASSIGN_OR_RETURN(LoadedConfig loaded, ctx.LoadConfigWithOrigins());
   if (child_mode && loaded.OriginOf("http.port").source == ConfigSource::kDefault &&
       loaded.OriginOf("http.listen").source == ConfigSource::kDefault) {
     loaded.config.http.port = 0;
   }
+  if (ephemeral) {
+    for (const auto& [name, value] : kEphemeralSettings) {
+      loaded.config.postgres.settings.emplace(name, value);
+    }
+  }
   return std::move(loaded.config);
+}
+
+// A new directory for an ephemeral instance: $TMPDIR (else /tmp)/skydb-ephemeral-XXXXXX, 0700.
+Result<std::string> MakeEphemeralDir() {
+  const char* tmp = std::getenv("TMPDIR");
+  std::string templ =
+      std::string(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp") + "/skydb-ephemeral-XXXXXX";
+  if (::mkdtemp(templ.data()) == nullptr) {
+    return ErrnoError("--ephemeral: cannot make a directory like " + templ, errno);
+  }
+  return templ;
 }
 
 constexpr char kModes[] =
@@ -55,15 +80,23 @@ constexpr char kModes[] =
     "PostgreSQL, also store.database_url) or --store memory (no PostgreSQL; nothing survives a "
     "restart)";
 
+int RunServeIn(CommandContext& ctx, const ServeFlags& flags, Profile profile);
+int RunEphemeral(CommandContext& ctx, const ServeFlags& flags);
+
 int RunServe(CommandContext& ctx, const ServeFlags& flags, Profile profile) {
+  if (flags.ephemeral) return RunEphemeral(ctx, flags);
+  return RunServeIn(ctx, flags, profile);
+}
+
+int RunServeIn(CommandContext& ctx, const ServeFlags& flags, Profile profile) {
   if (!flags.data_dir.empty()) ctx.flag_values.emplace_back("data_dir", flags.data_dir);
   if (!flags.user.empty()) ctx.flag_values.emplace_back("run_as_user", flags.user);
   if (!flags.store.empty()) ctx.flag_values.emplace_back("store.kind", flags.store);
   if (!flags.database_url.empty()) {
     ctx.flag_values.emplace_back("store.database_url", flags.database_url);
   }
-  const bool child_mode = flags.exit_with_parent || flags.ready_fd != -1;
-  auto config = LoadServeConfig(ctx, child_mode);
+  const bool child_mode = flags.exit_with_parent || flags.ready_fd != -1 || flags.ephemeral;
+  auto config = LoadServeConfig(ctx, child_mode, flags.ephemeral);
   if (!config.ok()) return ExitUsage(config.error().message);
   if (flags.parent_pid != 0 && !flags.exit_with_parent) {
     return ExitUsage("--parent-pid names the parent --exit-with-parent watches; add that flag");
@@ -82,20 +115,44 @@ int RunServe(CommandContext& ctx, const ServeFlags& flags, Profile profile) {
         "skydb dev runs a private cluster; store.database_url is set (unset it, or "
         "use skydb serve --database-url)");
   }
-  if (profile != Profile::kDev && flags.embed + external + memory != 1) {
-    return ExitUsage(std::string(flags.embed + external + memory == 0
-                                     ? "serve needs one of "
-                                     : "serve takes only one of ") +
+  const bool embed = flags.embed || (flags.ephemeral && !external && !memory);
+  if (profile != Profile::kDev && embed + external + memory != 1) {
+    return ExitUsage(std::string(embed + external + memory == 0 ? "serve needs one of "
+                                                                : "serve takes only one of ") +
                      kModes);
   }
   daemon::DaemonOptions options;
   options.config = std::move(config).value();
   options.profile = profile;
-  options.reload_config = [&ctx, child_mode] { return LoadServeConfig(ctx, child_mode); };
+  options.reload_config = [&ctx, child_mode, ephemeral = flags.ephemeral] {
+    return LoadServeConfig(ctx, child_mode, ephemeral);
+  };
   options.exit_with_parent = flags.exit_with_parent;
   options.parent_pid = parent_pid;
   options.ready_fd = flags.ready_fd;
   return daemon::RunDaemon(ctx.env, options);
+}
+
+// `serve --ephemeral`: the dev profile's small settings in a new temporary data dir, removed
+// once the daemon has stopped (a kill -9 leaves it: it is under $TMPDIR).
+int RunEphemeral(CommandContext& ctx, const ServeFlags& flags) {
+  if (!flags.data_dir.empty()) {
+    return ExitUsage("--ephemeral makes its own temporary data dir; drop --data-dir");
+  }
+  if (!flags.database_url.empty()) {
+    return ExitUsage("--ephemeral runs a private cluster (or --store memory), not --database-url");
+  }
+  auto dir = MakeEphemeralDir();
+  if (!dir.ok()) return ExitUsage(dir.error().message);
+  ServeFlags in = flags;
+  in.data_dir = *dir;
+  int status = RunServeIn(ctx, in, Profile::kDev);
+  std::error_code ec;
+  std::filesystem::remove_all(*dir, ec);
+  if (ec)
+    std::fprintf(stderr, "skydb: --ephemeral: cannot remove %s: %s\n", dir->c_str(),
+                 ec.message().c_str());
+  return status;
 }
 
 }  // namespace
@@ -116,6 +173,10 @@ void AddServeCommands(CLI::App& app, CommandContext& ctx) {
   serve->add_flag("--exit-with-parent", serve_flags->exit_with_parent,
                   "child mode: stop in order (drain, fast stop) when the parent process dies, "
                   "even by kill -9");
+  serve->add_flag("--ephemeral", serve_flags->ephemeral,
+                  "test mode, for an app's test suite: a private cluster in a new temporary data "
+                  "dir ($TMPDIR, else /tmp) removed at stop, fsync off, the dev profile's small "
+                  "settings, HTTP off; --ready-fd says where it is");
   serve
       ->add_option("--parent-pid", serve_flags->parent_pid,
                    "child mode: the parent's own pid (the app passes its getpid()), so that a "

@@ -87,6 +87,8 @@ class EmbeddedCluster final : public DatabaseSource {
     sup.settings_conf = RenderConf(settings_) + ArchiveConf(config_);
     sup.timing = config_.supervisor;
     sup.migrations = AllMigrations();
+    auto fsync = config_.postgres.settings.find("fsync");
+    sup.sync_initdb = fsync == config_.postgres.settings.end() || fsync->second != "off";
     SKYDB_ASSIGN_OR_RETURN(AppAccess app,
                            ResolveAppAccess(*env_.fs, config_, cluster_user_.user.name));
     sup.app.database = config_.app.database;

@@ -60,6 +60,7 @@ Status SupervisorImpl::RunInitdb() {
   const std::string& user = options_.cluster_user.user.name;
   spdlog::info("initializing a new PostgreSQL cluster in {} (owner {})", layout_.pgdata, user);
   CommandSpec spec = InitdbCommand(options_.bin_dir, layout_.pgdata, user);
+  if (!options_.sync_initdb) spec.argv.push_back("--no-sync");
   if (options_.cluster_user.drop_privileges) spec.run_as = options_.cluster_user.user;
   spec.working_dir = layout_.root;
   spec.timeout = kInitdbTimeout;

@@ -544,6 +544,47 @@ TEST_F(EmbeddingTest, ChildModeInstancesDoNotShareAnHttpPort) {
   for (auto& parent : parents) EXPECT_EQ(parent->StopCleanly(seconds(60)), "");
 }
 
+// Test mode: `serve --ephemeral` is a throwaway instance for an app's test suite: a new
+// temporary data dir under $TMPDIR, fsync off, the dev profile's small settings, HTTP off; the
+// ready line says where it is; SIGTERM stops it in order and removes the directory. Its start
+// (initdb included: every ephemeral start is a first start) is recorded.
+TEST_F(EmbeddingTest, EphemeralInstanceStartsAndLeavesNothingBehind) {
+  std::string ready_file = root_.Dir("ready");
+  // Like /tmp: the service user may remove what it owns there (sticky, world-writable).
+  std::string tmp = root_.Dir("tmp");
+  ASSERT_EQ(::mkdir(tmp.c_str(), 01777), 0);
+  ASSERT_EQ(::chmod(tmp.c_str(), 01777), 0);
+  auto started = SteadyClock::now();
+  DaemonProcess d("/bin/sh",
+                  {"-c", "exec \"$0\" serve --ephemeral --user \"$1\" --ready-fd 3 3>\"$2\"",
+                   SKYDB_BINARY, TestUser(), ready_file},
+                  {{"TMPDIR", tmp}});
+  std::string line;
+  bool ready = WaitFor(
+      [&] {
+        line = ReadAll(ready_file);
+        return line.find('\n') != std::string::npos || d.WaitExit(milliseconds(1)).has_value();
+      },
+      seconds(120));
+  ASSERT_TRUE(ready && line.find('\n') != std::string::npos) << d.Log();
+  RecordProperty(
+      "ephemeral_start_to_ready_ms",
+      std::to_string(
+          std::chrono::duration_cast<milliseconds>(SteadyClock::now() - started).count()));
+  auto info = nlohmann::json::parse(line);
+  std::string socket = info["store_socket"].get<std::string>();
+  std::string dir = socket.substr(0, socket.size() - std::string("/run/skydb.sock").size());
+  EXPECT_EQ(dir.rfind(tmp + "/skydb-ephemeral-", 0), 0u) << dir;
+  EXPECT_TRUE(info["http"].is_null()) << line;
+  EXPECT_EQ(RedisCli(socket, {"PING"}), "PONG");
+  EXPECT_EQ(Psql(dir, "SHOW fsync"), "off");
+  EXPECT_EQ(Psql(dir, "SHOW synchronous_commit"), "off");
+  EXPECT_EQ(Psql(dir, "SHOW shared_buffers"), "32MB");  // the dev profile
+  EXPECT_EQ(d.StopCleanly(seconds(60)), "");
+  EXPECT_FALSE(std::filesystem::exists(dir)) << "the ephemeral data dir is removed at stop";
+  EXPECT_TRUE(PostgresProcessesOf(dir + "/pgdata").empty());
+}
+
 TEST_F(EmbeddingTest, ReadyFdThatIsNotOpenIsRefused) {
   CliRun run =
       RunSkydb({"serve", "--embed", "--data-dir", dir_, "--user", TestUser(), "--ready-fd", "97"});
