@@ -81,6 +81,10 @@ Status Serving::Open(const std::string& conninfo, const std::string& description
   StoreStats stats = store_->Stats();
   options.store_description =
       stats.kind + " " + stats.durability + " " + description + description_suffix_;
+  // Before the server copies it: INFO shows what the daemon opened.
+  if (request.shared && request.config.kind != StoreKind::kMemory) {
+    options.store_description += ", shared coherence";
+  }
   auto server = NewRespServer(options, *store_, clock_);
   if (!server.ok()) {
     (void)store_->Close(std::chrono::seconds(5));
@@ -89,9 +93,6 @@ Status Serving::Open(const std::string& conninfo, const std::string& description
     return std::move(server).error().Within("cannot listen for clients");
   }
   server_ = std::move(server).value();
-  if (request.shared && request.config.kind != StoreKind::kMemory) {
-    options.store_description += ", shared coherence";
-  }
   store_text_ =
       stats.kind + " store (" + stats.durability +
       (request.shared && request.config.kind != StoreKind::kMemory ? ", shared coherence" : "") +

@@ -322,6 +322,10 @@ TEST_F(ExternalTest, PipelinedPairsTakeEffectInOrderUnderSharedCoherence) {
   std::string socket = StoreSocket(root_.Dir("a"));
   ASSERT_TRUE(WaitForPong(socket, seconds(60))) << a->Log();
   RespClient c = Client(socket);
+  auto info = c.Command({"INFO", "server"});
+  ASSERT_TRUE(info.ok());
+  EXPECT_NE(info->text.find(", shared coherence"), std::string::npos)
+      << "INFO's store_description does not say what the daemon opened";
   struct Case {
     std::vector<std::vector<std::string>> pipeline;
     std::string expected;
