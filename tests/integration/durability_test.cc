@@ -881,7 +881,7 @@ TEST_P(ColdPairsTest, PipelinedPairsBehindAColdKeyEndAsIfSentOneByOne) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Evicted, ColdPairsTest, ::testing::Values("idle", "memory_cap"),
-                         [](const auto& info) { return std::string(info.param); });
+                         [](const auto& case_info) { return std::string(case_info.param); });
 
 // Clients pipelining INCRs on counters whose values keep leaving memory (store.max_memory
 // reached by 37 KB sessions written meanwhile): every acknowledged increment is counted.

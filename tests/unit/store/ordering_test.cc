@@ -176,11 +176,12 @@ INSTANTIATE_TEST_SUITE_P(
     ColdKeys, ColdKeyOrderTest,
     ::testing::Combine(::testing::Values(Cold::kIdleEvicted, Cold::kOverMemoryCap, Cold::kShared),
                        ::testing::Values(Durability::kSync, Durability::kAsync)),
-    [](const auto& info) {
-      std::string name = std::get<0>(info.param) == Cold::kIdleEvicted     ? "IdleEvicted"
-                         : std::get<0>(info.param) == Cold::kOverMemoryCap ? "OverMemoryCap"
-                                                                           : "Shared";
-      return name + (std::get<1>(info.param) == Durability::kSync ? "Sync" : "Async");
+    [](const auto& case_info) {
+      const auto& [cold, durability] = case_info.param;
+      std::string name = cold == Cold::kIdleEvicted     ? "IdleEvicted"
+                         : cold == Cold::kOverMemoryCap ? "OverMemoryCap"
+                                                        : "Shared";
+      return name + (durability == Durability::kSync ? "Sync" : "Async");
     });
 
 // Increments pipelined by several threads on counters whose values leave memory after every
