@@ -177,11 +177,11 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Combine(::testing::Values(Cold::kIdleEvicted, Cold::kOverMemoryCap, Cold::kShared),
                        ::testing::Values(Durability::kSync, Durability::kAsync)),
     [](const auto& case_info) {
-      const auto& [cold, durability] = case_info.param;
+      const Cold cold = std::get<0>(case_info.param);
       std::string name = cold == Cold::kIdleEvicted     ? "IdleEvicted"
                          : cold == Cold::kOverMemoryCap ? "OverMemoryCap"
                                                         : "Shared";
-      return name + (durability == Durability::kSync ? "Sync" : "Async");
+      return name + (std::get<1>(case_info.param) == Durability::kSync ? "Sync" : "Async");
     });
 
 // Increments pipelined by several threads on counters whose values leave memory after every
