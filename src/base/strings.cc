@@ -53,6 +53,23 @@ std::string Join(const std::vector<std::string>& parts, std::string_view sep) {
   return out;
 }
 
+std::string FoldLines(std::string_view text) {
+  std::string out;
+  size_t at = 0;
+  while (at <= text.size()) {
+    size_t end = text.find_first_of("\r\n", at);
+    if (end == std::string_view::npos) end = text.size();
+    std::string_view line = Trim(text.substr(at, end - at));
+    bool caret = line.find_first_not_of("^ \t") == std::string_view::npos;
+    if (!line.empty() && !caret) {
+      if (!out.empty()) out += "; ";
+      out += line;
+    }
+    at = end + 1;
+  }
+  return out;
+}
+
 namespace {
 
 // The length of the UTF-8 sequence `lead` begins and its payload bits; 0 for a byte that

@@ -15,6 +15,11 @@ bool StartsWith(std::string_view s, std::string_view prefix);
 bool EndsWith(std::string_view s, std::string_view suffix);
 std::string ToLower(std::string_view s);
 std::string Join(const std::vector<std::string>& parts, std::string_view sep);
+// One line from a message of several (libpq's: "...failed: No such file or directory\n\tIs the
+// server running locally...?", "ERROR:  ...\nLINE 1: ...\n      ^"): each line trimmed, the
+// empty ones and libpq's caret markers (only '^' and blanks) dropped, the rest joined by "; ".
+// A log line is then one line of the journal, whatever its message held.
+std::string FoldLines(std::string_view text);
 // Well-formed UTF-8 (no overlong forms, no surrogates, nothing above U+10FFFF): what a JSON
 // string must hold. Paths and names a user chooses need not be.
 bool IsValidUtf8(std::string_view s);

@@ -21,9 +21,10 @@ std::string Quote(const std::string& value) {
   return out + "'";
 }
 
-std::string Trimmed(const char* message) {
-  return std::string(Trim(message != nullptr ? message : ""));
-}
+// libpq's text on one line: its errors span several ("...failed: No such file or directory",
+// "\tIs the server running locally...?"; "LINE 1: ..." and a caret), and every message skydb
+// logs or returns is one line of the journal.
+std::string OneLine(const char* message) { return FoldLines(message != nullptr ? message : ""); }
 
 // Binary parameters: values, lengths and formats as libpq takes them. `params` must outlive it.
 struct BinaryParams {
@@ -84,7 +85,7 @@ Result<std::string> DescribeConnInfo(const std::string& conninfo) {
   char* why = nullptr;
   PQconninfoOption* options = PQconninfoParse(conninfo.c_str(), &why);
   if (options == nullptr) {
-    std::string message = why != nullptr ? Trimmed(why) : "out of memory";
+    std::string message = why != nullptr ? OneLine(why) : "out of memory";
     if (why != nullptr) PQfreemem(why);
     return Error::InvalidArgument("not a valid libpq connection string (" + message +
                                   "); see docs/scaling.md for the forms accepted");
@@ -134,10 +135,10 @@ Result<Connection> Connection::Open(const std::string& conninfo, const ConnectOp
   // Server notices ("relation already exists, skipping") go to the debug log, not stderr.
   PQsetNoticeProcessor(
       conn,
-      [](void*, const char* message) { spdlog::debug("postgres notice: {}", Trimmed(message)); },
+      [](void*, const char* message) { spdlog::debug("postgres notice: {}", OneLine(message)); },
       nullptr);
   if (PQstatus(conn) != CONNECTION_OK) {
-    std::string message = Trimmed(PQerrorMessage(conn));
+    std::string message = OneLine(PQerrorMessage(conn));
     PQfinish(conn);
     std::string which = options.name.empty() ? "" : " (" + options.name + ")";
     return Error::Unavailable("cannot connect to PostgreSQL" + which + ": " + message);
@@ -145,12 +146,12 @@ Result<Connection> Connection::Open(const std::string& conninfo, const ConnectOp
   return Connection(conn, options.name, options.named_statements);
 }
 
-std::string Connection::LastError() const { return Trimmed(PQerrorMessage(conn_.get())); }
+std::string Connection::LastError() const { return OneLine(PQerrorMessage(conn_.get())); }
 
 Error Connection::Failure(const pg_result* res) {
   const char* state = res != nullptr ? PQresultErrorField(res, PG_DIAG_SQLSTATE) : nullptr;
   last_sqlstate_ = state != nullptr ? state : "";
-  return Error::Unavailable(res != nullptr ? Trimmed(PQresultErrorMessage(res)) : LastError());
+  return Error::Unavailable(res != nullptr ? OneLine(PQresultErrorMessage(res)) : LastError());
 }
 
 Result<QueryResult> Connection::Exec(const std::string& sql,

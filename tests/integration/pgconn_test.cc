@@ -156,6 +156,19 @@ TEST_F(PgConnTest, AnOrdinaryErrorKeepsTheConnection) {
   EXPECT_EQ(BackendPid(conn), pid);
 }
 
+// PostgreSQL's error for a statement comes with its LINE and a caret under it: one line, as
+// every message skydb logs.
+TEST_F(PgConnTest, AStatementErrorIsOneLine) {
+  LazyConnection conn(cluster_->ConnInfo(), "test");
+  static const Statement kMissing{nullptr, "SELECT *\n  FROM skydb_no_such_table", {}};
+  auto r = conn.Exec(kMissing, {});
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().message.find('\n'), std::string::npos) << r.error().message;
+  EXPECT_NE(r.error().message.find("does not exist; LINE 2:   FROM skydb_no_such_table"),
+            std::string::npos)
+      << r.error().message;
+}
+
 TEST_F(PgConnTest, AFailedConnectNamesTheConnectionAndIsRetriedAtTheNextUse) {
   std::string nowhere = cluster_->dir() + "/nothing-listens-here";
   LazyConnection conn("host=" + nowhere + " dbname=postgres", "writer 3");
@@ -163,6 +176,7 @@ TEST_F(PgConnTest, AFailedConnectNamesTheConnectionAndIsRetriedAtTheNextUse) {
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error().message.rfind("cannot connect to PostgreSQL (writer 3): ", 0), 0u)
       << r.error().message;
+  EXPECT_EQ(r.error().message.find('\n'), std::string::npos) << r.error().message;
   EXPECT_FALSE(conn.open());
   EXPECT_FALSE(conn.Exec(kAddOne, {pg::Int8Param(1)}).ok());  // tried again, not locked out
 }

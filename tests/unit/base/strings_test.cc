@@ -13,6 +13,27 @@ TEST(StringsTest, TrimSplitJoin) {
   EXPECT_EQ(Join({"a", "b", "c"}, ", "), "a, b, c");
 }
 
+// libpq's messages as PQerrorMessage and PQresultErrorMessage return them, folded to one line.
+TEST(StringsTest, FoldLinesMakesLibpqMessagesOneLine) {
+  struct Row {
+    const char* in;
+    const char* out;
+  } rows[] = {
+      {"", ""},
+      {"one line\n", "one line"},
+      {"connection to server on socket \"/x/.s.PGSQL.5432\" failed: No such file or directory\n"
+       "\tIs the server running locally and accepting connections on that socket?\n",
+       "connection to server on socket \"/x/.s.PGSQL.5432\" failed: No such file or directory; "
+       "Is the server running locally and accepting connections on that socket?"},
+      {"ERROR:  relation \"nope\" does not exist\nLINE 1: SELECT * FROM nope\n"
+       "                      ^\n",
+       "ERROR:  relation \"nope\" does not exist; LINE 1: SELECT * FROM nope"},
+      {"a\r\n\r\n  b  \n\n", "a; b"},
+      {"x ^ y\n^", "x ^ y"},
+  };
+  for (const Row& row : rows) EXPECT_EQ(FoldLines(row.in), row.out) << row.in;
+}
+
 TEST(StringsTest, PrefixSuffixLower) {
   EXPECT_TRUE(StartsWith("postgres (PostgreSQL) 15", "postgres"));
   EXPECT_FALSE(StartsWith("pg", "postgres"));
