@@ -2,7 +2,8 @@
 //
 // Formats: "text" (human-readable with timestamps), "journal" (syslog priority prefixes "<6>",
 // no timestamps: chosen automatically when stderr is the stream JOURNAL_STREAM names),
-// "json" (one object a line).
+// "json" (one object a line). Every record is one line in every format: a message of several
+// lines is folded (FoldLines), so no line of the journal loses its priority.
 // Thread-safety: all functions are safe to call from any thread after InitLogging.
 #pragma once
 

@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
+#include <string>
 #include <string_view>
 
 #include "base/strings.h"
@@ -83,6 +84,25 @@ class JsonMessageFlag final : public spdlog::custom_flag_formatter {
   }
 };
 
+// %V → the message on one line: a message of several lines (libpq's, a file's errors) would
+// otherwise continue on lines of the journal without a priority.
+class OneLineMessageFlag final : public spdlog::custom_flag_formatter {
+ public:
+  void format(const spdlog::details::log_msg& msg, const std::tm&,
+              spdlog::memory_buf_t& dest) override {
+    std::string_view text(msg.payload.data(), msg.payload.size());
+    if (text.find_first_of("\r\n") == std::string_view::npos) {
+      dest.append(text.data(), text.data() + text.size());
+      return;
+    }
+    std::string folded = FoldLines(text);
+    dest.append(folded.data(), folded.data() + folded.size());
+  }
+  std::unique_ptr<custom_flag_formatter> clone() const override {
+    return std::make_unique<OneLineMessageFlag>();
+  }
+};
+
 }  // namespace
 
 bool JournalStreamMatches(std::string_view value, uint64_t dev, uint64_t ino) {
@@ -114,12 +134,13 @@ Status InitLogging(const std::string& level, const std::string& format) {
   auto formatter = std::make_unique<spdlog::pattern_formatter>();
   formatter->add_flag<SyslogPriorityFlag>('*');
   formatter->add_flag<JsonMessageFlag>('~');
+  formatter->add_flag<OneLineMessageFlag>('V');
   if (chosen == "journal") {
-    formatter->set_pattern("%*%v");
+    formatter->set_pattern("%*%V");
   } else if (chosen == "json") {
     formatter->set_pattern(R"({"ts":"%Y-%m-%dT%H:%M:%S.%e%z","level":"%l","msg":"%~"})");
   } else if (chosen == "text") {
-    formatter->set_pattern("%Y-%m-%d %H:%M:%S.%e %-5l %v");
+    formatter->set_pattern("%Y-%m-%d %H:%M:%S.%e %-5l %V");
   } else {
     return Error::InvalidArgument("log format '" + format + "' is not one of auto, text, json");
   }

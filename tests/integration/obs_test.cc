@@ -16,6 +16,7 @@
 #include <sstream>
 #include <thread>
 
+#include "base/strings.h"
 #include "cli_support.h"
 #include "notify_socket.h"
 #include "skydb/env.h"
@@ -456,6 +457,46 @@ TEST(ObsJournalTest, TheRealBinaryLogsInJournalFormatWhenStderrIsTheJournalStrea
   EXPECT_EQ(elsewhere.rfind("20", 0), 0u) << elsewhere;
   EXPECT_EQ(elsewhere.find('<'), std::string::npos) << elsewhere;
   EXPECT_NE(elsewhere.find(" error skydb cannot start: "), std::string::npos) << elsewhere;
+}
+
+// Runs the real binary as systemd does: stderr appended to a file that JOURNAL_STREAM names.
+// What it wrote there.
+std::string RunUnderJournal(const TempDir& tmp, const std::vector<std::string>& args) {
+  std::string log = tmp.path() + "/journal.log";
+  std::ofstream(log, std::ios::trunc).close();
+  struct stat st {};
+  EXPECT_EQ(::stat(log.c_str(), &st), 0);
+  CommandSpec spec;
+  spec.argv = {"/bin/sh", "-c", "log=$1; shift; exec \"$0\" \"$@\" 2>>\"$log\"", SKYDB_BINARY, log};
+  spec.argv.insert(spec.argv.end(), args.begin(), args.end());
+  spec.env = {{"JOURNAL_STREAM", std::to_string(st.st_dev) + ":" + std::to_string(st.st_ino)},
+              {"SKYDB_CONFIG", ""}};
+  EXPECT_TRUE(NewRealProcessRunner()->Run(spec).ok());
+  std::ifstream in(log);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// libpq's error for a socket where nothing listens spans two lines ("... failed: No such file
+// or directory", "\tIs the server running locally ...?"). Each record is one journal line with
+// its priority; a continuation line without one would be filed at the journal's default.
+TEST(ObsJournalTest, ALibpqErrorOfSeveralLinesIsOneJournalLineWithItsPriority) {
+  TempDir tmp;
+  std::string journal = RunUnderJournal(
+      tmp, AsServiceUser({"--set", "http.port=0", "--set", "supervisor.start_timeout=2s", "serve",
+                          "--database-url", "host=" + tmp.path() + "/nothing dbname=app",
+                          "--data-dir", tmp.path() + "/d"}));
+  EXPECT_NE(journal.find("; Is the server running locally"), std::string::npos) << journal;
+  EXPECT_NE(journal.find("<3>skydb failed: no read-write PostgreSQL"), std::string::npos)
+      << journal;
+  for (const std::string& line : Split(journal, '\n')) {
+    if (line.empty()) continue;
+    EXPECT_TRUE(line.size() > 3 && line[0] == '<' && line[2] == '>' && line[1] >= '2' &&
+                line[1] <= '7')
+        << "a line without a syslog priority: '" << line << "' in\n"
+        << journal;
+  }
 }
 
 // ---- HTTP on a unix socket (http.listen) ------------------------------------------------

@@ -42,6 +42,7 @@ class LogFormatTest : public ::testing::Test {
     stream_ = std::to_string(st.st_dev) + ":" + std::to_string(st.st_ino);
   }
   void TearDown() override {
+    spdlog::default_logger()->flush();
     ::dup2(saved_stderr_, STDERR_FILENO);
     ::close(saved_stderr_);
     ::unsetenv("JOURNAL_STREAM");
@@ -52,6 +53,10 @@ class LogFormatTest : public ::testing::Test {
     Status s = InitLogging("info", format);
     EXPECT_TRUE(s.ok());
     spdlog::warn("{}", message);
+    return Written();
+  }
+  // What the default logger wrote so far.
+  std::string Written() {
     spdlog::default_logger()->flush();
     std::ifstream in(path_);
     std::stringstream text;
@@ -85,8 +90,29 @@ TEST_F(LogFormatTest, JsonIsOneObjectPerLine) {
   ::setenv("JOURNAL_STREAM", stream_.c_str(), 1);  // an explicit format wins
   std::string line = LogOneLine("json");
   EXPECT_EQ(line.rfind("{\"ts\":\"", 0), 0u) << line;
-  EXPECT_NE(line.find("\"level\":\"warning\",\"msg\":\"disk almost full\"}"), std::string::npos)
+  EXPECT_NE(line.find("\"level\":\"warning\",\"msg\":\"disk almost full\"}\n"), std::string::npos)
       << line;
+  EXPECT_EQ(line.find('\n'), line.size() - 1) << line;
+}
+
+// libpq's errors and a file's errors come over several lines; each record stays one line, so
+// no line of the journal loses its priority and a text log stays one record a line.
+TEST_F(LogFormatTest, AMessageOfSeveralLinesIsOneLineInEveryFormat) {
+  const std::string message =
+      "postgres: connection to server on socket \"/x/.s.PGSQL.5432\" failed: No such file or "
+      "directory\n\tIs the server running locally and accepting connections on that socket?\n";
+  const std::string folded =
+      "postgres: connection to server on socket \"/x/.s.PGSQL.5432\" failed: No such file or "
+      "directory; Is the server running locally and accepting connections on that socket?";
+  std::string journal = LogOneLine("journal", message);
+  EXPECT_EQ(journal, "<4>" + folded + "\n");
+  std::string text = LogOneLine("text", message).substr(journal.size());
+  EXPECT_EQ(text.find('\n'), text.size() - 1) << text;
+  EXPECT_NE(text.find("warning " + folded + "\n"), std::string::npos) << text;
+  std::string json = LogOneLine("json", message).substr(journal.size() + text.size());
+  EXPECT_EQ(json.find('\n'), json.size() - 1) << json;
+  EXPECT_NE(json.find(R"(No such file or directory\u000a\u0009Is the server)"), std::string::npos)
+      << json;
 }
 
 // Messages name paths under a data dir a user chose; a JSON line must stay UTF-8 whatever the
