@@ -90,9 +90,35 @@ TEST_F(LogFormatTest, JsonIsOneObjectPerLine) {
   ::setenv("JOURNAL_STREAM", stream_.c_str(), 1);  // an explicit format wins
   std::string line = LogOneLine("json");
   EXPECT_EQ(line.rfind("{\"ts\":\"", 0), 0u) << line;
-  EXPECT_NE(line.find("\"level\":\"warning\",\"msg\":\"disk almost full\"}\n"), std::string::npos)
+  EXPECT_NE(
+      line.find("\"level\":\"warning\",\"component\":\"skydb\",\"msg\":\"disk almost full\"}\n"),
+      std::string::npos)
       << line;
   EXPECT_EQ(line.find('\n'), line.size() - 1) << line;
+}
+
+// A message that names its component ("store: ...") is that component's in JSON, without the
+// prefix; forwarded PostgreSQL lines carry the postmaster's or backend's pid; a failed AUTH
+// carries the client's address. A record logged after them has none of their fields.
+TEST_F(LogFormatTest, JsonCarriesComponentPidAndPeer) {
+  ASSERT_TRUE(InitLogging("info", "json").ok());
+  spdlog::info("store: opened");
+  Log(spdlog::level::info, {.component = "postgres", .pid = 812, .peer = ""},
+      "postgres: [812] LOG:  database system is ready to accept connections");
+  Log(spdlog::level::warn, {.component = "resp", .pid = 0, .peer = "127.0.0.1:50312"},
+      "resp: client id=7 addr=127.0.0.1:50312: AUTH failed (wrong password)");
+  spdlog::error("cannot write the status file: \"x\"");
+  std::vector<std::string> lines = Split(Written(), '\n');
+  ASSERT_EQ(lines.size(), 5u) << Join(lines, "\n");
+  auto tail = [](const std::string& line) { return line.substr(line.find("\"component\"")); };
+  EXPECT_EQ(tail(lines[0]), R"("component":"store","msg":"opened"})");
+  EXPECT_EQ(tail(lines[1]),
+            R"("component":"postgres","pid":812,"msg":"LOG:  database system is ready to )"
+            R"(accept connections"})");
+  EXPECT_EQ(tail(lines[2]), R"j("component":"resp","peer":"127.0.0.1:50312","msg":"client id=7 )j"
+                            R"j(addr=127.0.0.1:50312: AUTH failed (wrong password)"})j");
+  EXPECT_EQ(tail(lines[3]), R"("component":"skydb","msg":"cannot write the status file: \"x\""})");
+  EXPECT_EQ(lines[4], "");
 }
 
 // libpq's errors and a file's errors come over several lines; each record stays one line, so
@@ -113,6 +139,33 @@ TEST_F(LogFormatTest, AMessageOfSeveralLinesIsOneLineInEveryFormat) {
   EXPECT_EQ(json.find('\n'), json.size() - 1) << json;
   EXPECT_NE(json.find(R"(No such file or directory\u000a\u0009Is the server)"), std::string::npos)
       << json;
+}
+
+TEST(SplitLogMessageTest, OnlyAKnownComponentsPrefixAndTheGivenPidAreTakenOff) {
+  struct Row {
+    std::string_view message;
+    LogFields fields;
+    std::string_view component;
+    std::string_view body;
+  } rows[] = {
+      {"resp: stopped", {}, "resp", "stopped"},
+      {"reload: nothing changed", {}, "skydb", "reload: nothing changed"},
+      {"resp:stopped", {}, "skydb", "resp:stopped"},
+      {"responses: 3", {}, "skydb", "responses: 3"},
+      {"postgres: [812] LOG:  x", {}, "postgres", "[812] LOG:  x"},
+      {"postgres: [812] LOG:  x", {.component = "", .pid = 812, .peer = ""}, "postgres", "LOG:  x"},
+      {"postgres: [813] LOG:  x",
+       {.component = "", .pid = 812, .peer = ""},
+       "postgres",
+       "[813] LOG:  x"},
+      {"opened", {.component = "store", .pid = 0, .peer = ""}, "store", "opened"},
+      {"", {}, "skydb", ""},
+  };
+  for (const Row& row : rows) {
+    LogBody body = SplitLogMessage(row.message, row.fields);
+    EXPECT_EQ(body.component, row.component) << row.message;
+    EXPECT_EQ(body.message, row.body) << row.message;
+  }
 }
 
 // Messages name paths under a data dir a user chose; a JSON line must stay UTF-8 whatever the
