@@ -16,27 +16,12 @@
 #include "skydb/durable.h"
 #include "skydb/process.h"
 #include "skydb/schema.h"
+#include "supervisor/postgres_log.h"
 
 namespace skydb::daemon {
 namespace {
 
 constexpr char kInstalledSkydb[] = "/usr/bin/skydb";
-
-// PostgreSQL's stderr, tagged, at a level that matches its severity. During a stop skydb asked
-// for, the fast shutdown ending skydb's own backends ("FATAL: terminating connection due to
-// administrator command") is what was asked for: info, so a clean stop logs no error.
-void ForwardPostgresLine(std::string_view line, bool stopping) {
-  auto has = [&](const char* word) { return line.find(word) != std::string_view::npos; };
-  if (stopping && has("FATAL:") && has("terminating connection due to administrator command")) {
-    spdlog::info("postgres: {}", line);
-  } else if (has("PANIC:") || has("FATAL:")) {
-    spdlog::error("postgres: {}", line);
-  } else if (has("ERROR:") || has("WARNING:")) {
-    spdlog::warn("postgres: {}", line);
-  } else {
-    spdlog::info("postgres: {}", line);
-  }
-}
 
 std::string SettingValue(const Settings& settings, const char* name) {
   const Setting* s = settings.Find(name);
@@ -102,8 +87,9 @@ class EmbeddedCluster final : public DatabaseSource {
     sup.shared_group = app.group;
     SupervisorEnv senv{env_.fs,   env_.clock, env_.runner, env_.launcher,
                        env_.host, env_.pg,    nullptr,     nullptr};
+    // PostgreSQL's stderr, tagged, leveled and with its pid (supervisor/postgres_log.h).
     senv.postgres_log = [this](std::string_view line) {
-      ForwardPostgresLine(line, stop_requested_.load());
+      postgres_log_.Forward(line, stop_requested_.load());
     };
     senv.on_ready = [this](const SupervisorSnapshot& snap) { OnReady(snap); };
     supervisor_ = NewSupervisor(std::move(sup), std::move(senv));
@@ -201,6 +187,7 @@ class EmbeddedCluster final : public DatabaseSource {
   std::unique_ptr<Supervisor> supervisor_;
   std::atomic<Supervisor*> supervisor_view_{nullptr};
   std::atomic<bool> stop_requested_{false};
+  supervisor::PostgresLogForwarder postgres_log_;
   std::function<void(const DatabaseReady&)> ready_;
 };
 
