@@ -320,10 +320,10 @@ void Connection::OnAuthFailure() {
   shared_.counters.auth_failures.fetch_add(1, std::memory_order_relaxed);
   auto delay = AuthFailureDelay(client_.auth_failures);
   if (client_.auth_failures == 1) {
-    spdlog::warn(
-        "resp: client id={}: AUTH failed (wrong password); this connection is slowed "
-        "from {} ms per failed attempt",
-        id_, delay.count());
+    Log(spdlog::level::warn, {.component = "resp", .pid = 0, .peer = addr_},
+        fmt::format("resp: client id={} addr={}: AUTH failed (wrong password); this connection "
+                    "is slowed from {} ms per failed attempt",
+                    id_, addr_, delay.count()));
   }
   auth_hold_ = true;
   loop_.AddTimer(shared_.clock->Now() + delay, weak_from_this());

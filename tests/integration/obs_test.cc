@@ -499,6 +499,51 @@ TEST(ObsJournalTest, ALibpqErrorOfSeveralLinesIsOneJournalLineWithItsPriority) {
   }
 }
 
+// log.format = "json": a failed AUTH's record names the client's address as "peer", and every
+// record its component.
+TEST(ObsJsonLogTest, AFailedAuthNamesThePeerInItsOwnField) {
+  TempDir tmp;
+  int resp_port = FreePort();
+  DaemonProcess d(AsServiceUser({"--set", "log.format=json", "--set", "http.port=0", "--set",
+                                 "resp.tcp_port=" + std::to_string(resp_port), "--set",
+                                 "resp.requirepass=the-right-one", "serve", "--store", "memory",
+                                 "--data-dir", tmp.path() + "/d"}));
+  ASSERT_TRUE(d.WaitLogContains("\"component\":\"resp\"", milliseconds(20000))) << d.Log();
+  int fd = -1;
+  for (auto deadline = Clock::now() + seconds(20); fd < 0 && Clock::now() < deadline;) {
+    fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons(static_cast<uint16_t>(resp_port));
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
+      ::close(fd);
+      fd = -1;
+      std::this_thread::sleep_for(milliseconds(50));
+    }
+  }
+  ASSERT_GE(fd, 0) << d.Log();
+  sockaddr_in local{};
+  socklen_t local_len = sizeof local;
+  ASSERT_EQ(::getsockname(fd, reinterpret_cast<sockaddr*>(&local), &local_len), 0);
+  std::string auth = "AUTH a-wrong-guess\r\n";
+  ASSERT_EQ(::write(fd, auth.data(), auth.size()), static_cast<ssize_t>(auth.size()));
+  std::string peer = "127.0.0.1:" + std::to_string(ntohs(local.sin_port));
+  EXPECT_TRUE(d.WaitLogContains("\"component\":\"resp\",\"peer\":\"" + peer + "\",\"msg\":",
+                                milliseconds(10000)))
+      << d.Log();
+  ::close(fd);
+  EXPECT_EQ(d.StopCleanly(seconds(20)), "");
+  std::string log = d.Log();
+  EXPECT_EQ(log.find("a-wrong-guess"), std::string::npos) << log;
+  for (const std::string& line : Split(log, '\n')) {
+    if (line.empty()) continue;
+    auto record = nlohmann::json::parse(line, nullptr, false);
+    ASSERT_FALSE(record.is_discarded()) << "not JSON: " << line;
+    EXPECT_TRUE(record.contains("component")) << line;
+  }
+}
+
 // ---- HTTP on a unix socket (http.listen) ------------------------------------------------
 std::vector<std::string> MemoryServeOnSocket(const std::string& dir, int port,
                                              const std::vector<std::string>& sets) {

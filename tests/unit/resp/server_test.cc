@@ -156,6 +156,17 @@ class ServerTest : public ::testing::Test {
     return fd;
   }
 
+  // A client on the server's TCP port, over loopback.
+  int ConnectTcp() {
+    int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons(static_cast<uint16_t>(server_->tcp_port()));
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    EXPECT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+    return fd;
+  }
+
   static void Send(int fd, const std::string& bytes) {
     ASSERT_EQ(::send(fd, bytes.data(), bytes.size(), MSG_NOSIGNAL),
               static_cast<ssize_t>(bytes.size()));
@@ -603,6 +614,30 @@ TEST_F(ServerTest, FailedAuthIsCountedAndSlowedWithoutBlockingOthers) {
   ::close(guesser);
 }
 
+// The first failed AUTH of a connection is logged with the client's address (Redis's "ip:port"
+// of CLIENT LIST), never with the password.
+TEST_F(ServerTest, AFailedAuthIsLoggedWithThePeersAddress) {
+  LogCapture log;
+  options_.requirepass = "right-password";
+  options_.tcp_enabled = true;
+  options_.tcp_port = 0;
+  auto store = NewMemoryStore(MemoryTierOptions{}, clock_);
+  Start(*store);
+  int fd = ConnectTcp();
+  sockaddr_in local{};
+  socklen_t local_len = sizeof local;
+  ASSERT_EQ(::getsockname(fd, reinterpret_cast<sockaddr*>(&local), &local_len), 0);
+  Send(fd, "AUTH guessed-password\r\n");
+  ASSERT_TRUE(WaitFor([&] { return AuthFailures() == 1; }));
+  clock_.Advance(std::chrono::milliseconds(100));
+  EXPECT_EQ(Read(fd, kWrongPass.size()), kWrongPass);
+  ::close(fd);
+  server_.reset();
+  std::string peer = "127.0.0.1:" + std::to_string(ntohs(local.sin_port));
+  EXPECT_EQ(log.Count(" addr=" + peer + ": AUTH failed (wrong password)"), 1);
+  EXPECT_EQ(log.Count("guessed-password"), 0);
+}
+
 TEST_F(ServerTest, IdleClientsAreClosed) {
   options_.idle_timeout = std::chrono::milliseconds(1000);
   auto store = NewMemoryStore(MemoryTierOptions{}, clock_);
@@ -668,12 +703,7 @@ TEST_F(ServerTest, TcpOnLoopback) {
   auto store = NewMemoryStore(MemoryTierOptions{}, clock_);
   Start(*store);
   ASSERT_GT(server_->tcp_port(), 0);
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(static_cast<uint16_t>(server_->tcp_port()));
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ASSERT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+  int fd = ConnectTcp();
   Send(fd, "SET a b\r\nGET a\r\n");
   EXPECT_EQ(Read(fd, 12), "+OK\r\n$1\r\nb\r\n");
   ::close(fd);
