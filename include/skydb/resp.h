@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "skydb/env.h"
+#include "skydb/histogram.h"
 #include "skydb/pubsub.h"
 #include "skydb/result.h"
 #include "skydb/store.h"
@@ -84,6 +85,9 @@ struct RespServerStats {
   // Commands run, by lower-case name, only those run at least once; "unknown" counts names
   // the server does not support.
   std::vector<std::pair<std::string, uint64_t>> commands;
+  // Each of those commands' replies by time from dispatch to reply (in sync durability a
+  // write's includes its COMMIT), in seconds, by the same names.
+  std::vector<std::pair<std::string, HistogramSnapshot>> command_seconds;
 };
 
 class RespServer {

@@ -124,6 +124,11 @@ void Resp(Families& f, const ObservedState& s) {
                          "commands run, by name (\"unknown\": names skydb does not support)");
   for (const auto& [name, n] : r.commands)
     commands.samples.push_back({{{"command", name}}, D(n), {}});
+  auto& seconds = f.Add("skydb_resp_command_duration_seconds", MetricType::kHistogram,
+                        "time from a command's dispatch to its reply, by name (in sync "
+                        "durability a write's includes its COMMIT)");
+  for (const auto& [name, h] : r.command_seconds)
+    seconds.samples.push_back({{{"command", name}}, 0, h});
   f.Counter("skydb_resp_protocol_errors_total",
             "malformed requests (the connection is closed after the error reply)",
             D(r.protocol_errors));

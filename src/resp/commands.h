@@ -26,6 +26,7 @@
 #include "resp/pubsub.h"
 #include "resp/reply.h"
 #include "skydb/env.h"
+#include "skydb/histogram.h"
 #include "skydb/mutex.h"
 #include "skydb/store.h"
 
@@ -76,16 +77,30 @@ struct CommandStats {
   static constexpr size_t kSlots = kCommandSlotCount;
   // Calls by index in AllCommands(); slot kUnknownSlot counts unsupported names.
   static constexpr size_t kUnknownSlot = kSlots - 1;
+  // Each command's latency histogram: upper bounds in microseconds (inclusive, as Prometheus's
+  // le), from a GET answered from memory to a write waiting out a slow COMMIT; one bucket more
+  // counts what is above the last.
+  static constexpr std::array<uint64_t, 14> kLatencyBoundsUsec{
+      50,     100,    250,    500,     1'000,   2'500,     5'000,
+      10'000, 25'000, 50'000, 100'000, 250'000, 1'000'000, 5'000'000};
+  static constexpr size_t kBuckets = kLatencyBoundsUsec.size() + 1;
 
   void BindThisThread() { per_command_.BindThisThread(); }
   void UnbindThisThread() { per_command_.UnbindThisThread(); }
 
   void CountDispatched() { per_command_.Add(kDispatchedIndex, 1); }
   void CountCall(size_t slot) { per_command_.Add(slot, 1); }
-  void AddUsec(size_t slot, uint64_t usec) { per_command_.Add(kSlots + slot, usec); }
+  // One reply of command `slot`, `usec` after its dispatch: its time and its bucket.
+  void AddUsec(size_t slot, uint64_t usec) {
+    per_command_.Add(kSlots + slot, usec);
+    per_command_.Add(kBucketsIndex + slot * kBuckets + BucketOf(usec), 1);
+  }
   uint64_t dispatched() const { return per_command_.Sum(kDispatchedIndex); }
   uint64_t calls(size_t slot) const { return per_command_.Sum(slot); }
   uint64_t usec(size_t slot) const { return per_command_.Sum(kSlots + slot); }
+  // Command `slot`'s replies by latency, in seconds; count 0 before its first reply.
+  HistogramSnapshot Latency(size_t slot) const;
+  static size_t BucketOf(uint64_t usec);
 
   std::array<std::atomic<uint64_t>, kSlots> rejected{};
   std::array<std::atomic<uint64_t>, kSlots> failed{};
@@ -94,7 +109,9 @@ struct CommandStats {
 
  private:
   static constexpr size_t kDispatchedIndex = 2 * kSlots;
-  SlicedCounters<2 * kSlots + 1> per_command_;  // calls, then usec, then dispatched
+  static constexpr size_t kBucketsIndex = kDispatchedIndex + 1;
+  // calls, then usec, then dispatched, then each command's buckets
+  SlicedCounters<kBucketsIndex + kSlots * kBuckets> per_command_;
 };
 
 // Server-wide figures for INFO, updated by the server's loops.

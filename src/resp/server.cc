@@ -130,17 +130,24 @@ void RespServerImpl::Shutdown(std::chrono::milliseconds drain) {
 
 RespServerStats RespServerImpl::Stats() const {
   const auto& c = shared_.counters;
-  RespServerStats stats{c.connected_clients.load(),       c.total_connections.load(),
-                        c.rejected_connections.load(),    c.commands->dispatched(),
-                        c.protocol_errors.load(),         shared_.reply_memory->held(),
-                        c.reply_limit_disconnects.load(), {}};
+  RespServerStats stats{c.connected_clients.load(),
+                        c.total_connections.load(),
+                        c.rejected_connections.load(),
+                        c.commands->dispatched(),
+                        c.protocol_errors.load(),
+                        shared_.reply_memory->held(),
+                        c.reply_limit_disconnects.load(),
+                        {},
+                        {}};
   const auto& specs = AllCommands();
-  for (size_t i = 0; i < specs.size(); ++i) {
-    uint64_t n = c.commands->calls(i);
-    if (n > 0) stats.commands.emplace_back(specs[i].name, n);
-  }
-  uint64_t unknown = c.commands->calls(CommandStats::kUnknownSlot);
-  if (unknown > 0) stats.commands.emplace_back("unknown", unknown);
+  auto add = [&](size_t slot, std::string name) {
+    uint64_t n = c.commands->calls(slot);
+    if (n == 0) return;
+    stats.command_seconds.emplace_back(name, c.commands->Latency(slot));
+    stats.commands.emplace_back(std::move(name), n);
+  };
+  for (size_t i = 0; i < specs.size(); ++i) add(i, std::string(specs[i].name));
+  add(CommandStats::kUnknownSlot, "unknown");
   return stats;
 }
 

@@ -17,6 +17,7 @@
 #include <atomic>
 #include <cstdlib>
 #include <filesystem>
+#include <map>
 #include <mutex>
 #include <thread>
 
@@ -636,6 +637,56 @@ TEST_F(ServerTest, AFailedAuthIsLoggedWithThePeersAddress) {
   std::string peer = "127.0.0.1:" + std::to_string(ntohs(local.sin_port));
   EXPECT_EQ(log.Count(" addr=" + peer + ": AUTH failed (wrong password)"), 1);
   EXPECT_EQ(log.Count("guessed-password"), 0);
+}
+
+// Each command's time from dispatch to reply, on the server's clock, lands in its bucket of
+// that command's histogram: a GET the store held 3 ms, a PING answered at once.
+TEST_F(ServerTest, EachCommandsLatencyIsInItsHistogram) {
+  HeldStore store;
+  Start(store);
+  int fd = Connect();
+  Send(fd, "PING\r\nGET k\r\n");
+  EXPECT_EQ(Read(fd, 7), "+PONG\r\n");
+  ASSERT_TRUE(WaitFor([&] { return store.held_gets() == 1; }));
+  clock_.Advance(std::chrono::microseconds(3000));
+  store.ReleaseGetsWith("v");
+  EXPECT_EQ(Read(fd, 7), "$1\r\nv\r\n");
+  ::close(fd);
+  RespServerStats stats = server_->Stats();
+  std::map<std::string, HistogramSnapshot> by_name(stats.command_seconds.begin(),
+                                                   stats.command_seconds.end());
+  ASSERT_EQ(by_name.count("get"), 1u);
+  ASSERT_EQ(by_name.count("ping"), 1u);
+  const HistogramSnapshot& get = by_name["get"];
+  ASSERT_EQ(get.bounds.size(), resp::CommandStats::kLatencyBoundsUsec.size());
+  ASSERT_EQ(get.counts.size(), get.bounds.size() + 1);
+  EXPECT_EQ(get.count, 1u);
+  EXPECT_DOUBLE_EQ(get.sum, 0.003);
+  for (size_t b = 0; b < get.counts.size(); ++b) {
+    // 3 ms: above the 2.5 ms bound, within the 5 ms one.
+    bool in = b < get.bounds.size() && get.bounds[b] == 0.005;
+    EXPECT_EQ(get.counts[b], in ? 1u : 0u) << "bucket " << b;
+  }
+  EXPECT_EQ(by_name["ping"].counts[0], 1u);
+  EXPECT_EQ(by_name["ping"].count, 1u);
+}
+
+TEST(CommandStatsTest, BucketBoundsAreInclusive) {
+  using resp::CommandStats;
+  EXPECT_EQ(CommandStats::BucketOf(0), 0u);
+  EXPECT_EQ(CommandStats::BucketOf(50), 0u);
+  EXPECT_EQ(CommandStats::BucketOf(51), 1u);
+  EXPECT_EQ(CommandStats::BucketOf(5'000'000), CommandStats::kBuckets - 2);
+  EXPECT_EQ(CommandStats::BucketOf(5'000'001), CommandStats::kBuckets - 1);
+  CommandStats stats;
+  stats.AddUsec(3, 120);
+  stats.AddUsec(3, 9'000'000);
+  HistogramSnapshot h = stats.Latency(3);
+  EXPECT_EQ(h.count, 2u);
+  EXPECT_EQ(h.counts[2], 1u);
+  EXPECT_EQ(h.counts.back(), 1u);
+  EXPECT_DOUBLE_EQ(h.sum, 9.00012);
+  EXPECT_EQ(stats.Latency(4).count, 0u);
 }
 
 TEST_F(ServerTest, IdleClientsAreClosed) {
