@@ -145,6 +145,9 @@ std::vector<std::string> SplitPassthrough(int argc, char** argv,
 
 int Main(int argc, char** argv, Env& env) {
   CLI::App app{"skydb: embedded-PostgreSQL supervisor and session store for Sky.Live"};
+  // parse() gets a vector, not argv, so the name is set here: every "Usage:" line (and the
+  // manual pages help2man makes from them) reads "skydb COMMAND ...".
+  app.name("skydb");
   app.require_subcommand(1);
   // Every command made after this inherits it: an option a command does not know (--config,
   // --set) falls through to the global ones, so they may follow the command too.
