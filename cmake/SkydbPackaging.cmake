@@ -1,9 +1,16 @@
-# Install layout and the .deb (cpack -G DEB in the build directory; tools/package-test.sh
-# builds, installs, checks and removes it). Paths follow Debian: /usr/bin, /etc/skydb,
-# /lib/systemd/system (units), /usr/lib/sysusers.d, /usr/lib/tmpfiles.d, /usr/share/doc/skydb.
+# Install layout and the .debs (cpack -G DEB in the build directory; tools/package-test.sh
+# builds them, runs lintian, installs, checks and purges them). Paths follow Debian: /usr/bin,
+# /etc/skydb, /lib/systemd/system (units), /usr/lib/sysusers.d, /usr/lib/tmpfiles.d,
+# /usr/share/doc/PACKAGE. Three packages, one per component:
+#   skydb         (Unspecified)  the daemon and CLI, its configuration, units and docs
+#   libskydb0     (lib)          libskydb.so.0, the C++ embedding API (docs/cpp-api.md)
+#   libskydb-dev  (dev)          its headers, libskydb.so, the CMake package and skydb.pc
+# docs/operations.md ("The package") shows the layout and says why each choice was made.
 set(SKYDB_PACKAGING_DIR ${PROJECT_SOURCE_DIR}/packaging)
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
+set(SKYDB_MAINTAINER "skydb maintainers <maintainers@users.noreply.a-seed-9982e383.example>"
+    CACHE STRING "the packages' Maintainer: (a distributor sets its own)")
 
 install(FILES ${PROJECT_SOURCE_DIR}/conf/skydb.toml DESTINATION /etc/skydb)
 install(FILES ${SKYDB_PACKAGING_DIR}/skydb.service ${SKYDB_PACKAGING_DIR}/skydb@.service
@@ -16,11 +23,30 @@ install(FILES ${PROJECT_SOURCE_DIR}/README.md ${SKYDB_PACKAGING_DIR}/grafana-das
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/docs/ DESTINATION share/doc/skydb FILES_MATCHING
         PATTERN "*.md")
 
-# The C++ embedding API (docs/cpp-api.md): libskydb.so.N goes with the daemon in the skydb
-# package (component Unspecified, like everything above); the headers, the libskydb.so link,
-# the CMake package and skydb.pc go in libskydb-dev (component dev).
+# Each package's copyright and changelog (native: changelog.gz, gzip -9n as lintian wants).
+set(SKYDB_CHANGELOG ${SKYDB_PACKAGING_DIR}/debian/changelog)
+set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${SKYDB_CHANGELOG})
+file(MAKE_DIRECTORY ${PROJECT_BINARY_DIR}/packaging)
+execute_process(COMMAND gzip -9n -c ${SKYDB_CHANGELOG}
+                OUTPUT_FILE ${PROJECT_BINARY_DIR}/packaging/changelog.gz COMMAND_ERROR_IS_FATAL ANY)
+foreach(package_component IN ITEMS "skydb;Unspecified" "libskydb0;lib" "libskydb-dev;dev")
+  list(GET package_component 0 package)
+  list(GET package_component 1 component)
+  install(FILES ${SKYDB_PACKAGING_DIR}/debian/copyright ${PROJECT_BINARY_DIR}/packaging/changelog.gz
+          DESTINATION share/doc/${package} COMPONENT ${component})
+  # lintian's overrides: each names why (docs/operations.md, "The package").
+  if(EXISTS ${SKYDB_PACKAGING_DIR}/debian/${package}/lintian-overrides)
+    install(FILES ${SKYDB_PACKAGING_DIR}/debian/${package}/lintian-overrides
+            DESTINATION share/lintian/overrides RENAME ${package} COMPONENT ${component})
+  endif()
+endforeach()
+
+# The C++ embedding API (docs/cpp-api.md): libskydb.so.0 in libskydb0 (component lib, mode
+# 0644 as a shared library is shipped), the headers, the libskydb.so link, the CMake package
+# and skydb.pc in libskydb-dev (component dev).
 install(TARGETS skydb_shared EXPORT skydbTargets
-        LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR} NAMELINK_COMPONENT dev)
+        LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT lib NAMELINK_COMPONENT dev
+        PERMISSIONS OWNER_READ OWNER_WRITE GROUP_READ WORLD_READ)
 # embedded.h and exactly the public headers it includes.
 install(FILES ${PROJECT_SOURCE_DIR}/include/skydb/embedded.h
               ${PROJECT_SOURCE_DIR}/include/skydb/app_env.h
@@ -44,41 +70,87 @@ install(FILES ${PROJECT_BINARY_DIR}/skydb.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}
 set(CPACK_GENERATOR DEB)
 set(CPACK_PACKAGE_NAME skydb)
 set(CPACK_PACKAGE_VENDOR skydb)
-set(CPACK_PACKAGE_CONTACT "skydb maintainers <skydb@localhost>")
-set(CPACK_PACKAGE_DESCRIPTION_SUMMARY
-    "session store with an embedded, supervised PostgreSQL (Redis protocol)")
+set(CPACK_PACKAGE_CONTACT "${SKYDB_MAINTAINER}")
+# Each package's Description: below, summary line first. CPack would put this one summary in
+# front of every package's; its own default is the value that makes it leave them alone.
+set(CPACK_PACKAGE_DESCRIPTION_SUMMARY "${CMAKE_PROJECT_NAME} built using CMake")
 set(CPACK_PACKAGING_INSTALL_PREFIX /usr)
 set(CPACK_SET_DESTDIR ON)  # absolute destinations (/etc, /lib/systemd) land in the package
 set(CPACK_INSTALL_PREFIX /usr)  # with SET_DESTDIR, the prefix relative destinations use
 set(CPACK_STRIP_FILES ON)
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 set(CPACK_DEBIAN_PACKAGE_SECTION database)
-set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)  # Depends on the exact shared libraries linked
-# PostgreSQL: any supported major Debian or PGDG packages (15 first: what apt installs when
+set(CPACK_DEBIAN_PACKAGE_PRIORITY optional)
+set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)  # Depends on the shared libraries each binary links
+set(CPACK_DEBIAN_PACKAGE_CONTROL_STRICT_PERMISSION ON)
+set(CPACK_DEB_COMPONENT_INSTALL ON)
+set(CPACK_COMPONENTS_ALL Unspecified lib dev)
+
+# skydb. PostgreSQL: any supported major of Debian or PGDG (15 first: what apt installs when
 # none is there), or nothing when the binary carries its own bundle (-DSKYDB_EMBED_BUNDLE).
+set(CPACK_DEBIAN_UNSPECIFIED_PACKAGE_NAME skydb)
+set(skydb_depends "systemd")
 if(SKYDB_EMBED_BUNDLE)
-  set(CPACK_DEBIAN_PACKAGE_DEPENDS "systemd")
-  set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "redis-tools, zstd, lz4")
+  set(CPACK_DEBIAN_UNSPECIFIED_PACKAGE_DEPENDS "${skydb_depends}")
+  set(CPACK_DEBIAN_UNSPECIFIED_PACKAGE_RECOMMENDS "redis-tools, zstd, lz4")
 else()
-  set(CPACK_DEBIAN_PACKAGE_DEPENDS
-      "postgresql-15 | postgresql-16 | postgresql-17 | postgresql-18 | postgresql-14, systemd")
-  set(CPACK_DEBIAN_PACKAGE_RECOMMENDS
+  set(CPACK_DEBIAN_UNSPECIFIED_PACKAGE_DEPENDS
+      "postgresql-15 | postgresql-16 | postgresql-17 | postgresql-18 | postgresql-14, ${skydb_depends}")
+  set(CPACK_DEBIAN_UNSPECIFIED_PACKAGE_RECOMMENDS
       "postgresql-client-15 | postgresql-client-16 | postgresql-client-17 | postgresql-client-18 | postgresql-client-14, redis-tools, zstd, lz4")
 endif()
-set(CPACK_DEBIAN_PACKAGE_CONTROL_STRICT_PERMISSION ON)
-set(CPACK_DEBIAN_PACKAGE_GENERATE_SHLIBS ON)  # shlibs and the ldconfig trigger for libskydb
-# One package per component: skydb (Unspecified) and libskydb-dev (dev). The maintainer
-# scripts are the daemon package's only: a global CONTROL_EXTRA would go into -dev too.
-set(CPACK_DEB_COMPONENT_INSTALL ON)
-set(CPACK_DEBIAN_UNSPECIFIED_PACKAGE_NAME skydb)
-# triggers: ldconfig after libskydb.so.N comes or goes (CPack adds it only to its own postinst).
 set(CPACK_DEBIAN_UNSPECIFIED_PACKAGE_CONTROL_EXTRA
-    "${SKYDB_PACKAGING_DIR}/debian/conffiles;${SKYDB_PACKAGING_DIR}/debian/postinst;${SKYDB_PACKAGING_DIR}/debian/prerm;${SKYDB_PACKAGING_DIR}/debian/postrm;${SKYDB_PACKAGING_DIR}/debian/triggers")
+    "${SKYDB_PACKAGING_DIR}/debian/conffiles;${SKYDB_PACKAGING_DIR}/debian/postinst;${SKYDB_PACKAGING_DIR}/debian/prerm;${SKYDB_PACKAGING_DIR}/debian/postrm")
+set(CPACK_DEBIAN_UNSPECIFIED_DESCRIPTION
+"session store with an embedded, supervised PostgreSQL (Redis protocol)
+skydb runs a private PostgreSQL cluster for an application and serves a
+durable session store in front of it over the Redis protocol.
+
+The supervisor finds PostgreSQL's binaries (the distribution's, of any
+major from 14 to 18, or a relocatable bundle), initialises the cluster,
+derives its settings from the host's memory and cores, restarts it after a
+crash and stops it cleanly, and reports readiness and health to systemd.
+
+The session store keeps sessions in memory and commits them to PostgreSQL
+in batches (group commit), so that thousands of writes a second cost a few
+fsyncs; any Redis client or session adapter talks to it unchanged. Several
+daemons can share one external PostgreSQL instead of a private cluster.
+
+Prometheus metrics, health endpoints, base backups with point-in-time
+restore and major-version upgrades are included.")
+
+# libskydb0: the library alone. Its shlibs say "libskydb 0 libskydb0 (>= VERSION)": an app
+# needs at least the version it was built with, any later one of SONAME 0 will do (the ABI
+# policy in docs/operations.md). triggers runs ldconfig as Debian wants; CPack adds its own
+# postinst and postrm that call it too (lintian-overridden, docs/operations.md).
+set(CPACK_DEBIAN_LIB_PACKAGE_NAME libskydb0)
+set(CPACK_DEBIAN_LIB_PACKAGE_CONTROL_EXTRA "${SKYDB_PACKAGING_DIR}/debian/libskydb0/triggers")
+set(CPACK_DEBIAN_LIB_PACKAGE_SECTION libs)
+set(CPACK_DEBIAN_PACKAGE_GENERATE_SHLIBS ON)
+set(CPACK_DEBIAN_PACKAGE_GENERATE_SHLIBS_POLICY ">=")
+set(CPACK_DEBIAN_LIB_DESCRIPTION
+"embedded PostgreSQL and session store for C++ applications
+libskydb runs skydb's lifecycle inside a C++ application: a private
+PostgreSQL cluster under a data directory, tuned to the host and watched,
+and the Redis-protocol session store in front of it, started and stopped
+with the application.
+
+This package holds the shared library; libskydb-dev has what building
+against it needs.")
+
+# libskydb-dev.
 set(CPACK_DEBIAN_DEV_PACKAGE_NAME libskydb-dev)
 set(CPACK_DEBIAN_DEV_PACKAGE_SECTION libdevel)
-set(CPACK_DEBIAN_DEV_PACKAGE_DEPENDS "skydb (= ${PROJECT_VERSION})")
+set(CPACK_DEBIAN_DEV_PACKAGE_DEPENDS "libskydb0 (= ${PROJECT_VERSION})")
 set(CPACK_DEBIAN_DEV_PACKAGE_SHLIBDEPS OFF)
 set(CPACK_DEBIAN_DEV_PACKAGE_RECOMMENDS "pkg-config")
-set(CPACK_COMPONENT_DEV_DESCRIPTION
-    "skydb's C++ embedding API: headers, CMake package (skydb::skydb) and skydb.pc")
+set(CPACK_DEBIAN_DEV_DESCRIPTION
+"embedded PostgreSQL and session store for C++ applications (headers)
+libskydb runs skydb's lifecycle inside a C++ application: a private
+PostgreSQL cluster under a data directory and the Redis-protocol session
+store in front of it, started and stopped with the application.
+
+This package holds the headers (skydb/embedded.h and what it includes),
+the libskydb.so link, the CMake package (find_package(skydb), target
+skydb::skydb) and skydb.pc for pkg-config. Applications compile as C++20.")
 include(CPack)
