@@ -1,8 +1,8 @@
 # Install layout and the .debs (cpack -G DEB in the build directory; tools/package-test.sh
 # builds them, runs lintian, installs, checks and purges them). Paths follow Debian: /usr/bin,
 # /etc/skydb, /lib/systemd/system (units), /usr/lib/sysusers.d, /usr/lib/tmpfiles.d,
-# /usr/share/doc/PACKAGE. Three packages, one per component:
-#   skydb         (Unspecified)  the daemon and CLI, its configuration, units and docs
+# /usr/share/man/man1, /usr/share/doc/PACKAGE. Three packages, one per component:
+#   skydb         (Unspecified)  the daemon and CLI, its configuration, units, pages and docs
 #   libskydb0     (lib)          libskydb.so.0, the C++ embedding API (docs/cpp-api.md)
 #   libskydb-dev  (dev)          its headers, libskydb.so, the CMake package and skydb.pc
 # docs/operations.md ("The package") shows the layout and says why each choice was made.
@@ -40,6 +40,31 @@ foreach(package_component IN ITEMS "skydb;Unspecified" "libskydb0;lib" "libskydb
             DESTINATION share/lintian/overrides RENAME ${package} COMPONENT ${component})
   endif()
 endforeach()
+
+# skydb(1) and a page per command, generated from the CLI's own --help by help2man
+# (packaging/man/make-man.sh) whenever skydb is linked. packaging/man/check-man.sh fails when a
+# page and --help disagree: tools/package-test.sh runs it on the installed pages, ctest on the
+# build's. Off by default (each link would regenerate them); the package turns it on.
+option(SKYDB_MAN "Generate the manual pages from skydb --help (needs help2man)" OFF)
+if(SKYDB_MAN)
+  find_program(SKYDB_HELP2MAN help2man)
+  if(NOT SKYDB_HELP2MAN)
+    message(FATAL_ERROR "SKYDB_MAN needs help2man (tools/install-deps.sh test installs it)")
+  endif()
+  set(SKYDB_MAN_DIR ${PROJECT_BINARY_DIR}/man)
+  add_custom_command(OUTPUT ${SKYDB_MAN_DIR}/skydb.1.gz
+    COMMAND bash ${SKYDB_PACKAGING_DIR}/man/make-man.sh $<TARGET_FILE:skydb> ${SKYDB_MAN_DIR}
+    DEPENDS skydb ${SKYDB_PACKAGING_DIR}/man/make-man.sh ${SKYDB_CHANGELOG}
+    COMMENT "Generating skydb's manual pages from its --help")
+  add_custom_target(skydb_man ALL DEPENDS ${SKYDB_MAN_DIR}/skydb.1.gz)
+  install(DIRECTORY ${SKYDB_MAN_DIR}/ DESTINATION ${CMAKE_INSTALL_MANDIR}/man1
+          FILES_MATCHING PATTERN "skydb*.1.gz")
+  if(SKYDB_BUILD_TESTS)
+    add_test(NAME man_pages_match_help COMMAND bash ${SKYDB_PACKAGING_DIR}/man/check-man.sh
+             $<TARGET_FILE:skydb> ${SKYDB_MAN_DIR})
+    set_tests_properties(man_pages_match_help PROPERTIES LABELS unit)
+  endif()
+endif()
 
 # The C++ embedding API (docs/cpp-api.md): libskydb.so.0 in libskydb0 (component lib, mode
 # 0644 as a shared library is shipped), the headers, the libskydb.so link, the CMake package
