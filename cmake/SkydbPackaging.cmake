@@ -12,6 +12,9 @@ include(CMakePackageConfigHelpers)
 set(SKYDB_MAINTAINER "skydb maintainers <maintainers@users.noreply.a-seed-9982e383.example>"
     CACHE STRING "the packages' Maintainer: (a distributor sets its own)")
 
+# The configuration may hold resp.requirepass and a database URL once edited: postinst makes
+# it 0640 root:skydb (unless dpkg-statoverride names it). It ships 0644 as Debian's files do;
+# the shipped defaults hold no secret, and dpkg never replaces an edited conffile.
 install(FILES ${PROJECT_SOURCE_DIR}/conf/skydb.toml DESTINATION /etc/skydb)
 install(FILES ${SKYDB_PACKAGING_DIR}/skydb.service ${SKYDB_PACKAGING_DIR}/skydb@.service
               ${SKYDB_PACKAGING_DIR}/skydb-app@.service
@@ -113,8 +116,9 @@ set(CPACK_COMPONENTS_ALL Unspecified lib dev)
 
 # skydb. PostgreSQL: any supported major of Debian or PGDG (15 first: what apt installs when
 # none is there), or nothing when the binary carries its own bundle (-DSKYDB_EMBED_BUNDLE).
+# init-system-helpers: deb-systemd-helper and deb-systemd-invoke in the maintainer scripts.
 set(CPACK_DEBIAN_UNSPECIFIED_PACKAGE_NAME skydb)
-set(skydb_depends "systemd")
+set(skydb_depends "systemd, init-system-helpers (>= 1.52)")
 if(SKYDB_EMBED_BUNDLE)
   set(CPACK_DEBIAN_UNSPECIFIED_PACKAGE_DEPENDS "${skydb_depends}")
   set(CPACK_DEBIAN_UNSPECIFIED_PACKAGE_RECOMMENDS "redis-tools, zstd, lz4")
