@@ -5,7 +5,7 @@
 #                                app, run them on PostgreSQL 15 (and curl, redis-cli, psql to
 #                                look at them)
 #   tools/install-deps.sh [test] all of that, and what the test suite, the fuzzers, the
-#                                package (help2man for the manual pages) and the
+#                                package (lintian, help2man for the manual pages) and the
 #                                client/HA compatibility tests need (CI)
 set -euo pipefail
 
@@ -27,7 +27,7 @@ test_packages=(
   clang libclang-rt-14-dev clang-format
   prometheus systemd
   patchelf zstd lz4
-  help2man man-db
+  lintian help2man man-db
   php-cli php-redis ruby-redis python3-django python3-django-redis-sessions
   prometheus-redis-exporter pgbouncer
   patroni etcd-server etcd-client postgresql-15-auto-failover pg-auto-failover-cli
