@@ -3,6 +3,76 @@
 #include "skydb/schema.h"
 
 namespace skydb {
+namespace {
+
+// Pub/sub between daemons (src/pgconn/pubsub_sql.h): who is alive, what each daemon
+// subscribes to, and messages too large for a NOTIFY payload. UNLOGGED: each daemon
+// writes its part again when it is lost. A name is keyed by its digest (a btree entry
+// cannot hold a long name); a message is stored without compression (EXTERNAL).
+// Idempotent, like the store's (its test harness runs them again on one database).
+constexpr char kPubSubBetweenDaemons[] =
+    "DO $m$ BEGIN"
+    " CREATE UNLOGGED TABLE IF NOT EXISTS skydb_pubsub_daemons ("
+    "  id bigint PRIMARY KEY, heartbeat_at timestamptz NOT NULL,"
+    "  started_at timestamptz NOT NULL DEFAULT now(), description text NOT NULL);"
+    " CREATE UNLOGGED TABLE IF NOT EXISTS skydb_pubsub_subscriptions ("
+    "  daemon bigint NOT NULL, pattern boolean NOT NULL, name bytea NOT NULL,"
+    "  digest bytea GENERATED ALWAYS AS (sha256(name)) STORED, subscribers bigint NOT NULL,"
+    "  PRIMARY KEY (daemon, pattern, digest));"
+    " CREATE INDEX IF NOT EXISTS skydb_pubsub_subscriptions_digest"
+    "  ON skydb_pubsub_subscriptions (digest);"
+    " CREATE INDEX IF NOT EXISTS skydb_pubsub_subscriptions_patterns"
+    "  ON skydb_pubsub_subscriptions (daemon) WHERE pattern;"
+    " CREATE UNLOGGED TABLE IF NOT EXISTS skydb_pubsub_messages ("
+    "  publisher bigint NOT NULL, seq bigint NOT NULL, readers_left integer NOT NULL,"
+    "  created_at timestamptz NOT NULL DEFAULT now(), channel bytea NOT NULL,"
+    "  message bytea NOT NULL, PRIMARY KEY (publisher, seq));"
+    " ALTER TABLE skydb_pubsub_messages ALTER COLUMN message SET STORAGE EXTERNAL;"
+    // One batch: its large messages' rows, then its payloads NOTIFYed in order, in the
+    // caller's transaction (one statement).
+    " CREATE OR REPLACE FUNCTION skydb_pubsub_publish(p_publisher bigint, p_seqs bigint[],"
+    "  p_readers bigint[], p_channels bytea[], p_messages bytea[], p_payloads text[])"
+    "  RETURNS void LANGUAGE plpgsql AS $f$"
+    "  DECLARE payload text;"
+    "  BEGIN"
+    "   INSERT INTO public.skydb_pubsub_messages"
+    "    (publisher, seq, readers_left, channel, message)"
+    "    SELECT p_publisher, s, r, c, m FROM unnest(p_seqs, p_readers, p_channels, p_messages)"
+    "    AS t(s, r, c, m);"
+    "   FOREACH payload IN ARRAY p_payloads LOOP"
+    "    PERFORM pg_notify('skydb.pubsub', payload);"
+    "   END LOOP;"
+    "  END $f$;"
+    // One reader's read of rows: the last reader of a row deletes it. Concurrent readers
+    // of one row queue on its lock, each seeing the count the one before left.
+    " CREATE OR REPLACE FUNCTION skydb_pubsub_take(p_publishers bigint[], p_seqs bigint[])"
+    "  RETURNS TABLE (out_publisher bigint, out_seq bigint, out_channel bytea,"
+    "  out_message bytea) LANGUAGE plpgsql AS $f$"
+    "  DECLARE i integer; left_after integer;"
+    "  BEGIN"
+    "   FOR i IN 1 .. coalesce(array_length(p_seqs, 1), 0) LOOP"
+    "    DELETE FROM public.skydb_pubsub_messages t"
+    "     WHERE t.publisher = p_publishers[i] AND t.seq = p_seqs[i] AND t.readers_left <= 1"
+    "     RETURNING t.channel, t.message INTO out_channel, out_message;"
+    "    IF NOT FOUND THEN"
+    "     UPDATE public.skydb_pubsub_messages t SET readers_left = t.readers_left - 1"
+    "      WHERE t.publisher = p_publishers[i] AND t.seq = p_seqs[i]"
+    "      RETURNING t.readers_left, t.channel, t.message"
+    "      INTO left_after, out_channel, out_message;"
+    "     CONTINUE WHEN NOT FOUND;"
+    "     IF left_after <= 0 THEN"
+    "      DELETE FROM public.skydb_pubsub_messages t"
+    "       WHERE t.publisher = p_publishers[i] AND t.seq = p_seqs[i];"
+    "     END IF;"
+    "    END IF;"
+    "    out_publisher := p_publishers[i];"
+    "    out_seq := p_seqs[i];"
+    "    RETURN NEXT;"
+    "   END LOOP;"
+    "  END $f$;"
+    " END $m$";
+
+}  // namespace
 
 const std::vector<Migration>& AllMigrations() {
   // One statement per migration: the runner executes each as a single statement.
@@ -30,6 +100,7 @@ const std::vector<Migration>& AllMigrations() {
        "DO $$ BEGIN"
        " IF EXISTS (SELECT 1 FROM pg_proc WHERE proname = 'create_distributed_table') THEN"
        " PERFORM create_distributed_table('sky_sessions', 'id'); END IF; END $$"},
+      {104, "pubsub between daemons", kPubSubBetweenDaemons},
   };
   return kMigrations;
 }

@@ -132,13 +132,13 @@ TEST_F(ExternalTest, DaemonsStartingTogetherMigrateOnceAndReadEachOthersWrites) 
   }
   int migrated = 0;
   for (auto& daemon : d) {
-    migrated += daemon->LogContains("applied 5 migration(s)") ? 1 : 0;
-    EXPECT_TRUE(daemon->LogContains("applied 5 migration(s)") || daemon->LogContains("up to date"))
+    migrated += daemon->LogContains("applied 6 migration(s)") ? 1 : 0;
+    EXPECT_TRUE(daemon->LogContains("applied 6 migration(s)") || daemon->LogContains("up to date"))
         << daemon->Log();
     EXPECT_TRUE(daemon->LogContains("shared coherence")) << daemon->Log();
   }
   EXPECT_EQ(migrated, 1);
-  EXPECT_EQ(Q("SELECT count(*) FROM skydb_schema_migrations", "t_coherence"), "5");
+  EXPECT_EQ(Q("SELECT count(*) FROM skydb_schema_migrations", "t_coherence"), "6");
 
   RespClient a = Client(sockets[0]), b = Client(sockets[1]), c = Client(sockets[2]);
   for (int i = 0; i < 50; ++i) {
@@ -625,8 +625,8 @@ TEST_F(ExternalTest, ThroughPgBouncerInTransactionModeTheLedgerHoldsAcrossItsRes
   auto b = StartExternal(url, dir_b, sets);
   ASSERT_TRUE(WaitForPong(StoreSocket(dir_a), seconds(60))) << a->Log() << bouncer.Log();
   ASSERT_TRUE(WaitForPong(StoreSocket(dir_b), seconds(60))) << b->Log() << bouncer.Log();
-  EXPECT_EQ((a->LogContains("applied 5 migration(s)") ? 1 : 0) +
-                (b->LogContains("applied 5 migration(s)") ? 1 : 0),
+  EXPECT_EQ((a->LogContains("applied 6 migration(s)") ? 1 : 0) +
+                (b->LogContains("applied 6 migration(s)") ? 1 : 0),
             1)
       << a->Log() << b->Log();
 
