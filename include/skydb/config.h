@@ -104,6 +104,8 @@ struct StoreConfig {
   Coherence coherence = Coherence::kAuto;
   Pooler pooler = Pooler::kNone;
   std::string pubsub_database_url;  // LISTEN connection for PUBLISH; "" = database_url
+  // A daemon silent this long no longer counts for PUBLISH and PUBSUB (shared coherence).
+  std::chrono::milliseconds pubsub_peer_timeout{10000};
 
   bool operator==(const StoreConfig&) const = default;
 };

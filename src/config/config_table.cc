@@ -401,6 +401,11 @@ std::vector<ConfigKey> BuildTable() {
           .Describe("the connection that LISTENs for PUBLISH from other daemons, which needs a "
                     "session: with store.pooler = transaction, a direct URL; \"\" there keeps "
                     "PUBLISH to this daemon's subscribers"),
+      Duration("store.pubsub_peer_timeout", SKYDB_FIELD(store.pubsub_peer_timeout), kSecond,
+               10 * kMinute)
+          .Describe("shared coherence: a daemon whose pub/sub heartbeat (every fifth of this) is "
+                    "older than this no longer counts for PUBLISH and PUBSUB; its subscribers "
+                    "are forgotten"),
       String("resp.socket", SKYDB_FIELD(resp.socket))
           .Accepts("a socket path, or \"\" (DATA_DIR/run/skydb.sock)")
           .Describe("unix socket the Redis-protocol store listens on (mode 0660)"),

@@ -91,6 +91,7 @@ TEST(ConfigTableTest, HoldsExactlyTheConfigFields) {
                                              "store.coherence",
                                              "store.pooler",
                                              "store.pubsub_database_url",
+                                             "store.pubsub_peer_timeout",
                                              "resp.socket",
                                              "resp.socket_group",
                                              "resp.tcp_port",
