@@ -2,7 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
-#include "pgconn/notify_carrier.h"
+#include "pgconn/pubsub_carrier.h"
 
 namespace skydb::daemon {
 
@@ -60,7 +60,8 @@ Status Serving::Open(const std::string& conninfo, const std::string& description
   if (!store.ok()) return std::move(store).error();
   store_ = std::move(store).value();
   RespServerOptions options = RespOptionsFrom(config_, app_group_);
-  // Daemons on one database carry PUBLISH to each other; a memory store has no database.
+  // Only daemons sharing one database (shared coherence) have peers to carry pub/sub to; a
+  // private cluster, exclusive coherence and a memory store deliver in-process.
   // LISTEN needs a session, which a transaction pooler does not keep: there only a direct
   // store.pubsub_database_url carries it.
   const StoreConfig& stored = config_.store;
@@ -68,14 +69,19 @@ Status Serving::Open(const std::string& conninfo, const std::string& description
   std::string listen_url = !stored.pubsub_database_url.empty() ? stored.pubsub_database_url
                            : pooled                            ? ""
                                                                : conninfo;
-  bool carried = !conninfo.empty() && request.config.kind != StoreKind::kMemory;
+  bool carried = !conninfo.empty() && request.config.kind != StoreKind::kMemory && request.shared;
   if (carried && listen_url.empty()) {
     spdlog::warn(
         "pubsub: PUBLISH reaches this daemon's subscribers only: store.pooler = transaction "
         "and no store.pubsub_database_url (LISTEN needs a direct connection)");
   }
   if (carried && !listen_url.empty()) {
-    carrier_ = pg::NewNotifyCarrier({listen_url});
+    pg::PubSubCarrierOptions carrier;
+    carrier.conninfo = listen_url;
+    carrier.matches = GlobMatch;
+    carrier.peer_timeout = stored.pubsub_peer_timeout;
+    carrier.wait = stored.write_timeout;
+    carrier_ = pg::NewPubSubCarrier(std::move(carrier));
     options.pubsub_carrier = carrier_.get();
   }
   StoreStats stats = store_->Stats();

@@ -100,10 +100,7 @@ Status RespServerImpl::Open() {
   shared_.client_control = std::make_unique<LoopClientControl>(shared_);
   shared_.executor->set_client_control(shared_.client_control.get());
   if (PubSubCarrier* carrier = shared_.options.pubsub_carrier) {
-    PubSubHub& hub = shared_.executor->pubsub();
-    hub.SetCarrier(carrier);
-    carrier->SetReceiver(
-        [&hub](std::string channel, std::string message) { hub.Deliver(channel, message); });
+    shared_.executor->pubsub().SetCarrier(carrier);  // attaches the hub to it
   }
   for (auto& loop : shared_.loops) loop->Start();
   started_ = true;
@@ -118,7 +115,7 @@ void RespServerImpl::Shutdown(std::chrono::milliseconds drain) {
   MutexLock lock(shutdown_mu_);
   if (shut_down_ || !started_) return;
   shut_down_ = true;
-  if (shared_.options.pubsub_carrier != nullptr) shared_.options.pubsub_carrier->SetReceiver({});
+  if (shared_.options.pubsub_carrier != nullptr) shared_.options.pubsub_carrier->Attach(nullptr);
   auto deadline = std::chrono::steady_clock::now() + drain;
   for (auto& loop : shared_.loops) {
     loop->Post([raw = loop.get(), deadline] { raw->BeginDrain(deadline); });
