@@ -161,10 +161,16 @@ Result<RespReply> RespClient::ReadReply(int depth) {
       pos_ += static_cast<size_t>(len) + 2;
       return reply;
     }
-    case '*': {
+    case '_':  // RESP3 null
+      return reply;
+    case '*':
+    case '>':    // RESP3 push (a pub/sub message or confirmation)
+    case '%': {  // RESP3 map, as its keys and values in turn
       long long n = std::stoll(rest);
       if (n < 0) return reply;  // null array
       reply.type = RespReply::Type::kArray;
+      reply.push = line[0] == '>';
+      if (line[0] == '%') n *= 2;
       for (long long i = 0; i < n; ++i) {
         SKYDB_ASSIGN_OR_RETURN(RespReply element, ReadReply(depth + 1));
         reply.elements.push_back(std::move(element));

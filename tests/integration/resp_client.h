@@ -1,5 +1,6 @@
-// A minimal blocking RESP2 client for integration tests: one connection over a unix socket,
-// one command at a time, every read and write bounded by a timeout.
+// A minimal blocking RESP2 client for integration tests (it reads RESP3's null, map and push
+// too): one connection over a unix socket, one command at a time, every read and write bounded
+// by a timeout.
 #pragma once
 
 #include <chrono>
@@ -16,6 +17,7 @@ struct RespReply {
   std::string text;  // simple string, error text or bulk payload
   long long integer = 0;
   std::vector<RespReply> elements;
+  bool push = false;  // a RESP3 push ('>'), read as an array
 
   bool IsOk() const { return type == Type::kSimple && text == "OK"; }
 };

@@ -14,9 +14,11 @@
 #include <map>
 #include <mutex>
 #include <set>
+#include <sstream>
 #include <thread>
 
 #include "ledger.h"
+#include "pubsub_payload.h"
 #include "resp_client.h"
 #include "skydb/env.h"
 #include "supervisor_support.h"
@@ -117,6 +119,25 @@ class ExternalTest : public ::testing::Test {
   }
   bool TwoListening(const std::string& db) { return PubSubPeers(db, 2); }
 
+  // Two daemons (a, b) on a fresh database `db`, answering and registered for pub/sub; `ok`
+  // says whether they got there (with their logs in the failure).
+  struct Pair {
+    std::unique_ptr<DaemonProcess> a, b;
+    std::string sa, sb;  // their sockets
+    bool ok = false;
+    std::string Stop() { return a->StopCleanly(seconds(20)) + b->StopCleanly(seconds(20)); }
+  };
+  Pair StartPair(const std::string& db, const std::vector<std::string>& sets = {}) {
+    Pair p;
+    std::string url = Database(db);
+    p.a = StartExternal(url, root_.Dir("a"), sets);
+    p.b = StartExternal(url, root_.Dir("b"), sets);
+    p.sa = StoreSocket(root_.Dir("a"));
+    p.sb = StoreSocket(root_.Dir("b"));
+    p.ok = WaitForPong(p.sa, seconds(60)) && WaitForPong(p.sb, seconds(60)) && TwoListening(db);
+    EXPECT_TRUE(p.ok) << p.a->Log() << p.b->Log();
+    return p;
+  }
 
   static TestCluster* cluster_;
   TestRoot root_;
@@ -354,16 +375,11 @@ TEST_F(ExternalTest, PipelinedPairsTakeEffectInOrderUnderSharedCoherence) {
 // once (a's own message is not delivered twice), and counts it, whatever its size; after both
 // carriers' listeners are cut, each reconnects (logged once), registers again and carries again.
 TEST_F(ExternalTest, PublishReachesTheSubscribersOfAnotherDaemon) {
-  std::string url = Database("t_pubsub");
-  auto a = StartExternal(url, root_.Dir("a"));
-  auto b = StartExternal(url, root_.Dir("b"));
-  std::string sa = StoreSocket(root_.Dir("a")), sb = StoreSocket(root_.Dir("b"));
-  ASSERT_TRUE(WaitForPong(sa, seconds(60))) << a->Log();
-  ASSERT_TRUE(WaitForPong(sb, seconds(60))) << b->Log();
+  Pair pair = StartPair("t_pubsub");
+  ASSERT_TRUE(pair.ok);
   auto both_listening = [&] { return TwoListening("t_pubsub"); };
-  ASSERT_TRUE(both_listening()) << a->Log() << b->Log();
 
-  RespClient sub = Client(sa), local = Client(sa), pub = Client(sb);
+  RespClient sub = Client(pair.sa), local = Client(pair.sa), pub = Client(pair.sb);
   auto confirmed = sub.Command({"SUBSCRIBE", "news"});
   ASSERT_TRUE(confirmed.ok() && confirmed->elements.size() == 3) << confirmed.error().message;
   auto next_payload = [&sub] {
@@ -389,16 +405,197 @@ TEST_F(ExternalTest, PublishReachesTheSubscribersOfAnotherDaemon) {
               "t_pubsub"),
             "2");
   const std::string again = "pubsub: receiving messages from other daemons again";
-  for (int i = 0; i < 300 && !(a->LogContains(again) && b->LogContains(again)); ++i) {
+  for (int i = 0; i < 300 && !(pair.a->LogContains(again) && pair.b->LogContains(again)); ++i) {
     std::this_thread::sleep_for(milliseconds(100));
   }
-  ASSERT_TRUE(both_listening()) << a->Log() << b->Log();
+  ASSERT_TRUE(both_listening()) << pair.a->Log() << pair.b->Log();
   EXPECT_EQ(pub.Command({"PUBLISH", "news", "again"})->integer, 1);
   EXPECT_EQ(next_payload(), "news=again");
-  EXPECT_TRUE(a->LogContains("pubsub: lost the PostgreSQL connection")) << a->Log();
-  EXPECT_TRUE(a->LogContains(again)) << a->Log();
+  EXPECT_TRUE(pair.a->LogContains("pubsub: lost the PostgreSQL connection")) << pair.a->Log();
+  EXPECT_TRUE(pair.a->LogContains(again)) << pair.a->Log();
+  EXPECT_EQ(pair.Stop(), "");
+}
+
+// The next pub/sub message `c` receives: "kind|pattern|channel|payload-size" and its payload.
+std::pair<std::string, std::string> NextMessage(RespClient& c) {
+  auto m = c.Next();
+  if (!m.ok()) return {"ERROR: " + m.error().message, ""};
+  std::string shape = m->push ? ">" : "*";
+  for (size_t i = 0; i + 1 < m->elements.size(); ++i) shape += m->elements[i].text + "|";
+  if (m->elements.empty()) return {shape, ""};
+  shape += std::to_string(m->elements.back().text.size());
+  return {shape, m->elements.back().text};
+}
+
+// Payloads from 100 B to 1 MiB (NOTIFY carries under 8,000 bytes), binary, published on b,
+// reach a's RESP2 and RESP3 channel subscribers and its pattern subscriber, and b's own, whole
+// and in order; PUBLISH counts all four.
+TEST_F(ExternalTest, PubSubOfEverySizeCrossesDaemonsInBothProtocols) {
+  Pair pair = StartPair("t_pubsub_sizes");
+  ASSERT_TRUE(pair.ok);
+  RespClient resp2 = Client(pair.sa), resp3 = Client(pair.sa), pattern = Client(pair.sa),
+             near = Client(pair.sb);
+  RespClient pub = Client(pair.sb);
+  ASSERT_TRUE(resp3.Command({"HELLO", "3"}).ok());
+  for (RespClient* c : {&resp2, &resp3, &near})
+    ASSERT_TRUE(c->Command({"SUBSCRIBE", "sizes"}).ok());
+  ASSERT_TRUE(pattern.Command({"PSUBSCRIBE", "si*"}).ok());
+  const std::vector<size_t> sizes = {100, 5000, 6000, 16384, 37 * 1024, 256 * 1024, 1 << 20};
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    std::string payload = PubSubPayload(sizes[i], static_cast<int>(i));
+    auto started = SteadyClock::now();
+    auto reply = pub.Command({"PUBLISH", "sizes", payload});
+    ASSERT_TRUE(reply.ok()) << reply.error().message;
+    EXPECT_EQ(reply->integer, 4) << sizes[i];
+    std::string size = std::to_string(sizes[i]);
+    auto got2 = NextMessage(resp2);
+    auto got3 = NextMessage(resp3);
+    auto gotp = NextMessage(pattern);
+    auto gotn = NextMessage(near);
+    std::cout << "pubsub across daemons: " << sizes[i] << " bytes published and received by 4 "
+              << "subscribers in "
+              << std::chrono::duration_cast<milliseconds>(SteadyClock::now() - started).count()
+              << " ms (ASan build)\n";
+    EXPECT_EQ(got2.first, "*message|sizes|" + size);
+    EXPECT_EQ(got3.first, ">message|sizes|" + size);
+    EXPECT_EQ(gotp.first, "*pmessage|si*|sizes|" + size);
+    EXPECT_EQ(gotn.first, "*message|sizes|" + size);
+    for (const auto* got : {&got2, &got3, &gotp, &gotn}) {
+      EXPECT_TRUE(got->second == payload) << sizes[i] << " bytes arrived changed";
+    }
+  }
+  EXPECT_EQ(Q("SELECT count(*) FROM skydb_pubsub_messages", "t_pubsub_sizes"), "0");
+  EXPECT_EQ(pair.Stop(), "");
+}
+
+// PUBSUB answers for both daemons, and a subscription confirmed on one is counted and reached
+// by the other at once: the confirmation waits until the database has it.
+TEST_F(ExternalTest, PubSubCountsTheSubscribersOfEveryDaemon) {
+  Pair pair = StartPair("t_pubsub_counts");
+  ASSERT_TRUE(pair.ok);
+  RespClient on_a = Client(pair.sa), on_b = Client(pair.sb), sub_b = Client(pair.sb),
+             sub_a = Client(pair.sa);
+  for (int i = 0; i < 20; ++i) {
+    std::string ch = "race" + std::to_string(i);
+    ASSERT_TRUE(sub_b.Command({"SUBSCRIBE", ch}).ok());
+    auto numsub = on_a.Command({"PUBSUB", "NUMSUB", ch});
+    ASSERT_TRUE(numsub.ok() && numsub->elements.size() == 2);
+    EXPECT_EQ(numsub->elements[1].integer, 1) << ch;
+    EXPECT_EQ(on_a.Command({"PUBLISH", ch, "m"})->integer, 1) << ch;
+    auto got = NextMessage(sub_b);
+    EXPECT_EQ(got.first, "*message|" + ch + "|1");
+  }
+  ASSERT_TRUE(sub_a.Command({"SUBSCRIBE", "race0", "only-a"}).ok());
+  ASSERT_TRUE(sub_a.Command({"PSUBSCRIBE", "p*", "q*"}).ok());
+  ASSERT_TRUE(sub_b.Command({"PSUBSCRIBE", "p*"}).ok());
+  for (RespClient* c : {&on_a, &on_b}) {
+    auto numsub = c->Command({"PUBSUB", "NUMSUB", "race0", "only-a", "race19", "none"});
+    ASSERT_TRUE(numsub.ok() && numsub->elements.size() == 8);
+    EXPECT_EQ(numsub->elements[1].integer, 2);
+    EXPECT_EQ(numsub->elements[3].integer, 1);
+    EXPECT_EQ(numsub->elements[5].integer, 1);
+    EXPECT_EQ(numsub->elements[7].integer, 0);
+    EXPECT_EQ(c->Command({"PUBSUB", "NUMPAT"})->integer, 2);  // p* counted once
+    auto channels = c->Command({"PUBSUB", "CHANNELS", "race1*"});
+    ASSERT_TRUE(channels.ok());
+    std::set<std::string> names;
+    for (const auto& e : channels->elements) names.insert(e.text);
+    EXPECT_EQ(names,
+              (std::set<std::string>{"race1", "race10", "race11", "race12", "race13", "race14",
+                                     "race15", "race16", "race17", "race18", "race19"}));
+    EXPECT_EQ(c->Command({"PUBSUB", "CHANNELS"})->elements.size(), 21u);
+  }
+  // A channel and a matching pattern count twice, as in Redis: race0 on both daemons, p* on both.
+  EXPECT_EQ(on_b.Command({"PUBLISH", "race0", "x"})->integer, 2);
+  EXPECT_EQ(on_b.Command({"PUBLISH", "pz", "x"})->integer, 2);
+  EXPECT_EQ(NextMessage(sub_b).first, "*message|race0|1");
+  EXPECT_EQ(NextMessage(sub_b).first, "*pmessage|p*|pz|1");
+  auto unsubscribed = sub_b.Command({"UNSUBSCRIBE", "race0"});
+  ASSERT_TRUE(unsubscribed.ok() && unsubscribed->elements.size() == 3);
+  EXPECT_EQ(unsubscribed->elements[0].text, "unsubscribe");
+  EXPECT_EQ(on_a.Command({"PUBSUB", "NUMSUB", "race0"})->elements[1].integer, 1);
+  EXPECT_EQ(pair.Stop(), "");
+}
+
+// A daemon killed with kill -9 leaves its subscribers in the registry: they stop counting once
+// its heartbeat is older than store.pubsub_peer_timeout; a cleanly stopped daemon leaves at once.
+TEST_F(ExternalTest, ADeadDaemonsSubscribersStopCountingWithinThePeerTimeout) {
+  std::string url = Database("t_pubsub_dead");
+  std::vector<std::string> sets = {"store.pubsub_peer_timeout=2s"};
+  auto a = StartExternal(url, root_.Dir("a"), sets);
+  auto b = StartExternal(url, root_.Dir("b"), sets);
+  auto c = StartExternal(url, root_.Dir("c"), sets);
+  std::string sa = StoreSocket(root_.Dir("a"));
+  for (const char* d : {"a", "b", "c"}) {
+    ASSERT_TRUE(WaitForPong(StoreSocket(root_.Dir(d)), seconds(60))) << a->Log();
+  }
+  ASSERT_TRUE(PubSubPeers("t_pubsub_dead", 3)) << b->Log() << c->Log();
+  RespClient on_a = Client(sa), sub_b = Client(StoreSocket(root_.Dir("b")));
+  RespClient sub_c = Client(StoreSocket(root_.Dir("c")));
+  ASSERT_TRUE(sub_b.Command({"SUBSCRIBE", "ch"}).ok());
+  ASSERT_TRUE(sub_c.Command({"SUBSCRIBE", "ch"}).ok());
+  EXPECT_EQ(on_a.Command({"PUBSUB", "NUMSUB", "ch"})->elements[1].integer, 2);
+  EXPECT_EQ(c->StopCleanly(seconds(20)), "");
+  EXPECT_EQ(on_a.Command({"PUBSUB", "NUMSUB", "ch"})->elements[1].integer, 1);
+  ASSERT_TRUE(b->Signal(SIGKILL).ok());
+  auto killed_at = SteadyClock::now();
+  long long numsub = -1;
+  while (SteadyClock::now() - killed_at < seconds(10)) {
+    numsub = on_a.Command({"PUBSUB", "NUMSUB", "ch"})->elements[1].integer;
+    if (numsub == 0) break;
+    std::this_thread::sleep_for(milliseconds(50));
+  }
+  auto gone_after = std::chrono::duration_cast<milliseconds>(SteadyClock::now() - killed_at);
+  std::cout << "pubsub: a killed daemon's subscribers stopped counting " << gone_after.count()
+            << " ms after kill -9 (store.pubsub_peer_timeout = 2s)\n";
+  EXPECT_EQ(numsub, 0);
+  EXPECT_LE(gone_after, milliseconds(2000 + 500));  // the timeout after the last heartbeat
+  EXPECT_EQ(on_a.Command({"PUBLISH", "ch", "m"})->integer, 0);
   EXPECT_EQ(a->StopCleanly(seconds(20)), "");
-  EXPECT_EQ(b->StopCleanly(seconds(20)), "");
+}
+
+// One publisher's messages, small and large mixed and pipelined, arrive in publish order on
+// every daemon, each once; a second publisher's too, interleaved with the first's.
+TEST_F(ExternalTest, OnePublishersMessagesArriveInOrderOnEveryDaemon) {
+  Pair pair = StartPair("t_pubsub_order");
+  ASSERT_TRUE(pair.ok);
+  RespClient sub_a = Client(pair.sa), sub_b = Client(pair.sb), pub_a = Client(pair.sa),
+             pub_b = Client(pair.sb);
+  for (RespClient* c : {&sub_a, &sub_b}) ASSERT_TRUE(c->Command({"SUBSCRIBE", "order"}).ok());
+  constexpr int kMessages = 600;
+  auto batch = [](const std::string& who) {
+    std::vector<std::vector<std::string>> commands;
+    for (int i = 0; i < kMessages; ++i) {
+      size_t pad = i % 50 == 0 ? 100 * 1024 : i % 10 == 0 ? 16 * 1024 : 20;
+      commands.push_back(
+          {"PUBLISH", "order", who + " " + std::to_string(i) + " " + std::string(pad, 'p')});
+    }
+    return commands;
+  };
+  bool second_ok = false;
+  std::thread second([&] { second_ok = pub_b.Pipeline(batch("b")).ok(); });
+  auto replies = pub_a.Pipeline(batch("a"));
+  second.join();
+  ASSERT_TRUE(second_ok);
+  ASSERT_TRUE(replies.ok()) << replies.error().message;
+  for (const auto& r : *replies) EXPECT_EQ(r.integer, 2);
+  for (RespClient* sub : {&sub_a, &sub_b}) {
+    std::map<std::string, int> next = {{"a", 0}, {"b", 0}};
+    for (int i = 0; i < 2 * kMessages; ++i) {
+      auto got = NextMessage(*sub);
+      ASSERT_EQ(got.first.substr(0, 15), "*message|order|") << got.first;
+      std::istringstream words(got.second);
+      std::string who;
+      int n = -1;
+      words >> who >> n;
+      ASSERT_TRUE(next.count(who) == 1) << who;
+      ASSERT_EQ(n, next[who]) << "from " << who << ", message " << i;
+      ++next[who];
+    }
+    EXPECT_EQ(next["a"], kMessages);
+    EXPECT_EQ(next["b"], kMessages);
+  }
+  EXPECT_EQ(pair.Stop(), "");
 }
 
 TEST_F(ExternalTest, SchemaNewerThanTheBinaryIsRefusedOlderIsMigrated) {
