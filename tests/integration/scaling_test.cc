@@ -346,7 +346,7 @@ TEST_F(ExternalTest, PipelinedPairsTakeEffectInOrderUnderSharedCoherence) {
   std::string socket = StoreSocket(root_.Dir("a"));
   ASSERT_TRUE(WaitForPong(socket, seconds(60))) << a->Log();
   RespClient c = Client(socket);
-  auto info = c.Command({"INFO", "server"});
+  auto info = c.Command({"INFO", "persistence"});  // store_description is in this section
   ASSERT_TRUE(info.ok());
   EXPECT_NE(info->text.find(", shared coherence"), std::string::npos)
       << "INFO's store_description does not say what the daemon opened";
