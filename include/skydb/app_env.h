@@ -44,6 +44,10 @@ std::vector<std::string> SocketPathProblems(const Config& config, bool embedded)
 // The embedded cluster's URL for `role` and `database` (socket dir DIR/run, port 5432).
 std::string EmbeddedDatabaseUrl(const std::string& socket_dir, const std::string& database,
                                 const std::string& role);
+// The same with a password, as URI userinfo: postgresql://ROLE:PASSWORD@/DB?host=DIR/run
+// (`skydb app add` prints it once; nothing else carries a password).
+std::string EmbeddedDatabaseUrl(const std::string& socket_dir, const std::string& database,
+                                const std::string& role, const std::string& password);
 // `url` with any password replaced by "<redacted>" (URI userinfo or password= keyword).
 std::string RedactedDatabaseUrl(const std::string& url);
 

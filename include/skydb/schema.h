@@ -29,12 +29,20 @@ const std::vector<Migration>& AllMigrations();
 // The app's own database in a private cluster (docs/embedding.md), ensured on every start: the
 // role exists and may log in but is no superuser and cannot create roles, databases or
 // replicate; the database exists, is owned by it and is closed to PUBLIC; skydb's own database
-// is closed to PUBLIC too, so the role cannot connect to it.
+// is closed to PUBLIC too, so the role cannot connect to it. It is the configured app of
+// skydb's registry of apps (src/schema/app_registry.h): skydb creates the role and database, or
+// finds them recorded as its own, and refuses a role or database someone else made.
 struct AppDatabase {
   std::string database = "app";
   std::string role = "app";
   std::string password;       // "" = none (peer authentication); else stored as scram-sha-256
   int connection_limit = -1;  // the role's CONNECTION LIMIT; -1 = none
+  // OS users pg_ident.conf maps to the role (peer authentication): the cluster user (child
+  // mode) and app.user.
+  std::vector<std::string> os_users;
+  // The connections skydb keeps for itself (the store's pool and headroom): recorded so that
+  // `skydb app add` knows what is left for other apps' connection limits; 0 = not recorded.
+  int skydb_connections = 0;
   // app.extensions: created (IF NOT EXISTS … CASCADE) in the database by the superuser; one the
   // server does not have stops the start with ExtensionAdvice. Others are never dropped.
   std::vector<std::string> extensions;

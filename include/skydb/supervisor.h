@@ -66,6 +66,17 @@ Result<ClusterUser> ResolveClusterUser(
 
 // HostOps, LookupUserByUid and ProbeDirLock are in skydb/env.h.
 
+// Where pg_hba.conf and pg_ident.conf live and how they are written (PgProbe::SyncAccess).
+struct AccessTarget {
+  std::string pgdata;
+  std::string superuser;  // the cluster's superuser role (the cluster user's name)
+  // Read and write a file of pgdata; the writer makes it the cluster user's own, mode 0600.
+  std::function<Result<std::string>(const std::string& path)> read;
+  std::function<Status(const std::string& path, const std::string& contents)> write;
+  // How long PostgreSQL may take to show the reload (pg_conf_load_time advancing).
+  std::chrono::milliseconds reload_timeout{10000};
+};
+
 // PostgreSQL access the supervisor needs. Real implementation (libpq): NewRealPgProbe().
 class PgProbe {
  public:
@@ -79,6 +90,9 @@ class PgProbe {
   // The app's role and database (skydb/schema.h), over the superuser's `conninfo`.
   virtual Status EnsureAppDatabase(const std::string& conninfo, const AppDatabase& app,
                                    const std::string& skydb_database) = 0;
+  // pg_hba.conf and pg_ident.conf rendered from skydb's registry of apps, written when they
+  // changed, checked by PostgreSQL and reloaded, verified (src/supervisor/access_sync.h).
+  virtual Status SyncAccess(const std::string& conninfo, const AccessTarget& target) = 0;
 };
 std::unique_ptr<PgProbe> NewRealPgProbe();
 

@@ -55,6 +55,17 @@ void PrintError(const std::string& message) {
   } while (at < message.size());
 }
 
+Status BecomeUser(Env& env, const std::string& user) {
+  if (env.host->EffectiveUid() != 0) return Ok();
+  if (user.empty()) {
+    return Error::InvalidArgument(
+        "run as root, but no service user is known; give --user USER (the cluster's owner)");
+  }
+  SKYDB_ASSIGN_OR_RETURN(RunAs who, LookupUser(user));
+  SKYDB_ASSIGN_OR_RETURN(auto groups, GroupsToKeep(who, {}));
+  return env.host->DropPrivileges(who, groups);
+}
+
 int ExitUsage(const std::string& what) {
   PrintError(what);
   return kExitUsage;
@@ -171,6 +182,7 @@ int Main(int argc, char** argv, Env& env) {
   AddBundleCommand(app, ctx);
   AddUpgradeCommand(app, ctx);
   AddBackupCommands(app, ctx);
+  AddAppCommands(app, ctx);
   std::vector<std::string> args = SplitPassthrough(argc, argv, ctx.passthrough);
   std::reverse(args.begin(), args.end());  // CLI11 takes a vector last argument first
   try {

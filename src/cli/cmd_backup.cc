@@ -83,18 +83,6 @@ int BackupFail(const char* command, const std::string& message) {
   return kExitFailure;
 }
 
-// Becomes `user` when root (the repository and the cluster are that user's); nothing otherwise.
-Status BecomeUser(Env& env, const std::string& user) {
-  if (env.host->EffectiveUid() != 0) return Ok();
-  if (user.empty()) {
-    return Error::InvalidArgument(
-        "run as root, but no service user is known; give --user USER (the cluster's owner)");
-  }
-  SKYDB_ASSIGN_OR_RETURN(RunAs who, LookupUser(user));
-  SKYDB_ASSIGN_OR_RETURN(auto groups, GroupsToKeep(who, {}));
-  return env.host->DropPrivileges(who, groups);
-}
-
 std::string AbsoluteOf(const FileSystem& fs, const std::string& path) {
   auto real = fs.RealPath(path);
   return real.ok() ? *real : path;

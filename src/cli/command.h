@@ -47,6 +47,9 @@ class CommandContext {
 void PrintError(const std::string& message);
 // PrintError(what); returns kExitUsage.
 int ExitUsage(const std::string& what);
+// Becomes `user` for good when root (a cluster or repository that user owns is worked on as
+// it, never as root); nothing otherwise.
+Status BecomeUser(Env& env, const std::string& user);
 
 // Each command adds itself to `app`; its callback stores the exit status in ctx.exit_code.
 void AddVersionCommand(CLI::App& app, CommandContext& ctx);
@@ -61,5 +64,6 @@ void AddRunCommand(CLI::App& app, CommandContext& ctx);
 void AddBundleCommand(CLI::App& app, CommandContext& ctx);   // bundle stage, verify, list
 void AddUpgradeCommand(CLI::App& app, CommandContext& ctx);  // upgrade (skydb/upgrade.h)
 void AddBackupCommands(CLI::App& app, CommandContext& ctx);  // backup, restore, archive-wal
+void AddAppCommands(CLI::App& app, CommandContext& ctx);     // app add, list, remove, ...
 
 }  // namespace skydb::cli

@@ -101,6 +101,12 @@ std::string EmbeddedDatabaseUrl(const std::string& socket_dir, const std::string
          "&user=" + PercentEncode(role);
 }
 
+std::string EmbeddedDatabaseUrl(const std::string& socket_dir, const std::string& database,
+                                const std::string& role, const std::string& password) {
+  return "postgresql://" + PercentEncode(role) + ":" + PercentEncode(password) + "@/" +
+         PercentEncode(database) + "?host=" + PercentEncode(socket_dir);
+}
+
 std::string RedactedDatabaseUrl(const std::string& url) {
   std::string out = url;
   // A URI's userinfo: scheme://user:password@host...

@@ -83,6 +83,8 @@ class EmbeddedCluster final : public DatabaseSource {
     // The app's pool and its three aux pools (docs/tuning.md): what the role may hold open, so
     // that the store's own connections are never crowded out.
     sup.app.connection_limit = settings_.pools.demand;
+    // The store's pool and the headroom tuning keeps (docs/tuning.md): not for other apps.
+    sup.app.skydb_connections = settings_.pools.store_pool + kConnectionHeadroom;
     if (app.user) sup.app_os_users.push_back(app.user->name);
     sup.shared_group = app.group;
     SupervisorEnv senv{env_.fs,   env_.clock, env_.runner, env_.launcher,

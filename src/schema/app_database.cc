@@ -2,24 +2,9 @@
 
 #include <spdlog/spdlog.h>
 
+#include "schema/app_registry.h"
+
 namespace skydb::schema {
-namespace {
-
-std::string QuoteLiteral(const std::string& text) {
-  std::string out = "'";
-  for (char c : text) {
-    if (c == '\'') out += '\'';
-    out += c;
-  }
-  return out + "'";
-}
-
-Result<bool> Exists(pg::Connection& conn, const char* sql, const std::string& name) {
-  SKYDB_ASSIGN_OR_RETURN(auto rows, conn.Exec(sql, {name}));
-  return rows.rows() > 0;
-}
-
-}  // namespace
 
 std::string QuoteIdentifier(const std::string& name) {
   std::string out = "\"";
@@ -30,39 +15,51 @@ std::string QuoteIdentifier(const std::string& name) {
   return out + "\"";
 }
 
-Status EnsureAppDatabase(pg::Connection& conn, const AppDatabase& app,
-                         const std::string& skydb_database) {
-  const std::string role = QuoteIdentifier(app.role);
-  const std::string database = QuoteIdentifier(app.database);
-  auto run = [&](const std::string& sql) -> Status {
-    Status s = conn.Run(sql);
-    if (!s.ok()) return std::move(s).error().Within("preparing the app's database");
-    return Ok();
-  };
-  SKYDB_ASSIGN_OR_RETURN(bool role_exists,
-                         Exists(conn, "SELECT 1 FROM pg_roles WHERE rolname = $1", app.role));
-  std::string attributes =
-      " LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOREPLICATION NOBYPASSRLS CONNECTION LIMIT " +
-      std::to_string(app.connection_limit);
-  SKYDB_RETURN_IF_ERROR(run((role_exists ? "ALTER ROLE " : "CREATE ROLE ") + role + attributes));
-  if (app.password.empty()) {
-    SKYDB_RETURN_IF_ERROR(run("ALTER ROLE " + role + " PASSWORD NULL"));
-  } else {
-    SKYDB_ASSIGN_OR_RETURN(std::string verifier, conn.EncryptPassword(app.password, app.role));
-    SKYDB_RETURN_IF_ERROR(run("ALTER ROLE " + role + " PASSWORD " + QuoteLiteral(verifier)));
+namespace {
+
+// An app that was the configured one under another app.database: kept (NOLOGIN, out of
+// pg_hba.conf), its data untouched, until `skydb app remove NAME --drop-data`.
+Status RetireEarlierConfigured(pg::Connection& conn, const std::string& current) {
+  SKYDB_ASSIGN_OR_RETURN(auto apps, ListApps(conn));
+  for (const AppRow& app : apps) {
+    if (!app.configured || app.name == current) continue;
+    SKYDB_RETURN_IF_ERROR(KeepApp(conn, app));
+    spdlog::warn(
+        "app {} (role {}, database {}) is no longer app.database: it may not log in now, and its "
+        "data is kept; skydb app remove {} --drop-data deletes it",
+        app.name, app.role, app.database, app.name);
   }
-  SKYDB_ASSIGN_OR_RETURN(
-      bool db_exists, Exists(conn, "SELECT 1 FROM pg_database WHERE datname = $1", app.database));
-  if (db_exists) {
-    SKYDB_RETURN_IF_ERROR(run("ALTER DATABASE " + database + " OWNER TO " + role));
-  } else {
-    SKYDB_RETURN_IF_ERROR(run("CREATE DATABASE " + database + " OWNER " + role));
-    spdlog::info("created the app's database {} owned by role {}", app.database, app.role);
-  }
-  SKYDB_RETURN_IF_ERROR(run("REVOKE ALL ON DATABASE " + database + " FROM PUBLIC"));
-  SKYDB_RETURN_IF_ERROR(
-      run("REVOKE ALL ON DATABASE " + QuoteIdentifier(skydb_database) + " FROM PUBLIC"));
   return Ok();
+}
+
+}  // namespace
+
+Status EnsureAppDatabase(pg::Connection& conn, const AppDatabase& app,
+                         const std::string& /*skydb_database: closed like every other*/) {
+  SKYDB_ASSIGN_OR_RETURN(AppsLock lock, AppsLock::Take(conn));
+  SKYDB_RETURN_IF_ERROR(EnsureRegistry(conn, app));
+  SKYDB_RETURN_IF_ERROR(RetireEarlierConfigured(conn, app.database));
+  SKYDB_ASSIGN_OR_RETURN(auto existing, FindApp(conn, app.database));
+  if (existing && existing->role != app.role) {
+    return Error::InvalidArgument("app.database " + app.database + " belongs to role " +
+                                  existing->role + " in skydb.apps, not app.role " + app.role +
+                                  "; set app.role = \"" + existing->role + "\" again");
+  }
+  if (!existing) {
+    Status ours = CheckNotForeign(conn, app.database, app.role, app.database);
+    if (!ours.ok()) return std::move(ours).error().Within("the app's role and database");
+  }
+  AppRow row = ConfiguredAppRow(app);
+  row.origin = existing ? existing->origin : "created";
+  SKYDB_RETURN_IF_ERROR(MakeApp(conn, row, app.password));
+  if (app.skydb_connections > 0) {
+    SKYDB_RETURN_IF_ERROR(RecordSkydbConnections(conn, app.skydb_connections));
+  }
+  if (!existing) {
+    spdlog::info("the app's role {} and database {} are ready", app.role, app.database);
+  }
+  // skydb's own database among them: no app role may connect to it.
+  return RevokePublicEverywhere(conn);
 }
 
 }  // namespace skydb::schema

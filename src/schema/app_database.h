@@ -1,6 +1,9 @@
 // Ensures the app's database (skydb/schema.h AppDatabase) over a superuser connection to the
 // private cluster: idempotent, identifiers quoted, the password (if any) sent only as its
-// scram-sha-256 verifier. `skydb_database` is skydb's own database, closed to PUBLIC.
+// scram-sha-256 verifier. The app is the configured one of skydb's registry
+// (schema/app_registry.h): a role or database skydb did not create is refused, never adopted;
+// an earlier configured app is kept, disabled. Every database, `skydb_database` (skydb's own)
+// included, is closed to PUBLIC.
 // Thread-safety: uses the connection it is given, on the caller's thread.
 // Failure: the statement that failed, with the server's message.
 #pragma once

@@ -84,13 +84,19 @@ std::string ConfigCheckReasons(const std::string& postgres_stderr) {
 
 std::string RenderHba(const HbaRoles& roles) {
   const std::string peer = "peer map=" + std::string(kIdentMapName);
+  std::vector<std::string> databases;
+  for (const AccessApp& app : roles.apps) databases.push_back(app.database);
+  const std::string app_databases = Join(databases, ",");
   std::string out = kManagedHeader;
-  out += "# Unix-socket connections only, peer-authenticated through the map in pg_ident.conf;\n";
-  out += "# the app's role reaches only the app's database.\n";
+  out += "# Unix-socket connections: skydb's own role by peer authentication through the map in\n";
+  out += "# pg_ident.conf; each app's role to the apps' databases only, where the CONNECT\n";
+  out += "# privilege (closed to PUBLIC) admits it to its own.\n";
   out += "# TYPE  DATABASE  USER  METHOD\n";
   out += "local   all  " + roles.superuser + "  " + peer + "\n";
-  out += "local   " + roles.app_database + "  " + roles.app_role + "  " +
-         (roles.app_password ? std::string("scram-sha-256") : peer) + "\n";
+  for (const AccessApp& app : roles.apps) {
+    out += "local   " + app_databases + "  " + app.role + "  " +
+           (app.scram ? std::string("scram-sha-256") : peer) + "\n";
+  }
   out += "local   replication  " + roles.superuser + "  " + peer + "\n";
   return out;
 }
@@ -102,6 +108,18 @@ std::string RenderIdent(const std::vector<IdentEntry>& entries) {
     out += std::string(kIdentMapName) + "  " + entry.os_user + "  " + entry.role + "\n";
   }
   return out;
+}
+
+AccessFiles RenderAccessFiles(const HbaRoles& roles) {
+  // root as well: `skydb psql` run by root connects as it (root can become the role anyway).
+  std::vector<IdentEntry> ident = {{"root", roles.superuser}, {roles.superuser, roles.superuser}};
+  for (const AccessApp& app : roles.apps) {
+    if (app.scram) continue;
+    for (const std::string& os_user : app.os_users) {
+      if (os_user != "root") ident.push_back({os_user, app.role});
+    }
+  }
+  return {RenderHba(roles), RenderIdent(ident)};
 }
 
 }  // namespace skydb::supervisor

@@ -1,12 +1,12 @@
 // The configuration files skydb writes into DIR/pgdata: skydb.conf (derived settings plus the
 // lines the supervisor owns), the include line in postgresql.conf, pg_hba.conf and pg_ident.conf.
 //
-// Authentication: local (unix socket) connections only, peer authentication through the map
-// "skydb": the OS users root and the cluster user may connect as the cluster's superuser role;
-// the app's OS users (and the cluster user) as the app's role, to the app's database only (or
-// with its scram-sha-256 password when it has one); no one else may connect at all; TCP is off
-// (listen_addresses = ''). The socket and its directory are the cluster user's alone (0700), or
-// also the app's group's (socket 0660) when there is one, so no other local user can reach it.
+// Authentication: local (unix socket) connections, peer authentication through the map "skydb":
+// the OS users root and the cluster user may connect as the cluster's superuser role; each
+// app's OS users as its role (or with its scram-sha-256 password when it has one), to the apps'
+// databases only, where the CONNECT privilege admits it to its own; no one else may connect at
+// all; TCP is off (listen_addresses = ''). The socket and its directory are the cluster user's
+// alone (0700), or also the app group's (socket 0660) when there is one.
 // Thread-safety: pure functions.
 #pragma once
 
@@ -41,13 +41,22 @@ std::optional<std::string> WithIncludeLine(const std::string& postgresql_conf);
 // there; the trimmed text itself when no line has a severity.
 std::string ConfigCheckReasons(const std::string& postgres_stderr);
 
-// `superuser` may connect to every database and replicate; `app_role` only to `app_database`,
-// by peer authentication or, with `app_password`, by scram-sha-256.
+// One app's lines in pg_hba.conf and pg_ident.conf: its role may ask for any app's database
+// (the CONNECT privilege, closed to PUBLIC, keeps it to its own: another's answers SQLSTATE
+// 42501), never skydb's own; by peer authentication through the map (its OS users) or, with a
+// password, by scram-sha-256.
+struct AccessApp {
+  std::string role;
+  std::string database;
+  bool scram = false;
+  std::vector<std::string> os_users;  // peer: mapped to `role` in pg_ident.conf
+};
+
+// `superuser` may connect to every database and replicate, over the socket, by peer
+// authentication; each app as above.
 struct HbaRoles {
   std::string superuser;
-  std::string app_role;
-  std::string app_database;
-  bool app_password = false;
+  std::vector<AccessApp> apps;
 };
 std::string RenderHba(const HbaRoles& roles);
 
@@ -57,5 +66,15 @@ struct IdentEntry {
   std::string role;
 };
 std::string RenderIdent(const std::vector<IdentEntry>& entries);
+
+// pg_hba.conf and pg_ident.conf, rendered whole.
+struct AccessFiles {
+  std::string hba;
+  std::string ident;
+  bool operator==(const AccessFiles&) const = default;
+};
+// Both files for `roles`: the map lets root and the superuser's OS user in as the superuser
+// role, and each app's OS users in as its role.
+AccessFiles RenderAccessFiles(const HbaRoles& roles);
 
 }  // namespace skydb::supervisor

@@ -3,6 +3,7 @@
 #include "schema/app_database.h"
 #include "schema/migrate.h"
 #include "skydb/supervisor.h"
+#include "supervisor/access_sync.h"
 
 namespace skydb {
 namespace {
@@ -38,6 +39,12 @@ class RealPgProbe final : public PgProbe {
     SKYDB_ASSIGN_OR_RETURN(auto conn,
                            pg::Connection::Open(conninfo + " dbname='" + app.database + "'"));
     return schema::EnsureExtensions(conn, app.database, app.extensions);
+  }
+
+  Status SyncAccess(const std::string& conninfo, const AccessTarget& target) override {
+    SKYDB_ASSIGN_OR_RETURN(auto conn, pg::Connection::Open(conninfo));
+    SKYDB_ASSIGN_OR_RETURN(schema::AppsLock lock, schema::AppsLock::Take(conn));
+    return supervisor::SyncAccessFiles(conn, target);
   }
 
   Result<std::string> ServerVersion(const std::string& conninfo) override {

@@ -12,6 +12,7 @@
 
 #include "skydb/mutex.h"
 #include "skydb/supervisor.h"
+#include "supervisor/conf_render.h"
 #include "supervisor/data_dir.h"
 #include "supervisor/postmaster_pid.h"
 #include "supervisor/restart_policy.h"
@@ -43,8 +44,9 @@ class SupervisorImpl final : public Supervisor {
   Status StopOurLeftover(const LeftoverCheck& check);
   Status MovePidFileAside(const LeftoverCheck& check);
   Status WaitForPidGone(pid_t pid, std::chrono::milliseconds timeout);
-  Status WriteConfigFiles();
-  Status CheckConfigFiles();  // PostgreSQL's own check of what its next start would read
+  Status WriteSettingsFiles();     // skydb.conf and its include line
+  Status WriteStartAccessFiles();  // pg_hba.conf and pg_ident.conf for the configured app
+  Status CheckConfigFiles();       // PostgreSQL's own check of what its next start would read
   Status WriteOwnedFile(const std::string& path, const std::string& contents);
 
   // supervisor_run.cc

@@ -28,7 +28,8 @@ Status SupervisorImpl::Prepare() {
                                     RunDirAccess{options_.shared_group}));
   WriteStatusFile();  // replaces what an earlier (perhaps killed) daemon left there
   SKYDB_RETURN_IF_ERROR(EnsureCluster());
-  return WriteConfigFiles();
+  SKYDB_RETURN_IF_ERROR(WriteSettingsFiles());
+  return WriteStartAccessFiles();
 }
 
 Status SupervisorImpl::EnsureDataDir() {
@@ -137,7 +138,7 @@ Status SupervisorImpl::WaitForPidGone(pid_t pid, std::chrono::milliseconds timeo
   return Ok();
 }
 
-Status SupervisorImpl::WriteConfigFiles() {
+Status SupervisorImpl::WriteSettingsFiles() {
   const std::string& pgdata = layout_.pgdata;
   SKYDB_RETURN_IF_ERROR(WriteOwnedFile(
       pgdata + "/" + kSkydbConfName,
@@ -147,18 +148,17 @@ Status SupervisorImpl::WriteConfigFiles() {
   if (auto with_include = WithIncludeLine(conf)) {
     SKYDB_RETURN_IF_ERROR(WriteOwnedFile(pgdata + "/postgresql.conf", *with_include));
   }
-  const std::string& superuser = options_.cluster_user.user.name;
+  return Ok();
+}
+
+Status SupervisorImpl::WriteStartAccessFiles() {
+  // Before the server runs, only the configured app is known; once it answers, the apps of
+  // skydb's registry join it (Migrate → PgProbe::SyncAccess).
   const AppDatabase& app = options_.app;
-  SKYDB_RETURN_IF_ERROR(
-      WriteOwnedFile(pgdata + "/pg_hba.conf",
-                     RenderHba({superuser, app.role, app.database, !app.password.empty()})));
-  // root as well: `skydb psql` run by root connects as it (root can become the role anyway).
-  std::vector<IdentEntry> ident = {
-      {"root", superuser}, {superuser, superuser}, {superuser, app.role}};
-  for (const std::string& os_user : options_.app_os_users) {
-    if (os_user != superuser && os_user != "root") ident.push_back({os_user, app.role});
-  }
-  return WriteOwnedFile(pgdata + "/pg_ident.conf", RenderIdent(ident));
+  AccessApp configured{app.role, app.database, !app.password.empty(), app.os_users};
+  AccessFiles files = RenderAccessFiles({options_.cluster_user.user.name, {configured}});
+  SKYDB_RETURN_IF_ERROR(WriteOwnedFile(layout_.pgdata + "/pg_hba.conf", files.hba));
+  return WriteOwnedFile(layout_.pgdata + "/pg_ident.conf", files.ident);
 }
 
 Status SupervisorImpl::CheckConfigFiles() {

@@ -33,7 +33,15 @@ SupervisorImpl::SupervisorImpl(SupervisorOptions options, SupervisorEnv env)
     : options_(std::move(options)),
       env_(std::move(env)),
       layout_(DataDirLayout::For(options_.data_dir)),
-      policy_(options_.timing, *env_.clock) {}
+      policy_(options_.timing, *env_.clock) {
+  // The OS users peer-mapped to the app's role: the cluster user (child mode) and the app's.
+  const std::string& superuser = options_.cluster_user.user.name;
+  std::vector<std::string>& users = options_.app.os_users;
+  users = {superuser};
+  for (const std::string& os_user : options_.app_os_users) {
+    if (os_user != superuser && os_user != "root") users.push_back(os_user);
+  }
+}
 
 SupervisorImpl::~SupervisorImpl() = default;
 
@@ -158,7 +166,18 @@ Status SupervisorImpl::Migrate() {
   auto applied = env_.probe->Migrate(conninfo, options_.migrations);
   if (!applied.ok()) return std::move(applied).error().Within("schema migrations failed");
   if (*applied > 0) spdlog::info("applied {} schema migration(s)", *applied);
-  return env_.probe->EnsureAppDatabase(conninfo, options_.app, options_.database);
+  SKYDB_RETURN_IF_ERROR(env_.probe->EnsureAppDatabase(conninfo, options_.app, options_.database));
+  // The apps `skydb app add` made since the last start join the configured one in pg_hba.conf.
+  AccessTarget access;
+  access.pgdata = layout_.pgdata;
+  access.superuser = options_.cluster_user.user.name;
+  access.read = [this](const std::string& path) { return env_.fs->ReadFile(path); };
+  access.write = [this](const std::string& path, const std::string& contents) {
+    return WriteOwnedFile(path, contents);
+  };
+  Status synced = env_.probe->SyncAccess(conninfo, access);
+  if (!synced.ok()) return std::move(synced).error().Within("the apps' access to PostgreSQL");
+  return Ok();
 }
 
 bool SupervisorImpl::LostDuringPreparation() {
@@ -283,11 +302,11 @@ void SupervisorImpl::ApplyPendingReload() {
   // next crash restart (or any start) fails, again and again. The last good settings were the
   // ones rendered before.
   std::string last_good = std::exchange(options_.settings_conf, std::move(reload->settings_conf));
-  Status applied = WriteConfigFiles();
+  Status applied = WriteSettingsFiles();
   if (applied.ok()) applied = CheckConfigFiles();
   if (!applied.ok()) {
     options_.settings_conf = std::move(last_good);
-    Status restored = WriteConfigFiles();
+    Status restored = WriteSettingsFiles();
     spdlog::error(
         "reload: {}; the pinned settings ([postgres.settings]) were not applied: "
         "PostgreSQL keeps its previous settings{}; fix the cause above and reload again",

@@ -63,7 +63,7 @@ TEST(ConfRenderTest, ConfigCheckReasonsArePostgresMessages) {
 }
 
 TEST(ConfRenderTest, HbaIsPeerOverUnixSocketsOnlyAndKeepsTheAppInItsDatabase) {
-  std::string hba = RenderHba({"skydb", "app", "shop"});
+  std::string hba = RenderHba({"skydb", {{"app", "shop", false, {"web"}}}});
   EXPECT_NE(hba.find("local   all  skydb  peer map=skydb\n"), std::string::npos);
   EXPECT_NE(hba.find("local   shop  app  peer map=skydb\n"), std::string::npos);
   EXPECT_NE(hba.find("local   replication  skydb  peer map=skydb\n"), std::string::npos);
@@ -73,9 +73,34 @@ TEST(ConfRenderTest, HbaIsPeerOverUnixSocketsOnlyAndKeepsTheAppInItsDatabase) {
 }
 
 TEST(ConfRenderTest, HbaAsksTheAppRoleForItsPasswordWhenItHasOne) {
-  std::string hba = RenderHba({"skydb", "app", "app", true});
+  std::string hba = RenderHba({"skydb", {{"app", "app", true, {}}}});
   EXPECT_NE(hba.find("local   app  app  scram-sha-256\n"), std::string::npos);
   EXPECT_NE(hba.find("local   all  skydb  peer map=skydb\n"), std::string::npos);
+}
+
+// Each app's role may ask for the apps' databases (never skydb's own): CONNECT, closed to
+// PUBLIC, then answers 42501 for another app's, which is what the gate expects.
+TEST(ConfRenderTest, HbaListsEveryAppWithTheAppsDatabasesOnly) {
+  std::string hba = RenderHba({"skydb",
+                               {{"app", "app", false, {"web"}},
+                                {"alpha", "alpha", true, {}},
+                                {"beta", "beta", false, {"beta_os"}}}});
+  EXPECT_NE(hba.find("local   app,alpha,beta  app  peer map=skydb\n"), std::string::npos) << hba;
+  EXPECT_NE(hba.find("local   app,alpha,beta  alpha  scram-sha-256\n"), std::string::npos);
+  EXPECT_NE(hba.find("local   app,alpha,beta  beta  peer map=skydb\n"), std::string::npos);
+  EXPECT_EQ(hba.find("postgres"), std::string::npos);
+}
+
+TEST(ConfRenderTest, AccessFilesMapPeerAppsOsUsersAndNeverRootToAnApp) {
+  AccessFiles files = RenderAccessFiles(
+      {"skydb",
+       {{"app", "app", false, {"skydb", "web", "root"}}, {"alpha", "alpha", true, {"ignored"}}}});
+  EXPECT_NE(files.ident.find("skydb  root  skydb\n"), std::string::npos) << files.ident;
+  EXPECT_NE(files.ident.find("skydb  skydb  skydb\n"), std::string::npos);
+  EXPECT_NE(files.ident.find("skydb  skydb  app\n"), std::string::npos);
+  EXPECT_NE(files.ident.find("skydb  web  app\n"), std::string::npos);
+  EXPECT_EQ(files.ident.find("root  app"), std::string::npos);
+  EXPECT_EQ(files.ident.find("alpha"), std::string::npos) << "a password app is not mapped";
 }
 
 TEST(ConfRenderTest, IdentMapsEachOsUserToItsRole) {

@@ -156,8 +156,13 @@ class FakeProbe final : public PgProbe {
     ensured_apps.push_back(app);
     return Ok();
   }
-  // Each preparation step ("server_version", "migrate", "app_database") asks `on_step` first;
-  // an error it returns is the step's.
+  Status SyncAccess(const std::string&, const AccessTarget& target) override {
+    SKYDB_RETURN_IF_ERROR(Step("access"));
+    synced_access.push_back(target.pgdata);
+    return Ok();
+  }
+  // Each preparation step ("server_version", "migrate", "app_database", "access") asks `on_step`
+  // first; an error it returns is the step's.
   Status Step(const std::string& step) { return on_step ? on_step(step) : Ok(); }
 
   std::function<Status(const std::string&)> on_step;
@@ -166,6 +171,7 @@ class FakeProbe final : public PgProbe {
   int migrate_calls = 0;
   std::string migrate_error;
   std::vector<AppDatabase> ensured_apps;
+  std::vector<std::string> synced_access;  // target.pgdata of each SyncAccess
   std::vector<std::string> conninfos;
 
  private:

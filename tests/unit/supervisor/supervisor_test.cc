@@ -88,7 +88,11 @@ TEST_F(SupervisorTest, AppGetsItsRoleDatabaseIdentLineAndGroup) {
   EXPECT_EQ(fs_.Stat("/srv/sky/runtime")->mode, 0700u);
   EXPECT_EQ(host_.chgrped["/srv/sky/run"], 1234u);
   ASSERT_EQ(probe_.ensured_apps.size(), 1u);
-  EXPECT_EQ(probe_.ensured_apps[0], options_.app);
+  AppDatabase expected = options_.app;
+  expected.os_users = {"sky", "webuser"};  // the cluster user (child mode), app.user; never root
+  EXPECT_EQ(probe_.ensured_apps[0], expected);
+  // The registry's apps join pg_hba.conf once the server answers.
+  EXPECT_EQ(probe_.synced_access, std::vector<std::string>{"/srv/sky/pgdata"});
 }
 
 TEST_F(SupervisorTest, WithoutAnAppGroupDirAndRunStayPrivate) {

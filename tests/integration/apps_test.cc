@@ -1,0 +1,319 @@
+// Several apps on one daemon (docs/apps.md, docs/security.md): `skydb app add|list|remove|
+// rotate-password` against real `skydb serve --embed` daemons over real PostgreSQL 15, with the
+// apps' clients run as a real OS user (psql and pg_dump). Each app's role reaches its own
+// database and no other: another app's database answers SQLSTATE 42501 (no CONNECT privilege),
+// another app's password 28P01. Run as root; the cluster runs as SKYDB_TEST_USER.
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "cli_support.h"
+#include "pgconn/pgconn.h"
+#include "skydb/env.h"
+#include "supervisor/access_sync.h"
+#include "supervisor_support.h"
+
+namespace skydb::testing {
+namespace {
+
+using std::chrono::seconds;
+
+constexpr char kAppUser[] = "skydbapp";
+constexpr char kPgBin[] = "/usr/lib/postgresql/15/bin/";
+// What PostgreSQL says for SQLSTATE 42501 on connecting to a database without CONNECT, and for
+// 28P01 (psql prints the message, not the code).
+constexpr char k42501[] = "User does not have CONNECT privilege";
+constexpr char k28P01[] = "password authentication failed for user";
+
+// Runs `argv` as `user` (stdin closed, bounded); stdout and stderr together in Text().
+CommandOutput RunAsUser(const RunAs& user, std::vector<std::string> argv) {
+  CommandSpec spec;
+  spec.argv = std::move(argv);
+  spec.env["PGCONNECT_TIMEOUT"] = "5";
+  spec.env["PGPASSWORD"] = std::nullopt;
+  spec.env["HOME"] = "/nonexistent";  // libpq reads ~/.postgresql/ (client certificates)
+  spec.run_as = user;
+  spec.working_dir = "/";
+  spec.timeout = std::chrono::milliseconds(30000);
+  auto out = NewRealProcessRunner()->Run(spec);
+  if (!out.ok()) return CommandOutput{-1, 0, "", out.error().message};
+  return *out;
+}
+
+std::string Text(const CommandOutput& out) { return out.out + out.err; }
+
+// The value of NAME="..." in `skydb app add`'s output ("" when absent).
+std::string Var(const std::string& out, const std::string& name) {
+  auto at = out.find(name + "=\"");
+  if (at == std::string::npos) return "";
+  at += name.size() + 2;
+  return out.substr(at, out.find("\"\n", at) - at);
+}
+
+// `url` with its database (the path after '@/') replaced by `database`.
+std::string WithDatabase(const std::string& url, const std::string& database) {
+  auto from = url.find("@/") + 2;
+  return url.substr(0, from) + database + url.substr(url.find('?', from));
+}
+
+// `url`'s password (URI userinfo) replaced by the one in `other`.
+std::string WithPasswordOf(const std::string& url, const std::string& other) {
+  auto password = [](const std::string& u) {
+    auto colon = u.find(':', u.find("://") + 3);
+    return std::make_pair(colon + 1, u.find('@') - colon - 1);
+  };
+  auto [at, size] = password(url);
+  auto [other_at, other_size] = password(other);
+  return url.substr(0, at) + other.substr(other_at, other_size) + url.substr(at + size);
+}
+
+class AppsTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (::geteuid() != 0 || !LookupUser(TestUser()).ok()) {
+      GTEST_SKIP() << "needs root and user " << TestUser();
+    }
+    if (!LookupUser(kAppUser).ok()) {
+      std::string useradd = std::string("useradd --system --no-create-home --user-group ") +
+                            kAppUser + " >/dev/null 2>&1";
+      (void)std::system(useradd.c_str());  // kept: parallel test processes share it
+    }
+    if (!LookupUser(kAppUser).ok()) GTEST_SKIP() << "could not create user " << kAppUser;
+    dir_ = root_.Dir("apps");
+  }
+
+  std::unique_ptr<DaemonProcess> Serve() {
+    // Room for the apps' connection limits (a 2-core host derives max_connections = 36).
+    auto d = StartEmbedded(
+        dir_, {std::string("app.user=") + kAppUser, "postgres.settings.max_connections=100"});
+    EXPECT_TRUE(WaitDaemonReady(*d, dir_, seconds(90))) << d->Log();
+    return d;
+  }
+
+  CliRun App(std::vector<std::string> args) {
+    std::vector<std::string> argv = {"app"};
+    argv.insert(argv.end(), args.begin(), args.end());
+    argv.push_back("--data-dir");
+    argv.push_back(dir_);
+    return RunSkydb(argv);
+  }
+
+  // `skydb app add NAME`; its DATABASE_URL (with the password).
+  std::string Add(const std::string& name, std::vector<std::string> extra = {}) {
+    extra.insert(extra.begin(), {"add", name});
+    CliRun run = App(extra);
+    EXPECT_EQ(run.exit_code, 0) << run.out << run.err;
+    return Var(run.out, "DATABASE_URL");
+  }
+
+  CommandOutput Psql(const std::string& url, const std::string& sql) {
+    return RunAsUser(LookupUser(kAppUser).value(), {std::string(kPgBin) + "psql", url, "-q", "-v",
+                                                    "ON_ERROR_STOP=1", "-Atc", sql});
+  }
+
+  std::string Superuser(const std::string& sql) { return PsqlAsTestUser(dir_, sql); }
+
+  TestRoot root_;
+  std::string dir_;
+};
+
+TEST_F(AppsTest, TwoAppsOnOneDaemonCannotReachEachOther) {
+  auto d = Serve();
+  CliRun added = App({"add", "alpha"});
+  ASSERT_EQ(added.exit_code, 0) << added.out << added.err;
+  std::string alpha = Var(added.out, "DATABASE_URL");
+  EXPECT_NE(Var(added.out, "REDIS_URL"), "") << added.out;
+  std::string beta = Add("beta");
+  ASSERT_NE(alpha, "");
+  ASSERT_NE(beta, "");
+  EXPECT_EQ(Psql(alpha, "SELECT current_user || ' ' || current_database()").out, "alpha alpha\n");
+  EXPECT_EQ(Psql(beta,
+                 "CREATE TABLE secrets(s text); INSERT INTO secrets VALUES ('b');"
+                 "SELECT count(*) FROM secrets")
+                .out,
+            "1\n");
+
+  // The role skydb gave it: no power beyond its own database.
+  EXPECT_EQ(Superuser("SELECT rolsuper, rolcreaterole, rolcreatedb, rolreplication, rolbypassrls,"
+                      " rolconnlimit, (SELECT count(*) FROM pg_auth_members m WHERE m.member ="
+                      " r.oid OR m.roleid = r.oid) FROM pg_roles r WHERE rolname = 'alpha'"),
+            "f|f|f|f|f|8|0");
+  EXPECT_EQ(Superuser("SELECT count(*) FROM pg_database WHERE datallowconn AND"
+                      " has_database_privilege('public', oid, 'CONNECT')"),
+            "0");
+
+  // Another app's database: 42501, by psql and by pg_dump; another's password: 28P01.
+  auto cross = Psql(WithDatabase(alpha, "beta"), "SELECT count(*) FROM secrets");
+  EXPECT_NE(cross.exit_code, 0);
+  EXPECT_NE(Text(cross).find(k42501), std::string::npos) << Text(cross);
+  auto dump = RunAsUser(LookupUser(kAppUser).value(),
+                        {std::string(kPgBin) + "pg_dump", WithDatabase(alpha, "beta")});
+  EXPECT_NE(dump.exit_code, 0);
+  EXPECT_NE(dump.err.find(k42501), std::string::npos) << Text(dump);
+  EXPECT_EQ(dump.out.find("secrets"), std::string::npos);
+  auto wrong = Psql(WithPasswordOf(alpha, beta), "SELECT 1");
+  EXPECT_NE(wrong.exit_code, 0);
+  EXPECT_NE(Text(wrong).find(k28P01), std::string::npos) << Text(wrong);
+  auto dump_wrong = RunAsUser(LookupUser(kAppUser).value(),
+                              {std::string(kPgBin) + "pg_dump", WithPasswordOf(alpha, beta)});
+  EXPECT_NE(dump_wrong.err.find(k28P01), std::string::npos) << Text(dump_wrong);
+  // skydb's own database (the sessions) is in no app's pg_hba.conf line.
+  auto own = Psql(WithDatabase(alpha, "postgres"), "SELECT 1");
+  EXPECT_NE(Text(own).find("no pg_hba.conf entry"), std::string::npos) << Text(own);
+
+  // The list names them, and the configured app; JSON too.
+  CliRun list = App({"list"});
+  EXPECT_EQ(list.exit_code, 0) << list.err;
+  EXPECT_NE(list.out.find("alpha "), std::string::npos) << list.out;
+  EXPECT_NE(list.out.find("(configured: [app])"), std::string::npos) << list.out;
+  EXPECT_NE(list.out.find("connections: max_connections"), std::string::npos) << list.out;
+  CliRun json = App({"list", "--json"});
+  EXPECT_NE(json.out.find("\"name\":\"beta\""), std::string::npos) << json.out;
+
+  // A rotated password stops the old one at once.
+  CliRun rotated = App({"rotate-password", "alpha"});
+  ASSERT_EQ(rotated.exit_code, 0) << rotated.err;
+  std::string alpha2 = Var(rotated.out, "DATABASE_URL");
+  EXPECT_NE(alpha2, alpha);
+  EXPECT_NE(Text(Psql(alpha, "SELECT 1")).find(k28P01), std::string::npos);
+  EXPECT_EQ(Psql(alpha2, "SELECT 1").out, "1\n");
+
+  // No password reaches the daemon's log or PostgreSQL's.
+  auto password_of = [](const std::string& url) {
+    auto colon = url.find(':', url.find("://") + 3);
+    return url.substr(colon + 1, url.find('@') - colon - 1);
+  };
+  EXPECT_FALSE(d->LogContains(password_of(alpha)));
+  EXPECT_FALSE(d->LogContains(password_of(alpha2)));
+
+  // A restart keeps them: pg_hba.conf is rendered from the registry again.
+  EXPECT_EQ(d->StopCleanly(seconds(60)), "");
+  auto again = Serve();
+  EXPECT_EQ(Psql(alpha2, "SELECT 1").out, "1\n") << again->Log();
+  EXPECT_EQ(Psql(beta, "SELECT count(*) FROM secrets").out, "1\n");
+
+  // Removed keeping the data: the role may not log in, the data stays; then dropped.
+  CliRun keep = App({"remove", "beta", "--keep-data"});
+  EXPECT_EQ(keep.exit_code, 0) << keep.err;
+  auto refused = Psql(beta, "SELECT 1");
+  EXPECT_NE(refused.exit_code, 0);
+  EXPECT_EQ(Superuser("SELECT count(*) FROM pg_database WHERE datname = 'beta'"), "1");
+  CliRun readd = App({"add", "beta"});
+  EXPECT_NE(readd.exit_code, 0);
+  EXPECT_NE(readd.err.find("--drop-data deletes it"), std::string::npos) << readd.err;
+  CliRun drop = App({"remove", "beta", "--drop-data"});
+  EXPECT_EQ(drop.exit_code, 0) << drop.err;
+  EXPECT_EQ(Superuser("SELECT count(*) FROM pg_database WHERE datname = 'beta'"), "0");
+  EXPECT_EQ(Superuser("SELECT count(*) FROM pg_roles WHERE rolname = 'beta'"), "0");
+  EXPECT_EQ(again->StopCleanly(seconds(60)), "");
+}
+
+TEST_F(AppsTest, APeerMappedAppLogsInAsItsOsUserWithoutAPassword) {
+  auto d = Serve();
+  std::string url = Add("gamma", {"--os-user", kAppUser});
+  ASSERT_NE(url, "");
+  EXPECT_EQ(url.find('@'), std::string::npos) << "no password: " << url;
+  EXPECT_EQ(Psql(url, "SELECT current_user").out, "gamma\n");
+  auto other = RunAsUser(LookupUser(TestUser()).value(),
+                         {std::string(kPgBin) + "psql", url, "-Atc", "SELECT 1"});
+  EXPECT_NE(Text(other).find("Peer authentication failed"), std::string::npos) << Text(other);
+  CliRun rotate = App({"rotate-password", "gamma"});
+  EXPECT_NE(rotate.exit_code, 0);
+  EXPECT_NE(rotate.err.find("peer authentication"), std::string::npos) << rotate.err;
+}
+
+TEST_F(AppsTest, AnAppAddedToAStoppedDataDirLogsInOnceTheDaemonRuns) {
+  auto d = Serve();
+  EXPECT_EQ(d->StopCleanly(seconds(60)), "");
+  CliRun added = App({"add", "delta"});
+  ASSERT_EQ(added.exit_code, 0) << added.out << added.err;
+  EXPECT_NE(added.err.find("no daemon runs on"), std::string::npos) << added.err;
+  std::string url = Var(added.out, "DATABASE_URL");
+  EXPECT_TRUE(PostgresProcessesOf(dir_ + "/pgdata").empty()) << "the cluster stopped again";
+  auto again = Serve();
+  EXPECT_EQ(Psql(url, "SELECT current_user").out, "delta\n") << again->Log();
+}
+
+TEST_F(AppsTest, RefusesRolesItDidNotCreateAndSaysWhatToDo) {
+  auto d = Serve();
+  ASSERT_EQ(Superuser("CREATE ROLE stranger LOGIN"), "");
+  ASSERT_EQ(Superuser("CREATE DATABASE foreign_db"), "");
+  struct Case {
+    std::vector<std::string> args;
+    int exit_code;
+    std::string message;
+  };
+  for (const Case& c : std::vector<Case>{
+           {{"add", "stranger"}, 1, "skydb will not take over role stranger"},
+           {{"add", "foreign_db"}, 1, "skydb will not take over database foreign_db"},
+           {{"add", TestUser()}, 1, "skydb will not take over role " + TestUser()},
+           {{"add", "Shop"}, 1, "app name Shop may hold only a-z, 0-9 and _"},
+           {{"add", "all"}, 1, "is a word pg_hba.conf or PostgreSQL reserves"},
+           {{"add", "app"}, 1, "app app exists already"},
+           {{"add", "huge", "--connections", "10000"},
+            1,
+            "give fewer with --connections, or pin [postgres.settings] max_connections = "},
+           {{"remove", "nosuch", "--drop-data"}, 1, "no app nosuch in skydb's registry"},
+           {{"remove", "alpha"}, 2, "--keep-data or --drop-data"},
+           {{"remove", "app", "--drop-data"}, 1, "is the configured app"},
+           {{"rotate-password", "app"}, 1, "is the configured app"},
+           {{"rotate-password", "nosuch"}, 1, "no app nosuch"}}) {
+    CliRun run = App(c.args);
+    SCOPED_TRACE(c.args[0] + " " + c.args[1]);
+    EXPECT_EQ(run.exit_code, c.exit_code) << run.out << run.err;
+    EXPECT_NE(run.err.find(c.message), std::string::npos) << run.err;
+  }
+  EXPECT_EQ(Superuser("SELECT rolcanlogin FROM pg_roles WHERE rolname = 'stranger'"), "t");
+  CliRun none = RunSkydb({"app", "list", "--data-dir", root_.Dir("nothing")});
+  EXPECT_NE(none.exit_code, 0);
+  EXPECT_NE(none.err.find("no cluster under"), std::string::npos) << none.err;
+}
+
+// A pg_hba.conf PostgreSQL rejects is detected before any reload, named with its line, and the
+// previous files are put back; the running rules stay.
+TEST_F(AppsTest, AnAccessFileThePostgresRejectsIsDetectedAndUndone) {
+  auto d = Serve();
+  std::string url = Add("epsilon");
+  auto record = ReadStatus(dir_);
+  ASSERT_TRUE(record.has_value());
+  RunAs owner = LookupUser(TestUser()).value();
+  auto conn = pg::Connection::Open(pg::UnixSocketConnInfo(
+      record->socket_dir, record->port, record->superuser, record->database, "apps_test"));
+  ASSERT_TRUE(conn.ok()) << conn.error().message;
+  AccessTarget target;
+  target.pgdata = dir_ + "/pgdata";
+  target.superuser = record->superuser;
+  auto fs = NewRealFileSystem();
+  target.read = [&](const std::string& path) { return fs->ReadFile(path); };
+  target.write = [&](const std::string& path, const std::string& contents) -> Status {
+    SKYDB_RETURN_IF_ERROR(fs->WriteFileAtomic(path, contents, 0600));
+    if (::chown(path.c_str(), owner.uid, owner.gid) != 0) return ErrnoError("chown", errno);
+    return Ok();
+  };
+  auto before = fs->ReadFile(target.pgdata + "/pg_hba.conf");
+  ASSERT_TRUE(before.ok());
+  supervisor::AccessFiles broken{"local all all bogus-method\n", "skydb root x\n"};
+  Status applied = supervisor::ApplyAccessFiles(*conn, target, broken);
+  ASSERT_FALSE(applied.ok());
+  EXPECT_NE(applied.error().message.find("pg_hba.conf line 1"), std::string::npos)
+      << applied.error().message;
+  EXPECT_NE(applied.error().message.find("the previous files are back"), std::string::npos);
+  EXPECT_EQ(*fs->ReadFile(target.pgdata + "/pg_hba.conf"), *before);
+  EXPECT_EQ(Psql(url, "SELECT 1").out, "1\n");
+
+  // A good change is reloaded and verified: pg_conf_load_time() advances.
+  std::string loaded = Superuser("SELECT pg_conf_load_time()");
+  EXPECT_EQ(App({"add", "zeta"}).exit_code, 0);
+  EXPECT_NE(Superuser("SELECT pg_conf_load_time()"), loaded);
+}
+
+}  // namespace
+}  // namespace skydb::testing
