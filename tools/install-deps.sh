@@ -26,7 +26,7 @@ test_packages=(
   redis-server python3 python3-redis python3-psycopg2 golang-go golang-github-gomodule-redigo-dev
   clang libclang-rt-14-dev clang-format
   prometheus systemd
-  patchelf zstd lz4
+  patchelf zstd lz4 openssl
   lintian help2man man-db
   php-cli php-redis ruby-redis python3-django python3-django-redis-sessions
   prometheus-redis-exporter pgbouncer

@@ -123,6 +123,7 @@ struct RespConfig {
   uint64_t max_output_buffer = 64 << 20;      // resp.max_output_buffer: one client's reply bytes
   uint64_t max_reply_memory = 1 << 30;        // resp.max_reply_memory: all clients' reply bytes
   bool allow_flush = false;                   // resp.allow_flush: FLUSHALL/FLUSHDB run
+  bool tls = false;  // resp.tls: the TCP listener speaks TLS only ([tls] files)
 
   bool operator==(const RespConfig&) const = default;
 };
@@ -136,8 +137,27 @@ struct HttpConfig {
   std::string listen = "tcp";
   std::string socket_mode = "0660";  // http.socket_mode: octal, at most 0777
   std::string socket_group;          // http.socket_group: "" = skydb's own group
+  bool tls = false;                  // http.tls: HTTPS on http.bind:http.port ([tls] files)
 
   bool operator==(const HttpConfig&) const = default;
+};
+
+// tls.client_certs: what the TLS listeners ask of a client's certificate.
+enum class TlsClientCerts {
+  kNone,      // none is asked for
+  kOptional,  // asked for; one that is sent must chain to tls.ca_file
+  kRequired,  // a client without one that chains to tls.ca_file is refused in the handshake
+};
+
+// [tls]: the certificate and key of skydb's TLS listeners (resp.tls, http.tls), PEM files read as
+// the service user at start and on SIGHUP.
+struct TlsConfig {
+  std::string cert_file;  // tls.cert_file: the certificate, then its chain
+  std::string key_file;   // tls.key_file: its private key
+  std::string ca_file;    // tls.ca_file: CAs a client certificate must chain to
+  TlsClientCerts client_certs = TlsClientCerts::kNone;  // tls.client_certs
+
+  bool operator==(const TlsConfig&) const = default;
 };
 
 // app.restart: what `skydb run` does when the app exits on its own.
@@ -195,6 +215,7 @@ struct Config {
   StoreConfig store;
   RespConfig resp;
   HttpConfig http;
+  TlsConfig tls;
   AppConfig app;
   BackupConfig backup;
 

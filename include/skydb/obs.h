@@ -38,6 +38,8 @@ namespace skydb {
 
 // ---- HTTP -----------------------------------------------------------------------------------
 
+class TlsContext;  // src/tls/tls_context.h
+
 struct HttpOptions {
   std::string bind = "127.0.0.1";
   int port = 9464;            // 0: no HTTP listener
@@ -47,6 +49,8 @@ struct HttpOptions {
   std::string unix_path;
   uint32_t unix_mode = 0660;
   std::string unix_group;  // "": the process's group
+  // Non-null (http.tls): HTTPS only, with this context's certificate, reloaded on SIGHUP.
+  std::shared_ptr<TlsContext> tls;
 
   bool enabled() const { return !unix_path.empty() || port != 0 || any_port; }
 };

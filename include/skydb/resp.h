@@ -32,6 +32,8 @@
 
 namespace skydb {
 
+class TlsContext;  // src/tls/tls_context.h
+
 struct RespServerOptions {
   // Unix socket; empty: none. A stale socket file is replaced only if nothing answers on it.
   std::string unix_path;
@@ -43,6 +45,9 @@ struct RespServerOptions {
   std::string tcp_host = "127.0.0.1";
   int tcp_port = 6379;  // 0: an ephemeral port (tests); RespServer::tcp_port() tells which
   bool allow_remote = false;
+  // Non-null: the TCP listener speaks TLS only, with this context's certificate (resp.tls);
+  // the unix socket stays plain.
+  std::shared_ptr<TlsContext> tls;
 
   std::string requirepass;  // empty: no AUTH needed
 

@@ -126,6 +126,7 @@ class Merger {
   }
 
   Status CheckAcrossKeys() const;
+  Status CheckTls() const;
 
   LoadedConfig Take() && { return std::move(loaded_); }
 
@@ -191,6 +192,33 @@ Status Merger::CheckAcrossKeys() const {
         origin.detail + ": " + Described(loaded_, "supervisor.backoff_max") + " is below " +
         Described(loaded_, "supervisor.backoff_initial") +
         "; accepted: supervisor.backoff_max >= supervisor.backoff_initial");
+  }
+  return CheckTls();
+}
+
+// A TLS listener needs the certificate and key; client certificates need the CAs to check them.
+Status Merger::CheckTls() const {
+  const Config& c = loaded_.config;
+  std::vector<std::string> users;
+  if (c.resp.tls) users.push_back("resp.tls");
+  if (c.http.tls) users.push_back("http.tls");
+  if (c.resp.tls && c.resp.tcp_port == 0) {
+    return Error::InvalidArgument(Described(loaded_, "resp.tls") +
+                                  " needs a TCP listener: set resp.tcp_port (the unix socket "
+                                  "stays plain)");
+  }
+  if (c.http.tls && c.http.listen != "tcp") {
+    return Error::InvalidArgument(Described(loaded_, "http.tls") +
+                                  " applies to http.listen = \"tcp\"; a unix socket stays plain");
+  }
+  if (!users.empty() && (c.tls.cert_file.empty() || c.tls.key_file.empty())) {
+    return Error::InvalidArgument(Join(users, " and ") +
+                                  " need tls.cert_file and tls.key_file (PEM files the service "
+                                  "user can read)");
+  }
+  if (c.tls.client_certs != TlsClientCerts::kNone && c.tls.ca_file.empty()) {
+    return Error::InvalidArgument(Described(loaded_, "tls.client_certs") +
+                                  " needs tls.ca_file: the CAs a client certificate must chain to");
   }
   return Ok();
 }

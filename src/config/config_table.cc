@@ -442,6 +442,9 @@ std::vector<ConfigKey> BuildTable() {
       Bool("resp.allow_flush", SKYDB_FIELD(resp.allow_flush))
           .Describe("let FLUSHALL and FLUSHDB delete every session; refused with an error "
                     "naming this key otherwise"),
+      Bool("resp.tls", SKYDB_FIELD(resp.tls))
+          .Describe("the TCP listener (resp.tcp_port) speaks TLS only, with tls.cert_file and "
+                    "tls.key_file; the unix socket stays plain"),
       String("http.bind", SKYDB_FIELD(http.bind))
           .Rule(NotEmpty)
           .Accepts("an IPv4 or IPv6 address")
@@ -465,6 +468,30 @@ std::vector<ConfigKey> BuildTable() {
           .Accepts("a group name, or \"\" (skydb's own group)")
           .Describe("group that owns the http.listen socket: with mode 0660 its members may "
                     "read /metrics and /status"),
+      Bool("http.tls", SKYDB_FIELD(http.tls))
+          .Describe("the HTTP endpoints on http.bind:http.port speak HTTPS only, with "
+                    "tls.cert_file and tls.key_file"),
+      String("tls.cert_file", SKYDB_FIELD(tls.cert_file))
+          .Reloadable()
+          .Accepts("a PEM file path, or \"\" (none)")
+          .Describe("certificate (then its chain) of resp.tls and http.tls; "
+                    "read as the service user at start and on SIGHUP"),
+      String("tls.key_file", SKYDB_FIELD(tls.key_file))
+          .Reloadable()
+          .Accepts("a PEM file path, or \"\" (none)")
+          .Describe("private key of tls.cert_file; readable by the service user only"),
+      String("tls.ca_file", SKYDB_FIELD(tls.ca_file))
+          .Reloadable()
+          .Accepts("a PEM file path, or \"\" (none)")
+          .Describe("CA certificates a client certificate must chain to (tls.client_certs)"),
+      Row::OfEnum<TlsClientCerts>("tls.client_certs", SKYDB_FIELD(tls.client_certs),
+                                  {{"none", TlsClientCerts::kNone},
+                                   {"optional", TlsClientCerts::kOptional},
+                                   {"required", TlsClientCerts::kRequired}})
+          .Reloadable()
+          .Describe("client certificates on resp.tls and http.tls: none asked; optional (one "
+                    "sent must chain to tls.ca_file); required (refused in the handshake "
+                    "without one)"),
       String("app.database", SKYDB_FIELD(app.database))
           .Rule(IdentifierRule)
           .Accepts("a lower-case identifier ([a-z_][a-z0-9_]*, at most 63 characters)")

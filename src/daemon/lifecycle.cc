@@ -8,6 +8,7 @@
 #include "daemon/run_dir.h"
 #include "skydb/app_env.h"
 #include "skydb/log.h"
+#include "tls/tls_context.h"
 
 namespace skydb::daemon {
 
@@ -23,14 +24,15 @@ Lifecycle::Lifecycle(Env& env, LifecycleOptions options, std::unique_ptr<Databas
     // A group that cannot be resolved stops the start in LockDataDir, with the reason.
     if (auto group = ResolveAppGroup(config, self->name); group.ok()) app_group_ = *group;
   }
+  if (config.resp.tls || config.http.tls) tls_ = std::make_shared<TlsContext>();
   if (!clients_) {
     bool fallback = source_->mode() == "dev" && config.store.allow_memory_fallback;
     clients_ = std::make_unique<Serving>(config, *env_.clock, fallback,
-                                         app_group_ ? app_group_->name : "");
+                                         app_group_ ? app_group_->name : "", tls_);
   }
   // Built before any thread can call RequestStop, so that it is always there to tell.
   observing_ =
-      std::make_unique<Observing>(config, ObservedParts{source_.get(), clients_.get()}, env_);
+      std::make_unique<Observing>(config, ObservedParts{source_.get(), clients_.get(), tls_}, env_);
 }
 
 Lifecycle::~Lifecycle() = default;
@@ -47,8 +49,32 @@ Status Lifecycle::LockDataDir() {
   return Ok();
 }
 
+// The certificate is read as the service user (root is gone by now), the same user that reads
+// it again on SIGHUP. A listener that leaves the host without TLS is said loudly, every start.
+Status Lifecycle::LoadTls() {
+  Config config = ConfigNow();
+  if (config.resp.tcp_port != 0 && config.resp.allow_remote && !config.resp.tls) {
+    spdlog::warn(
+        "resp.allow_remote = true WITHOUT resp.tls: the password and every session cross the "
+        "network UNENCRYPTED to {}:{}; set resp.tls = true with tls.cert_file and tls.key_file",
+        config.resp.bind, config.resp.tcp_port);
+  }
+  if (config.http.port != 0 && config.http.listen == "tcp" && config.http.allow_remote &&
+      !config.http.tls) {
+    spdlog::warn(
+        "http.allow_remote = true WITHOUT http.tls: /metrics and /status cross the network "
+        "UNENCRYPTED from {}:{}; set http.tls = true with tls.cert_file and tls.key_file",
+        config.http.bind, config.http.port);
+  }
+  if (!tls_) return Ok();
+  SKYDB_RETURN_IF_ERROR(tls_->Reload(config.tls, *env_.fs));
+  spdlog::info("tls: {}", tls_->Describe());
+  return Ok();
+}
+
 int Lifecycle::Run() {
   Status prepared = LockDataDir();
+  if (prepared.ok()) prepared = LoadTls();
   if (prepared.ok()) prepared = source_->Prepare();
   if (!prepared.ok()) {
     spdlog::error("skydb cannot start: {}", prepared.error().message);
@@ -159,6 +185,18 @@ void Lifecycle::RequestStop() {
   source_->RequestStop();
 }
 
+// New connections get the new certificate; those already up keep theirs. Files that do not load
+// leave the running certificate in place.
+void Lifecycle::ReloadTls(const TlsConfig& files) {
+  if (!tls_) return;
+  Status reloaded = tls_->Reload(files, *env_.fs);
+  if (reloaded.ok()) {
+    spdlog::info("SIGHUP: tls: {} (new connections; open ones keep theirs)", tls_->Describe());
+  } else {
+    spdlog::error("SIGHUP: tls: {}; the running certificate stays", reloaded.error().message);
+  }
+}
+
 void Lifecycle::Reload(Result<Config> fresh) {
   observing_->service().Reloading();
   if (!fresh.ok()) {
@@ -180,6 +218,7 @@ void Lifecycle::Reload(Result<Config> fresh) {
     fresh->host = config_.host;
     fresh->backup.repository = config_.backup.repository;
     spdlog::set_level(spdlog::level::from_str(fresh->log_level));
+    ReloadTls(fresh->tls);
     source_->Reload(*fresh);
     observing_->Reload(*fresh);
     config_ = *fresh;

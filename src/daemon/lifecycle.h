@@ -67,6 +67,8 @@ class Lifecycle {
 
  private:
   Status LockDataDir();
+  Status LoadTls();  // resp.tls, http.tls: the certificate, before anything listens
+  void ReloadTls(const TlsConfig& files);
   void OnDatabaseReady(const DatabaseReady& ready);
   void WriteAppEnvironment();
   Config ConfigNow() const;
@@ -81,6 +83,7 @@ class Lifecycle {
   Config config_ GUARDED_BY(config_mu_);
   bool first_ready_ = true;              // the source's thread only
   std::optional<NamedGroup> app_group_;  // set in the constructor
+  std::shared_ptr<TlsContext> tls_;      // with resp.tls or http.tls; loaded in Run
   std::atomic<bool> failed_{false};
   std::atomic<bool> stopping_{false};
 };

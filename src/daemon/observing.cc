@@ -44,6 +44,7 @@ Observing::~Observing() { Stop(); }
 
 Status Observing::Start() {
   HttpOptions options = HttpOptionsFrom(config_);
+  if (config_.http.tls) options.tls = parts_.tls;
   if (options.enabled()) {
     // A relative http.listen names a socket under DATA_DIR/run, which a first embedded start
     // has not made yet (the supervisor makes it later, and keeps what it finds if it is safe).

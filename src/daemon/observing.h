@@ -33,6 +33,7 @@ HttpOptions HttpOptionsFrom(const Config& config);
 struct ObservedParts {
   DatabaseSource* source = nullptr;  // its supervisor() is null without a private cluster
   ClientService* clients = nullptr;
+  std::shared_ptr<TlsContext> tls;  // http.tls: the certificate the endpoints present
 };
 
 class Observing {

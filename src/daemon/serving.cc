@@ -31,11 +31,13 @@ RespServerOptions RespOptionsFrom(const Config& config, const std::string& app_g
   return o;
 }
 
-Serving::Serving(Config config, Clock& clock, bool allow_fallback, std::string app_group)
+Serving::Serving(Config config, Clock& clock, bool allow_fallback, std::string app_group,
+                 std::shared_ptr<TlsContext> tls)
     : config_(std::move(config)),
       clock_(clock),
       allow_fallback_(allow_fallback),
-      app_group_(std::move(app_group)) {}
+      app_group_(std::move(app_group)),
+      tls_(std::move(tls)) {}
 
 Serving::~Serving() { Stop(std::chrono::milliseconds(0), std::chrono::milliseconds(0)); }
 
@@ -60,6 +62,7 @@ Status Serving::Open(const std::string& conninfo, const std::string& description
   if (!store.ok()) return std::move(store).error();
   store_ = std::move(store).value();
   RespServerOptions options = RespOptionsFrom(config_, app_group_);
+  if (config_.resp.tls) options.tls = tls_;
   // Only daemons sharing one database (shared coherence) have peers to carry pub/sub to; a
   // private cluster, exclusive coherence and a memory store deliver in-process.
   // LISTEN needs a session, which a transaction pooler does not keep: there only a direct
@@ -105,7 +108,8 @@ Status Serving::Open(const std::string& conninfo, const std::string& description
       ")" + (request.config.kind == StoreKind::kMemory ? "" : " on " + description) +
       description_suffix_ + ", " + std::to_string(stats.sessions) + " sessions, listening on " +
       options.unix_path +
-      (options.tcp_enabled ? " and " + options.tcp_host + ":" + std::to_string(server_->tcp_port())
+      (options.tcp_enabled ? " and " + options.tcp_host + ":" +
+                                 std::to_string(server_->tcp_port()) + (options.tls ? " (TLS)" : "")
                            : "");
   MutexLock stats_lock(stats_mu_);
   open_store_ = store_.get();

@@ -52,7 +52,9 @@ class ClientService {
 
 class Serving final : public ClientService {
  public:
-  Serving(Config config, Clock& clock, bool allow_fallback, std::string app_group = "");
+  // `tls`: resp.tls's certificate (the lifecycle loads and reloads it); null without resp.tls.
+  Serving(Config config, Clock& clock, bool allow_fallback, std::string app_group = "",
+          std::shared_ptr<TlsContext> tls = nullptr);
   ~Serving() override;
 
   Status Open(const std::string& conninfo, const std::string& description,
@@ -70,6 +72,7 @@ class Serving final : public ClientService {
   Clock& clock_;
   bool allow_fallback_;
   std::string app_group_;
+  std::shared_ptr<TlsContext> tls_;
   mutable Mutex mu_;
   std::unique_ptr<SessionStore> store_ GUARDED_BY(mu_);
   std::unique_ptr<PubSubCarrier> carrier_ GUARDED_BY(mu_);  // with a database only

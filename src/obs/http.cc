@@ -10,28 +10,50 @@
 
 #include "os/listen_socket.h"
 #include "skydb/obs.h"
+#include "tls/tls_context.h"
 
 namespace skydb {
 namespace {
 
 constexpr const char* kPrometheusType = "text/plain; version=0.0.4; charset=utf-8";
 
-// An httplib::Server that serves a socket skydb made (os/listen_socket.h). httplib's own bind
-// sets SO_REUSEPORT, which let a second daemon share the port and split scrapes and /readyz
-// with the first, and it cannot set a unix socket's mode before it listens.
-class AdoptingServer final : public httplib::Server {
+// An httplib::Server (or SSLServer, for http.tls) that serves a socket skydb made
+// (os/listen_socket.h). httplib's own bind sets SO_REUSEPORT, which let a second daemon share the
+// port and split scrapes and /readyz with the first, and it cannot set a unix socket's mode
+// before it listens.
+template <class Base>
+class Adopting final : public Base {
  public:
-  ~AdoptingServer() override {
-    int fd = svr_sock_.exchange(INVALID_SOCKET);
+  using Base::Base;
+  ~Adopting() override {
+    int fd = this->svr_sock_.exchange(INVALID_SOCKET);
     if (fd != INVALID_SOCKET) ::close(fd);  // adopted, never served
   }
   // Takes ownership of the listening `fd`; listen_after_bind() serves it, stop() closes it.
   void Adopt(int fd) {
     // httplib's accept loop is written for the blocking sockets it makes itself.
     ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
-    svr_sock_ = fd;
+    this->svr_sock_ = fd;
   }
 };
+
+// The server for `options`: HTTPS when it carries a TLS context, whose certificate (reloaded
+// on SIGHUP) every handshake takes.
+std::unique_ptr<httplib::Server> MakeServer(const HttpOptions& options,
+                                            std::function<void(int)>& adopt) {
+  if (options.tls) {
+    std::shared_ptr<TlsContext> tls = options.tls;
+    auto server = std::make_unique<Adopting<httplib::SSLServer>>([tls](SSL_CTX& ctx) {
+      tls->Attach(&ctx);
+      return true;
+    });
+    adopt = [raw = server.get()](int fd) { raw->Adopt(fd); };
+    return server;
+  }
+  auto server = std::make_unique<Adopting<httplib::Server>>();
+  adopt = [raw = server.get()](int fd) { raw->Adopt(fd); };
+  return server;
+}
 
 bool IsLoopback(const std::string& host) {
   if (host == "localhost" || host == "::1") return true;
@@ -41,7 +63,11 @@ bool IsLoopback(const std::string& host) {
 
 class HttpEndpointsImpl final : public HttpEndpoints {
  public:
-  explicit HttpEndpointsImpl(HttpHandlers handlers) : handlers_(std::move(handlers)) {
+  HttpEndpointsImpl(const HttpOptions& options, HttpHandlers handlers)
+      : handlers_(std::move(handlers)),
+        tls_(options.tls),
+        server_owned_(MakeServer(options, adopt_)),
+        server_(*server_owned_) {
     // Scrapes are few; two workers keep a slow /metrics from blocking /healthz.
     server_.new_task_queue = [] { return new httplib::ThreadPool(2); };
     server_.set_read_timeout(5, 0);
@@ -53,7 +79,7 @@ class HttpEndpointsImpl final : public HttpEndpoints {
 
   Status Bind(const HttpOptions& options) {
     SKYDB_ASSIGN_OR_RETURN(int fd, Listen(options));
-    server_.Adopt(fd);
+    adopt_(fd);
     unix_path_ = options.unix_path;
     thread_ = std::thread([this] { server_.listen_after_bind(); });
     // The socket already listens (connections queue); wait for the accept loop so that an
@@ -61,8 +87,9 @@ class HttpEndpointsImpl final : public HttpEndpoints {
     for (int i = 0; i < 5000 && !server_.is_running(); ++i) {
       std::this_thread::sleep_for(std::chrono::milliseconds(1));
     }
-    spdlog::info("http: /metrics, /healthz, /readyz, /status on {}",
-                 unix_path_.empty() ? options.bind + ":" + std::to_string(port_) : unix_path_);
+    spdlog::info("http: /metrics, /healthz, /readyz, /status on {}{}",
+                 unix_path_.empty() ? options.bind + ":" + std::to_string(port_) : unix_path_,
+                 tls_ ? " (HTTPS only: " + tls_->Describe() + ")" : "");
     return Ok();
   }
 
@@ -111,7 +138,10 @@ class HttpEndpointsImpl final : public HttpEndpoints {
   }
 
   HttpHandlers handlers_;
-  AdoptingServer server_;
+  std::shared_ptr<TlsContext> tls_;  // outlives the server: its context calls back into it
+  std::function<void(int)> adopt_;
+  std::unique_ptr<httplib::Server> server_owned_;
+  httplib::Server& server_;
   std::thread thread_;
   int port_ = 0;
   std::string unix_path_;  // removed at Shutdown
@@ -143,7 +173,7 @@ Result<std::unique_ptr<HttpEndpoints>> NewHttpEndpoints(const HttpOptions& optio
                                                         HttpHandlers handlers) {
   SKYDB_RETURN_IF_ERROR(ValidateHttpOptions(options));
   if (!options.enabled()) return Error::InvalidArgument("http.port is 0: the endpoints are off");
-  auto server = std::make_unique<HttpEndpointsImpl>(std::move(handlers));
+  auto server = std::make_unique<HttpEndpointsImpl>(options, std::move(handlers));
   SKYDB_RETURN_IF_ERROR(server->Bind(options));
   return std::unique_ptr<HttpEndpoints>(std::move(server));
 }

@@ -185,6 +185,7 @@ void Connection::Close(const char* why) {
   if (fd_ < 0) return;
   spdlog::debug("resp: closing client id={}: {}", id_, why);
   shared_.executor->pubsub().RemoveAll(client_.pubsub);
+  if (tls_) tls_->Shutdown();
   DiscardUnreadInput(fd_);
   loop_.Remove(fd_);
   ::close(fd_);
@@ -199,7 +200,9 @@ void Connection::Close(const char* why) {
 
 void Connection::OnEvents(uint32_t events) {
   auto self = shared_from_this();  // Close() below may drop the map's reference
-  if ((events & EPOLLIN) != 0 && !stop_reading_) OnReadable(false);
+  // A TLS read may wait for the socket to take bytes (its handshake's reply) rather than bring.
+  bool tls_read_ready = tls_ && tls_->WantsWritable() && (events & EPOLLOUT) != 0;
+  if (((events & EPOLLIN) != 0 || tls_read_ready) && !stop_reading_) OnReadable(false);
   if (fd_ >= 0 && (events & (EPOLLHUP | EPOLLERR)) != 0) {
     // The peer is gone both ways: read what it sent (writes still reach the store), but
     // nobody is left to read replies.
@@ -213,7 +216,7 @@ void Connection::OnReadable(bool until_empty) {
   char buffer[kReadChunk];
   size_t budget = kReadBudget;
   while (budget > 0 && !stop_reading_ && !ShouldPause()) {
-    ssize_t n = ::read(fd_, buffer, sizeof buffer);
+    ssize_t n = ReadSome(buffer, sizeof buffer);
     if (n == 0) {  // the client finished sending: answer what it asked, then close
       stop_reading_ = true;
       close_after_flush_ = true;
@@ -238,8 +241,11 @@ void Connection::OnReadable(bool until_empty) {
       Process();
     }
     // A short read emptied the socket: epoll (level-triggered) reports what comes later, so
-    // a read that would only say EAGAIN is saved; one per pipeline, as redis-server does.
-    if (static_cast<size_t>(n) < sizeof buffer && !until_empty) break;
+    // a read that would only say EAGAIN is saved; one per pipeline, as redis-server does. TLS
+    // may hold decrypted bytes epoll cannot see.
+    if (static_cast<size_t>(n) < sizeof buffer && !until_empty && !(tls_ && tls_->Buffered())) {
+      break;
+    }
   }
 }
 
@@ -303,6 +309,23 @@ void Connection::Dispatch(std::vector<std::string>& args) {
     stop_reading_ = true;
     close_after_flush_ = true;
   }
+}
+
+ssize_t Connection::ReadSome(char* buffer, size_t size) {
+  if (!tls_) return ::read(fd_, buffer, size);
+  ssize_t n = tls_->Read(buffer, size);
+  if (n < 0 && errno == EPROTO) {
+    // A plain client on the TLS port, an expired or unknown client certificate...: the reason,
+    // once, with the peer; never its bytes.
+    spdlog::info("resp: client id={} ({}): TLS {}: {}; closing the connection", id_, addr_,
+                 tls_->handshake_done() ? "failed" : "handshake failed", tls_->error());
+  }
+  return n;
+}
+
+ssize_t Connection::SendSome(const char* data, size_t size) {
+  if (!tls_) return ::send(fd_, data, size, MSG_NOSIGNAL);
+  return tls_->Write(data, size);
 }
 
 void Connection::OnProtocolError() {
@@ -470,6 +493,9 @@ void Connection::Flush() {
     Process();  // resume a paused pipeline
     if (!slots_.empty() && slots_.front().has_value()) loop_.MarkDirty(self);
   }
+  // Bytes TLS decrypted before the pause: no epoll event will come for them.
+  if (tls_ && tls_->Buffered() && !stop_reading_ && !ShouldPause()) OnReadable(false);
+  if (fd_ < 0) return;
   UpdateInterest();
 }
 
@@ -477,7 +503,7 @@ void Connection::Flush() {
 bool Connection::WriteOut() {
   size_t before = out_sent_;
   while (out_sent_ < out_.size()) {
-    ssize_t n = ::send(fd_, out_.data() + out_sent_, out_.size() - out_sent_, MSG_NOSIGNAL);
+    ssize_t n = SendSome(out_.data() + out_sent_, out_.size() - out_sent_);
     if (n < 0 && errno == EINTR) continue;
     if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) break;
     if (n < 0) {
@@ -506,6 +532,7 @@ void Connection::UpdateInterest() {
   uint32_t want = 0;
   if (!stop_reading_ && !ShouldPause()) want |= EPOLLIN;
   if (out_sent_ < out_.size() && !auth_hold_) want |= EPOLLOUT;
+  if (tls_ && tls_->WantsWritable()) want |= EPOLLOUT;
   if (want != interest_) {
     loop_.SetInterest(fd_, id_, want, false);
     interest_ = want;

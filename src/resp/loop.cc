@@ -178,9 +178,11 @@ void Loop::Accept(int listener) {
       return;
     }
     auto& counters = shared_.counters;
+    bool tls = listener == shared_.tls_listener;
     if (counters.connected_clients.load() >= shared_.options.max_clients) {
       counters.rejected_connections.fetch_add(1);
-      (void)!::send(fd, kTooManyClients.data(), kTooManyClients.size(), MSG_NOSIGNAL);
+      // A TLS client could not read the plain-text reason; it sees the connection close.
+      if (!tls) (void)!::send(fd, kTooManyClients.data(), kTooManyClients.size(), MSG_NOSIGNAL);
       DiscardUnreadInput(fd);
       ::close(fd);
       continue;
@@ -191,9 +193,9 @@ void Loop::Accept(int listener) {
     auto& loops = shared_.loops;
     auto& target = loops[shared_.next_loop.fetch_add(1) % loops.size()];
     if (target.get() == this) {
-      Adopt(fd);
+      Adopt(fd, tls);
     } else {
-      target->Post([loop = target.get(), fd] { loop->Adopt(fd); });
+      target->Post([loop = target.get(), fd, tls] { loop->Adopt(fd, tls); });
     }
   }
 }
@@ -221,7 +223,7 @@ void Loop::RefuseWithoutDescriptors(int listener) {
   spare_fd_ = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
 }
 
-void Loop::Adopt(int fd) {
+void Loop::Adopt(int fd, bool tls) {
   if (draining_) {
     ::close(fd);
     shared_.counters.connected_clients.fetch_sub(1);
@@ -231,6 +233,16 @@ void Loop::Adopt(int fd) {
   (void)::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
   uint64_t id = shared_.next_client_id.fetch_add(1);
   auto conn = std::make_shared<Connection>(fd, id, *this, shared_);
+  if (tls) {
+    auto stream = TlsStream::Accept(*shared_.options.tls, fd);
+    if (!stream) {
+      spdlog::warn("resp: client id={}: no TLS state could be made for it; closing", id);
+      ::close(fd);
+      shared_.counters.connected_clients.fetch_sub(1);
+      return;
+    }
+    conn->UseTls(std::move(stream));
+  }
   connections_[id] = conn;
   conn->Start();
   SetInterest(fd, id, EPOLLIN, true);

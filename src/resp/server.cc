@@ -78,6 +78,7 @@ Status RespServerImpl::OpenListeners(Loop& acceptor) {
   if (o.tcp_enabled) {
     SKYDB_ASSIGN_OR_RETURN(int fd, ListenTcp(o.tcp_host, o.tcp_port, &tcp_port_));
     acceptor.AddListener(fd);
+    if (o.tls) shared_.tls_listener = fd;
   }
   return Ok();
 }
@@ -104,9 +105,10 @@ Status RespServerImpl::Open() {
   }
   for (auto& loop : shared_.loops) loop->Start();
   started_ = true;
-  spdlog::info("resp: listening on {}{}{} ({} loop thread{})", shared_.options.unix_path,
+  spdlog::info("resp: listening on {}{}{}{} ({} loop thread{})", shared_.options.unix_path,
                shared_.options.tcp_enabled ? " and tcp port " : "",
                shared_.options.tcp_enabled ? std::to_string(tcp_port_) : "",
+               shared_.options.tcp_enabled && shared_.options.tls ? " (TLS only)" : "",
                shared_.options.threads, shared_.options.threads == 1 ? "" : "s");
   return Ok();
 }

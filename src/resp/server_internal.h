@@ -29,6 +29,7 @@
 #include "resp/parser.h"
 #include "skydb/mutex.h"
 #include "skydb/resp.h"
+#include "tls/tls_stream.h"
 
 namespace skydb::resp {
 
@@ -53,6 +54,7 @@ struct ServerShared {
   std::unique_ptr<CommandExecutor> executor;
   std::vector<std::shared_ptr<Loop>> loops;
   Clock* clock = nullptr;
+  int tls_listener = -1;  // the TCP listener when it speaks TLS (options.tls)
   std::atomic<uint64_t> next_client_id{1};
   std::atomic<size_t> next_loop{0};
   std::unique_ptr<LoopClientControl> client_control;  // the executor's, for CLIENT LIST / KILL
@@ -79,6 +81,8 @@ class Connection final : public ReplyTarget, public std::enable_shared_from_this
   void EndAuthHold();  // the AUTH failure delay is over: send the reply, read again
   // Loop thread, right after the connection is adopted: makes it a possible subscriber.
   void Start();
+  // Before Start: the connection's bytes go through TLS (an accept on the TLS listener).
+  void UseTls(std::unique_ptr<TlsStream> tls) { tls_ = std::move(tls); }
   // Queues a pub/sub message (encoded for RESP2; pushed as RESP3 if the client speaks it)
   // after every reply owed so far; `claim` holds its bytes in this connection's budget.
   void Push(const SharedFrame& frame, ReplyClaim claim);
@@ -110,6 +114,9 @@ class Connection final : public ReplyTarget, public std::enable_shared_from_this
   void CompleteHere(uint64_t seq, std::string reply);  // a reply made on the loop thread
 
   void DescribeSockets();  // addr_, laddr_ as CLIENT LIST shows them
+  // read(2) and send(2) on the socket, or through TLS on a TLS connection.
+  ssize_t ReadSome(char* buffer, size_t size);
+  ssize_t SendSome(const char* data, size_t size);
 
   int fd_;
   uint64_t id_;
@@ -141,6 +148,7 @@ class Connection final : public ReplyTarget, public std::enable_shared_from_this
   bool unix_socket_ = false;
   std::string last_cmd_;  // the last command's name and first argument, as sent
   std::string last_sub_;
+  std::unique_ptr<TlsStream> tls_;  // null on a plain connection
 };
 
 // An epoll loop on its own thread, with a task queue other threads post to.
@@ -163,7 +171,7 @@ class Loop : public std::enable_shared_from_this<Loop> {
 
   // Loop thread only.
   void AddListener(int fd);  // before Start
-  void Adopt(int fd);
+  void Adopt(int fd, bool tls);
   void SetInterest(int fd, uint64_t id, uint32_t events, bool add);
   void Remove(int fd);
   void MarkDirty(std::shared_ptr<Connection> conn);
