@@ -46,6 +46,9 @@ struct PostgresConfig {
   std::string bundle;  // postgres.bundle: a bundle file to extract (skydb/bundle.h)
   // [postgres.settings]: postgresql.conf settings the operator pins; they win over tuning.
   std::map<std::string, std::string> settings;
+  // postgres.tcp_bind: "" = unix socket only; else the address PostgreSQL also listens on (port
+  // 5432), for tools: TLS (tls.cert_file) and scram-sha-256 required, apps' roles only.
+  std::string tcp_bind;
 
   bool operator==(const PostgresConfig&) const = default;
 };
@@ -149,8 +152,8 @@ enum class TlsClientCerts {
   kRequired,  // a client without one that chains to tls.ca_file is refused in the handshake
 };
 
-// [tls]: the certificate and key of skydb's TLS listeners (resp.tls, http.tls), PEM files read as
-// the service user at start and on SIGHUP.
+// [tls]: the certificate and key of skydb's TLS listeners (resp.tls, http.tls, and PostgreSQL's
+// postgres.tcp_bind), PEM files read as the service user at start and on SIGHUP.
 struct TlsConfig {
   std::string cert_file;  // tls.cert_file: the certificate, then its chain
   std::string key_file;   // tls.key_file: its private key

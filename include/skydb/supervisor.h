@@ -117,6 +117,12 @@ struct SupervisorOptions {
   std::chrono::milliseconds tick{100};  // how often the watch loop looks at the child
   // false: initdb --no-sync (PostgreSQL runs with fsync off, so syncing its files buys nothing).
   bool sync_initdb = true;
+  // postgres.tcp_bind: PostgreSQL also listens there (port `port`), TLS with these PEM files
+  // (copied into pgdata as the cluster user's, 0600, at every start and reload) and
+  // scram-sha-256 only; "" = the unix socket only.
+  std::string tcp_bind;
+  std::string tls_cert_file;
+  std::string tls_key_file;
 };
 
 // What a reload (SIGHUP) may change. The timings always apply; the settings only once
@@ -125,6 +131,8 @@ struct SupervisorOptions {
 struct SupervisorReload {
   std::string settings_conf;
   SupervisorConfig timing;
+  std::string tls_cert_file;  // postgres.tcp_bind's certificate and key, read again
+  std::string tls_key_file;
 };
 
 struct SupervisorSnapshot {

@@ -202,6 +202,7 @@ Status Merger::CheckTls() const {
   std::vector<std::string> users;
   if (c.resp.tls) users.push_back("resp.tls");
   if (c.http.tls) users.push_back("http.tls");
+  if (!c.postgres.tcp_bind.empty()) users.push_back("postgres.tcp_bind");
   if (c.resp.tls && c.resp.tcp_port == 0) {
     return Error::InvalidArgument(Described(loaded_, "resp.tls") +
                                   " needs a TCP listener: set resp.tcp_port (the unix socket "

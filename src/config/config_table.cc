@@ -307,6 +307,11 @@ std::vector<ConfigKey> BuildTable() {
       String("postgres.bundle", SKYDB_FIELD(postgres.bundle))
           .Accepts("a file path, or \"\" (none)")
           .Describe("PostgreSQL bundle file to verify and extract; empty = none configured"),
+      String("postgres.tcp_bind", SKYDB_FIELD(postgres.tcp_bind))
+          .Accepts("an IPv4 or IPv6 address, or \"\" (unix socket only)")
+          .Describe("PostgreSQL also listens on this address, port 5432, for tools (JDBC, GUI "
+                    "clients): TLS with tls.cert_file and scram-sha-256 only, apps' roles with a "
+                    "password only; \"\" = unix socket only"),
       Map("postgres.settings", SKYDB_FIELD(postgres.settings))
           .Reloadable()
           .Env("SKYDB_POSTGRES_SETTINGS_<NAME>")
@@ -474,7 +479,7 @@ std::vector<ConfigKey> BuildTable() {
       String("tls.cert_file", SKYDB_FIELD(tls.cert_file))
           .Reloadable()
           .Accepts("a PEM file path, or \"\" (none)")
-          .Describe("certificate (then its chain) of resp.tls and http.tls; "
+          .Describe("certificate (then its chain) of resp.tls, http.tls and postgres.tcp_bind; "
                     "read as the service user at start and on SIGHUP"),
       String("tls.key_file", SKYDB_FIELD(tls.key_file))
           .Reloadable()

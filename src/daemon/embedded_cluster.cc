@@ -87,6 +87,9 @@ class EmbeddedCluster final : public DatabaseSource {
     sup.app.skydb_connections = settings_.pools.store_pool + kConnectionHeadroom;
     if (app.user) sup.app_os_users.push_back(app.user->name);
     sup.shared_group = app.group;
+    sup.tcp_bind = config_.postgres.tcp_bind;
+    sup.tls_cert_file = config_.tls.cert_file;
+    sup.tls_key_file = config_.tls.key_file;
     SupervisorEnv senv{env_.fs,   env_.clock, env_.runner, env_.launcher,
                        env_.host, env_.pg,    nullptr,     nullptr};
     // PostgreSQL's stderr, tagged, leveled and with its pid (supervisor/postgres_log.h).
@@ -124,7 +127,7 @@ class EmbeddedCluster final : public DatabaseSource {
     archive.backup.repository = config_.backup.repository;
     s->RequestReload({RenderConf(Tune(*host, profile_, fresh.postgres.settings, AppPool(fresh))) +
                           ArchiveConf(archive),
-                      fresh.supervisor});
+                      fresh.supervisor, fresh.tls.cert_file, fresh.tls.key_file});
   }
 
   bool Answers() override {

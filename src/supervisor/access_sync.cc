@@ -86,7 +86,8 @@ std::vector<AccessApp> AccessAppsFrom(const std::vector<schema::AppRow>& rows) {
 
 Status SyncAccessFiles(pg::Connection& conn, const AccessTarget& target) {
   SKYDB_ASSIGN_OR_RETURN(auto rows, schema::ListApps(conn));
-  HbaRoles roles{target.superuser, AccessAppsFrom(rows)};
+  SKYDB_ASSIGN_OR_RETURN(auto listen, conn.Exec("SELECT current_setting('listen_addresses')"));
+  HbaRoles roles{target.superuser, AccessAppsFrom(rows), !Trim(listen.Get(0, 0)).empty()};
   return ApplyAccessFiles(conn, target, RenderAccessFiles(roles));
 }
 

@@ -21,7 +21,8 @@ std::string QuoteConfValue(const std::string& value) {
 }
 
 std::string RenderSkydbConf(const std::string& settings_conf, const std::string& socket_dir,
-                            int port, int major, const std::string& socket_group) {
+                            int port, int major, const std::string& socket_group,
+                            const TcpListen& tcp) {
   std::string out = kManagedHeader;
   out += "# Pin a setting with [postgres.settings] in skydb's config, not here.\n\n";
   // skydb's logger adds its own timestamp; keep PostgreSQL's prefix short (pins may change it).
@@ -36,7 +37,17 @@ std::string RenderSkydbConf(const std::string& settings_conf, const std::string&
   out += settings_conf;
   if (!settings_conf.empty() && settings_conf.back() != '\n') out += '\n';
   out += "\n# Owned by the supervisor (after the settings so that they always win):\n";
-  out += "listen_addresses = ''\n";
+  if (tcp.bind.empty()) {
+    out += "listen_addresses = ''\n";
+  } else {
+    // pg_hba.conf admits TCP only as hostssl with scram-sha-256 (RenderHba).
+    out += "listen_addresses = " + QuoteConfValue(tcp.bind) + "\n";
+    out += "ssl = on\n";
+    out += "ssl_cert_file = " + QuoteConfValue(tcp.cert_file) + "\n";
+    out += "ssl_key_file = " + QuoteConfValue(tcp.key_file) + "\n";
+    out += "ssl_min_protocol_version = 'TLSv1.2'\n";
+    out += "password_encryption = 'scram-sha-256'\n";
+  }
   out += "unix_socket_directories = " + QuoteConfValue(socket_dir) + "\n";
   if (socket_group.empty()) {
     out += "unix_socket_permissions = 0700\n";
@@ -98,6 +109,14 @@ std::string RenderHba(const HbaRoles& roles) {
            (app.scram ? std::string("scram-sha-256") : peer) + "\n";
   }
   out += "local   replication  " + roles.superuser + "  " + peer + "\n";
+  if (!roles.tcp) return out;
+  out += "# TCP (postgres.tcp_bind): TLS and scram-sha-256 only, apps with a password only.\n";
+  out += "# TYPE  DATABASE  USER  ADDRESS  METHOD\n";
+  for (const AccessApp& app : roles.apps) {
+    if (app.scram) out += "hostssl " + app_databases + "  " + app.role + "  all  scram-sha-256\n";
+  }
+  out += "host    all  all  all  reject\n";
+  out += "host    replication  all  all  reject\n";
   return out;
 }
 

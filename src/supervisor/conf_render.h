@@ -5,8 +5,9 @@
 // the OS users root and the cluster user may connect as the cluster's superuser role; each
 // app's OS users as its role (or with its scram-sha-256 password when it has one), to the apps'
 // databases only, where the CONNECT privilege admits it to its own; no one else may connect at
-// all; TCP is off (listen_addresses = ''). The socket and its directory are the cluster user's
-// alone (0700), or also the app group's (socket 0660) when there is one.
+// all. TCP is off (listen_addresses = '') unless postgres.tcp_bind asks for it, and then only
+// TLS with scram-sha-256, for apps with a password. The socket and its directory are the cluster
+// user's alone (0700), or also the app group's (socket 0660) when there is one.
 // Thread-safety: pure functions.
 #pragma once
 
@@ -29,8 +30,16 @@ std::string QuoteConfValue(const std::string& value);
 // `major` is the binaries' major version (settings that older servers lack are left out).
 // `socket_group` "" keeps the socket the cluster user's alone (0700); a group name gives it to
 // that group as well (0660).
+// `tcp.bind` non-empty (postgres.tcp_bind): PostgreSQL also listens there, with TLS from the two
+// files (names relative to pgdata) and scram-sha-256 for every password it stores.
+struct TcpListen {
+  std::string bind;
+  std::string cert_file = "skydb_server.crt";
+  std::string key_file = "skydb_server.key";
+};
 std::string RenderSkydbConf(const std::string& settings_conf, const std::string& socket_dir,
-                            int port, int major, const std::string& socket_group = "");
+                            int port, int major, const std::string& socket_group = "",
+                            const TcpListen& tcp = {});
 
 // postgresql.conf with `include = 'skydb.conf'` appended, or nullopt if it is already there.
 std::optional<std::string> WithIncludeLine(const std::string& postgresql_conf);
@@ -53,10 +62,13 @@ struct AccessApp {
 };
 
 // `superuser` may connect to every database and replicate, over the socket, by peer
-// authentication; each app as above.
+// authentication; each app as above. `tcp` (postgres.tcp_bind): the apps with a password may
+// also connect over TCP with TLS (hostssl) and scram-sha-256; every other TCP connection, and
+// every one without TLS, is rejected.
 struct HbaRoles {
   std::string superuser;
   std::vector<AccessApp> apps;
+  bool tcp = false;
 };
 std::string RenderHba(const HbaRoles& roles);
 

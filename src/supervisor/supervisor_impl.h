@@ -46,7 +46,8 @@ class SupervisorImpl final : public Supervisor {
   Status WaitForPidGone(pid_t pid, std::chrono::milliseconds timeout);
   Status WriteSettingsFiles();     // skydb.conf and its include line
   Status WriteStartAccessFiles();  // pg_hba.conf and pg_ident.conf for the configured app
-  Status CheckConfigFiles();       // PostgreSQL's own check of what its next start would read
+  Status CopyTlsFiles(const TcpListen& tcp);  // postgres.tcp_bind's certificate and key
+  Status CheckConfigFiles();  // PostgreSQL's own check of what its next start would read
   Status WriteOwnedFile(const std::string& path, const std::string& contents);
 
   // supervisor_run.cc

@@ -3,6 +3,8 @@
 #include <signal.h>
 #include <spdlog/spdlog.h>
 
+#include <tuple>
+
 #include "base/strings.h"
 #include "supervisor/conf_render.h"
 #include "supervisor/postmaster_pid.h"
@@ -140,13 +142,31 @@ Status SupervisorImpl::WaitForPidGone(pid_t pid, std::chrono::milliseconds timeo
 
 Status SupervisorImpl::WriteSettingsFiles() {
   const std::string& pgdata = layout_.pgdata;
+  TcpListen tcp{options_.tcp_bind};
+  if (!tcp.bind.empty()) SKYDB_RETURN_IF_ERROR(CopyTlsFiles(tcp));
   SKYDB_RETURN_IF_ERROR(WriteOwnedFile(
       pgdata + "/" + kSkydbConfName,
       RenderSkydbConf(options_.settings_conf, layout_.run, options_.port, options_.binaries_major,
-                      options_.shared_group ? options_.shared_group->name : "")));
+                      options_.shared_group ? options_.shared_group->name : "", tcp)));
   SKYDB_ASSIGN_OR_RETURN(std::string conf, env_.fs->ReadFile(pgdata + "/postgresql.conf"));
   if (auto with_include = WithIncludeLine(conf)) {
     SKYDB_RETURN_IF_ERROR(WriteOwnedFile(pgdata + "/postgresql.conf", *with_include));
+  }
+  return Ok();
+}
+
+// PostgreSQL wants its key owned by its own user, 0600: a copy of each file in pgdata, made again
+// at every start and reload (PostgreSQL reloads them on SIGHUP).
+Status SupervisorImpl::CopyTlsFiles(const TcpListen& tcp) {
+  for (const auto& [from, to, key] :
+       {std::tuple{options_.tls_cert_file, tcp.cert_file, "tls.cert_file"},
+        std::tuple{options_.tls_key_file, tcp.key_file, "tls.key_file"}}) {
+    auto pem = env_.fs->ReadFile(from);
+    if (!pem.ok()) {
+      return Error::InvalidArgument(std::string(key) + " " + from +
+                                    " (for postgres.tcp_bind): " + pem.error().message);
+    }
+    SKYDB_RETURN_IF_ERROR(WriteOwnedFile(layout_.pgdata + "/" + to, *pem));
   }
   return Ok();
 }
@@ -156,7 +176,8 @@ Status SupervisorImpl::WriteStartAccessFiles() {
   // skydb's registry join it (Migrate → PgProbe::SyncAccess).
   const AppDatabase& app = options_.app;
   AccessApp configured{app.role, app.database, !app.password.empty(), app.os_users};
-  AccessFiles files = RenderAccessFiles({options_.cluster_user.user.name, {configured}});
+  AccessFiles files = RenderAccessFiles(
+      {options_.cluster_user.user.name, {configured}, !options_.tcp_bind.empty()});
   SKYDB_RETURN_IF_ERROR(WriteOwnedFile(layout_.pgdata + "/pg_hba.conf", files.hba));
   return WriteOwnedFile(layout_.pgdata + "/pg_ident.conf", files.ident);
 }

@@ -298,6 +298,8 @@ void SupervisorImpl::ApplyPendingReload() {
   if (!reload) return;
   options_.timing = reload->timing;
   policy_.Reconfigure(options_.timing);
+  options_.tls_cert_file = reload->tls_cert_file;
+  options_.tls_key_file = reload->tls_key_file;
   // The files PostgreSQL reads at every start: a value it rejects must not stay there, or the
   // next crash restart (or any start) fails, again and again. The last good settings were the
   // ones rendered before.

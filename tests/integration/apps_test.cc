@@ -315,5 +315,45 @@ TEST_F(AppsTest, AnAccessFileThePostgresRejectsIsDetectedAndUndone) {
   EXPECT_NE(Superuser("SELECT pg_conf_load_time()"), loaded);
 }
 
+// postgres.tcp_bind: PostgreSQL on TCP for tools, TLS and scram-sha-256 only, apps with a
+// password only. A loopback address of its own (127.0.0.0/8) keeps port 5432 free of other tests.
+TEST_F(AppsTest, PostgresOnTcpIsTlsWithScramForAppsOnly) {
+  std::string pki = root_.Dir("pki");
+  std::filesystem::create_directories(pki);
+  std::string make =
+      "openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=127.0.0.1 -keyout " + pki +
+      "/server.key -out " + pki + "/server.crt >/dev/null 2>&1";
+  ASSERT_EQ(std::system(make.c_str()), 0);
+  RunAs owner = LookupUser(TestUser()).value();
+  for (const char* file : {"/server.key", "/server.crt"}) {
+    ASSERT_EQ(::chown((pki + file).c_str(), owner.uid, owner.gid), 0);
+  }
+  std::string host = "127.0.0." + std::to_string(2 + ::getpid() % 250);
+  auto d = StartEmbedded(
+      dir_, {std::string("app.user=") + kAppUser, "postgres.tcp_bind=" + host,
+             "tls.cert_file=" + pki + "/server.crt", "tls.key_file=" + pki + "/server.key"});
+  ASSERT_TRUE(WaitDaemonReady(*d, dir_, seconds(90))) << d->Log();
+  std::string url = Add("tcpapp");
+  auto colon = url.find(':', url.find("://") + 3);
+  std::string password = url.substr(colon + 1, url.find('@') - colon - 1);
+  std::string tcp = "postgresql://tcpapp:" + password + "@" + host + ":5432/tcpapp";
+  auto over_tls =
+      Psql(tcp + "?sslmode=require", "SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()");
+  EXPECT_EQ(over_tls.out, "t\n") << Text(over_tls) << d->Log();
+  auto plain = Psql(tcp + "?sslmode=disable", "SELECT 1");
+  EXPECT_NE(plain.exit_code, 0);
+  EXPECT_NE(Text(plain).find("pg_hba.conf rejects connection"), std::string::npos) << Text(plain);
+  auto super = Psql("postgresql://" + TestUser() + "@" + host + ":5432/postgres?sslmode=require",
+                    "SELECT 1");
+  EXPECT_NE(Text(super).find("pg_hba.conf rejects connection"), std::string::npos) << Text(super);
+  // Without a certificate the start is refused before anything runs, naming what is missing.
+  EXPECT_EQ(d->StopCleanly(seconds(60)), "");
+  CliRun check = RunSkydb({"--set", "postgres.tcp_bind=" + host, "config", "check"});
+  EXPECT_NE(check.exit_code, 0);
+  EXPECT_NE((check.out + check.err).find("postgres.tcp_bind need tls.cert_file and tls.key_file"),
+            std::string::npos)
+      << check.out << check.err;
+}
+
 }  // namespace
 }  // namespace skydb::testing

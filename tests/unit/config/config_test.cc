@@ -66,6 +66,7 @@ TEST(ConfigTableTest, HoldsExactlyTheConfigFields) {
                                              "postgres.version",
                                              "postgres.sources",
                                              "postgres.bundle",
+                                             "postgres.tcp_bind",
                                              "postgres.settings",
                                              "supervisor.start_timeout",
                                              "supervisor.stop_timeout",

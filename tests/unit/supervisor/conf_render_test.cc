@@ -91,6 +91,22 @@ TEST(ConfRenderTest, HbaListsEveryAppWithTheAppsDatabasesOnly) {
   EXPECT_EQ(hba.find("postgres"), std::string::npos);
 }
 
+TEST(ConfRenderTest, TcpAdmitsOnlyTlsScramForAppsWithAPassword) {
+  std::string hba =
+      RenderHba({"skydb", {{"app", "app", false, {"web"}}, {"alpha", "alpha", true, {}}}, true});
+  EXPECT_NE(hba.find("hostssl app,alpha  alpha  all  scram-sha-256\n"), std::string::npos) << hba;
+  EXPECT_EQ(hba.find("hostssl app,alpha  app"), std::string::npos) << "a peer app has no TCP";
+  EXPECT_EQ(hba.find("hostssl all"), std::string::npos);
+  EXPECT_EQ(hba.find("hostnossl"), std::string::npos);
+  EXPECT_NE(hba.find("host    all  all  all  reject\n"), std::string::npos);
+  std::string conf = RenderSkydbConf("", "/r", 5432, 15, "", TcpListen{"10.0.0.5"});
+  EXPECT_NE(conf.find("listen_addresses = '10.0.0.5'\n"), std::string::npos) << conf;
+  EXPECT_NE(conf.find("ssl = on\n"), std::string::npos);
+  EXPECT_NE(conf.find("ssl_cert_file = 'skydb_server.crt'\n"), std::string::npos);
+  EXPECT_NE(conf.find("password_encryption = 'scram-sha-256'\n"), std::string::npos);
+  EXPECT_NE(RenderSkydbConf("", "/r", 5432, 15).find("listen_addresses = ''\n"), std::string::npos);
+}
+
 TEST(ConfRenderTest, AccessFilesMapPeerAppsOsUsersAndNeverRootToAnApp) {
   AccessFiles files = RenderAccessFiles(
       {"skydb",
