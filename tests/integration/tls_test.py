@@ -57,6 +57,10 @@ class Pki:
             f.write("subjectAltName=IP:127.0.0.1\n" if server else "extendedKeyUsage=clientAuth\n")
         openssl("x509", "-req", "-in", csr, "-CA", self.ca, "-CAkey", self.ca_key,
                 "-CAcreateserial", "-out", crt, "-days", "2", "-extfile", ext)
+        if os.geteuid() == 0:  # the service user reads them, as it would in production
+            user = pwd.getpwnam(TEST_USER)
+            for path in (crt, key):
+                os.chown(path, user.pw_uid, user.pw_gid)
         return crt, key
 
 
@@ -185,10 +189,6 @@ class TlsTest(unittest.TestCase):
         kept = redis.Redis(host="127.0.0.1", port=self.port, ssl=True, ssl_ca_certs=self.pki.ca)
         self.assertTrue(kept.ping())
         new_cert, new_key = self.pki.issue("renewed", "renewed.example", server=True)
-        if os.geteuid() == 0:
-            user = pwd.getpwnam(TEST_USER)
-            for path in (new_cert, new_key):
-                os.chown(path, user.pw_uid, user.pw_gid)
         os.replace(new_cert, self.pki.cert)
         os.replace(new_key, self.pki.key)
         os.kill(d.proc.pid, signal.SIGHUP)
@@ -203,11 +203,7 @@ class TlsTest(unittest.TestCase):
         self.assertEqual(self.peer_cn(), "renewed.example")
         kept.close()
         # Put a good pair back for the other tests.
-        cert, key = self.pki.issue("server", "127.0.0.1", server=True)
-        if os.geteuid() == 0:
-            user = pwd.getpwnam(TEST_USER)
-            for path in (cert, key):
-                os.chown(path, user.pw_uid, user.pw_gid)
+        self.pki.issue("server", "127.0.0.1", server=True)
 
     def test_client_certificates_when_required(self):
         self.start(["tls.client_certs=required", "tls.ca_file=" + self.pki.ca])
@@ -232,6 +228,49 @@ class TlsTest(unittest.TestCase):
                                  env=dict(os.environ, SKYDB_CONFIG=""), timeout=30)
         self.assertNotEqual(missing.returncode, 0)
         self.assertIn("need tls.cert_file and tls.key_file", missing.stdout + missing.stderr)
+
+    def config_check(self, *sets):
+        argv = [SKYDB]
+        for s in sets:
+            argv += ["--set", s]
+        run = subprocess.run(argv + ["config", "check"], capture_output=True, text=True,
+                             env=dict(os.environ, SKYDB_CONFIG=""), timeout=30)
+        return run.returncode, run.stdout + run.stderr
+
+    def test_configurations_that_cannot_serve_tls_are_refused_with_the_fix(self):
+        files = ["tls.cert_file=" + self.pki.cert, "tls.key_file=" + self.pki.key]
+        for sets, message in [
+                (["resp.tls=true", *files], "resp.tls = true (flag --set resp.tls) needs a TCP "
+                 "listener: set resp.tcp_port"),
+                (["http.tls=true", "http.listen=http.sock", *files],
+                 "applies to http.listen = \"tcp\""),
+                (["http.tls=true"], "http.tls need tls.cert_file and tls.key_file"),
+                (["resp.tls=true", "resp.tcp_port=7000", *files, "tls.client_certs=required"],
+                 "needs tls.ca_file"),
+                (["tls.client_certs=sometimes"], "tls.client_certs")]:
+            code, out = self.config_check(*sets)
+            self.assertEqual(code, 2, (sets, out))
+            self.assertIn(message, out, sets)
+
+    def test_files_that_do_not_load_stop_the_start_naming_them(self):
+        other_cert, other_key = self.pki.issue("other", "other.example", server=True)
+        empty_ca = os.path.join(self.root, "empty-ca.pem")
+        with open(empty_ca, "w") as f:
+            f.write("no certificates here\n")
+        os.chmod(empty_ca, 0o644)
+        missing = os.path.join(self.root, "missing.crt")
+        for sets, message in [
+                (["tls.cert_file=" + missing, "tls.key_file=" + self.pki.key],
+                 "tls.cert_file " + missing),
+                (["tls.cert_file=" + self.pki.cert, "tls.key_file=" + other_key],
+                 "tls.key_file %s is not the key of tls.cert_file %s" % (other_key, self.pki.cert)),
+                (["tls.cert_file=" + self.pki.cert, "tls.key_file=" + self.pki.key,
+                  "tls.client_certs=required", "tls.ca_file=" + empty_ca],
+                 "tls.ca_file %s holds no PEM certificate" % empty_ca)]:
+            d = Daemon(self.root, ["resp.tcp_port=%d" % free_port(), "resp.tls=true", *sets])
+            self.assertEqual(d.proc.wait(timeout=60), 2, d.text())  # a configuration problem
+            d.stop()
+            self.assertIn(message, d.text(), sets)
 
     def test_allow_remote_without_tls_is_warned_loudly(self):
         port = free_port()
