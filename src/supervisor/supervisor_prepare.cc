@@ -4,6 +4,8 @@
 #include <spdlog/spdlog.h>
 
 #include <tuple>
+#include <utility>
+#include <vector>
 
 #include "base/strings.h"
 #include "supervisor/conf_render.h"
@@ -156,8 +158,10 @@ Status SupervisorImpl::WriteSettingsFiles() {
 }
 
 // PostgreSQL wants its key owned by its own user, 0600: a copy of each file in pgdata, made again
-// at every start and reload (PostgreSQL reloads them on SIGHUP).
+// at every start and reload (PostgreSQL reloads them on SIGHUP). Both are read before either is
+// written, so a file that cannot be read leaves the last pair whole.
 Status SupervisorImpl::CopyTlsFiles(const TcpListen& tcp) {
+  std::vector<std::pair<std::string, std::string>> copies;
   for (const auto& [from, to, key] :
        {std::tuple{options_.tls_cert_file, tcp.cert_file, "tls.cert_file"},
         std::tuple{options_.tls_key_file, tcp.key_file, "tls.key_file"}}) {
@@ -166,8 +170,9 @@ Status SupervisorImpl::CopyTlsFiles(const TcpListen& tcp) {
       return Error::InvalidArgument(std::string(key) + " " + from +
                                     " (for postgres.tcp_bind): " + pem.error().message);
     }
-    SKYDB_RETURN_IF_ERROR(WriteOwnedFile(layout_.pgdata + "/" + to, *pem));
+    copies.emplace_back(layout_.pgdata + "/" + to, std::move(*pem));
   }
+  for (const auto& [path, pem] : copies) SKYDB_RETURN_IF_ERROR(WriteOwnedFile(path, pem));
   return Ok();
 }
 

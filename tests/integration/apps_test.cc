@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <csignal>
 #include <cstdlib>
 #include <filesystem>
 #include <map>
@@ -346,6 +347,15 @@ TEST_F(AppsTest, PostgresOnTcpIsTlsWithScramForAppsOnly) {
   auto super = Psql("postgresql://" + TestUser() + "@" + host + ":5432/postgres?sslmode=require",
                     "SELECT 1");
   EXPECT_NE(Text(super).find("pg_hba.conf rejects connection"), std::string::npos) << Text(super);
+  // A key that cannot be read on SIGHUP leaves PostgreSQL's copies as they were, named in the log.
+  std::string copied_key = *NewRealFileSystem()->ReadFile(dir_ + "/pgdata/skydb_server.key");
+  ASSERT_EQ(::chmod((pki + "/server.key").c_str(), 0), 0);
+  ASSERT_TRUE(d->Signal(SIGHUP).ok());
+  EXPECT_TRUE(d->WaitLogContains("tls.key_file " + pki + "/server.key (for postgres.tcp_bind)",
+                                 std::chrono::milliseconds(30000)))
+      << d->Log();
+  EXPECT_EQ(*NewRealFileSystem()->ReadFile(dir_ + "/pgdata/skydb_server.key"), copied_key);
+  EXPECT_EQ(Psql(tcp + "?sslmode=require", "SELECT 1").out, "1\n");
   // Without a certificate the start is refused before anything runs, naming what is missing.
   EXPECT_EQ(d->StopCleanly(seconds(60)), "");
   CliRun check = RunSkydb({"--set", "postgres.tcp_bind=" + host, "config", "check"});
