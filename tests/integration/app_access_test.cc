@@ -56,23 +56,6 @@ FileFacts FactsOf(const std::string& path) {
   return {static_cast<uint32_t>(st.st_mode & 07777), group.ok() ? group->name : "?"};
 }
 
-// Runs `argv` as `user` (stdin closed, bounded); stdout and stderr together.
-CommandOutput RunAsUser(const RunAs& user, std::vector<std::string> argv,
-                        std::map<std::string, std::optional<std::string>> env = {}) {
-  CommandSpec spec;
-  spec.argv = std::move(argv);
-  spec.env = std::move(env);
-  spec.env["PGCONNECT_TIMEOUT"] = "5";
-  spec.run_as = user;
-  spec.working_dir = "/";
-  spec.timeout = std::chrono::milliseconds(30000);
-  auto out = NewRealProcessRunner()->Run(spec);
-  if (!out.ok()) return CommandOutput{-1, 0, "", out.error().message};
-  return *out;
-}
-
-std::string Text(const CommandOutput& out) { return out.out + out.err; }
-
 class AppAccessTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {

@@ -34,22 +34,11 @@ constexpr char kPgBin[] = "/usr/lib/postgresql/15/bin/";
 constexpr char k42501[] = "User does not have CONNECT privilege";
 constexpr char k28P01[] = "password authentication failed for user";
 
-// Runs `argv` as `user` (stdin closed, bounded); stdout and stderr together in Text().
-CommandOutput RunAsUser(const RunAs& user, std::vector<std::string> argv) {
-  CommandSpec spec;
-  spec.argv = std::move(argv);
-  spec.env["PGCONNECT_TIMEOUT"] = "5";
-  spec.env["PGPASSWORD"] = std::nullopt;
-  spec.env["HOME"] = "/nonexistent";  // libpq reads ~/.postgresql/ (client certificates)
-  spec.run_as = user;
-  spec.working_dir = "/";
-  spec.timeout = std::chrono::milliseconds(30000);
-  auto out = NewRealProcessRunner()->Run(spec);
-  if (!out.ok()) return CommandOutput{-1, 0, "", out.error().message};
-  return *out;
+// `argv` as `user`, with no password but the one in the URL and no client certificates
+// (libpq reads ~/.postgresql/, and HOME is root's).
+CommandOutput RunClient(const RunAs& user, std::vector<std::string> argv) {
+  return RunAsUser(user, std::move(argv), {{"PGPASSWORD", std::nullopt}, {"HOME", "/nonexistent"}});
 }
-
-std::string Text(const CommandOutput& out) { return out.out + out.err; }
 
 // The value of NAME="..." in `skydb app add`'s output ("" when absent).
 std::string Var(const std::string& out, const std::string& name) {
@@ -116,7 +105,7 @@ class AppsTest : public ::testing::Test {
   }
 
   CommandOutput Psql(const std::string& url, const std::string& sql) {
-    return RunAsUser(LookupUser(kAppUser).value(), {std::string(kPgBin) + "psql", url, "-q", "-v",
+    return RunClient(LookupUser(kAppUser).value(), {std::string(kPgBin) + "psql", url, "-q", "-v",
                                                     "ON_ERROR_STOP=1", "-Atc", sql});
   }
 
@@ -155,7 +144,7 @@ TEST_F(AppsTest, TwoAppsOnOneDaemonCannotReachEachOther) {
   auto cross = Psql(WithDatabase(alpha, "beta"), "SELECT count(*) FROM secrets");
   EXPECT_NE(cross.exit_code, 0);
   EXPECT_NE(Text(cross).find(k42501), std::string::npos) << Text(cross);
-  auto dump = RunAsUser(LookupUser(kAppUser).value(),
+  auto dump = RunClient(LookupUser(kAppUser).value(),
                         {std::string(kPgBin) + "pg_dump", WithDatabase(alpha, "beta")});
   EXPECT_NE(dump.exit_code, 0);
   EXPECT_NE(dump.err.find(k42501), std::string::npos) << Text(dump);
@@ -163,7 +152,7 @@ TEST_F(AppsTest, TwoAppsOnOneDaemonCannotReachEachOther) {
   auto wrong = Psql(WithPasswordOf(alpha, beta), "SELECT 1");
   EXPECT_NE(wrong.exit_code, 0);
   EXPECT_NE(Text(wrong).find(k28P01), std::string::npos) << Text(wrong);
-  auto dump_wrong = RunAsUser(LookupUser(kAppUser).value(),
+  auto dump_wrong = RunClient(LookupUser(kAppUser).value(),
                               {std::string(kPgBin) + "pg_dump", WithPasswordOf(alpha, beta)});
   EXPECT_NE(dump_wrong.err.find(k28P01), std::string::npos) << Text(dump_wrong);
   // skydb's own database (the sessions) is in no app's pg_hba.conf line.
@@ -223,7 +212,7 @@ TEST_F(AppsTest, APeerMappedAppLogsInAsItsOsUserWithoutAPassword) {
   ASSERT_NE(url, "");
   EXPECT_EQ(url.find('@'), std::string::npos) << "no password: " << url;
   EXPECT_EQ(Psql(url, "SELECT current_user").out, "gamma\n");
-  auto other = RunAsUser(LookupUser(TestUser()).value(),
+  auto other = RunClient(LookupUser(TestUser()).value(),
                          {std::string(kPgBin) + "psql", url, "-Atc", "SELECT 1"});
   EXPECT_NE(Text(other).find("Peer authentication failed"), std::string::npos) << Text(other);
   CliRun rotate = App({"rotate-password", "gamma"});

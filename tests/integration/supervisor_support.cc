@@ -251,6 +251,20 @@ bool WaitForPong(const std::string& socket, std::chrono::seconds timeout) {
   return false;
 }
 
+CommandOutput RunAsUser(const RunAs& user, std::vector<std::string> argv,
+                        std::map<std::string, std::optional<std::string>> env) {
+  CommandSpec spec;
+  spec.argv = std::move(argv);
+  spec.env = std::move(env);
+  spec.env["PGCONNECT_TIMEOUT"] = "5";
+  spec.run_as = user;
+  spec.working_dir = "/";
+  spec.timeout = std::chrono::milliseconds(30000);
+  auto out = NewRealProcessRunner()->Run(spec);
+  if (!out.ok()) return CommandOutput{-1, 0, "", out.error().message};
+  return *out;
+}
+
 int FreePort() {
   int fd = ::socket(AF_INET, SOCK_STREAM, 0);
   sockaddr_in addr{};

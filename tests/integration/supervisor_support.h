@@ -106,5 +106,11 @@ std::string RedisCli(const std::string& socket, const std::vector<std::string>& 
 bool WaitForPong(const std::string& socket, std::chrono::seconds timeout);
 // A loopback TCP port nothing listens on right now (bound, read, released).
 int FreePort();
+// Runs `argv` as `user` (stdin closed, 30 s at most, PGCONNECT_TIMEOUT=5); `env` adds to (or with
+// nullopt removes from) its environment. A process that cannot start: exit -1, the reason in err.
+CommandOutput RunAsUser(const RunAs& user, std::vector<std::string> argv,
+                        std::map<std::string, std::optional<std::string>> env = {});
+// stdout and stderr together.
+inline std::string Text(const CommandOutput& out) { return out.out + out.err; }
 
 }  // namespace skydb::testing
