@@ -234,8 +234,8 @@ TEST_F(AppsTest, AnAppAddedToAStoppedDataDirLogsInOnceTheDaemonRuns) {
 
 TEST_F(AppsTest, RefusesRolesItDidNotCreateAndSaysWhatToDo) {
   auto d = Serve();
-  ASSERT_EQ(Superuser("CREATE ROLE stranger LOGIN"), "");
-  ASSERT_EQ(Superuser("CREATE DATABASE foreign_db"), "");
+  ASSERT_EQ(Superuser("CREATE ROLE stranger LOGIN"), "CREATE ROLE");
+  ASSERT_EQ(Superuser("CREATE DATABASE foreign_db"), "CREATE DATABASE");
   struct Case {
     std::vector<std::string> args;
     int exit_code;
