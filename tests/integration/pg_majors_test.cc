@@ -15,6 +15,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -184,7 +185,23 @@ class RelocatableBundleTest : public ::testing::Test {
   void SetUp() override {
     if (::geteuid() != 0) GTEST_SKIP() << "needs root (the cluster runs as " << TestUser() << ")";
   }
+  void TearDown() override {
+    if (!trees_.empty()) fs::remove_all(trees_);
+  }
+  // A directory for a PostgreSQL tree that `bundle stage`, run as root, executes from: root
+  // runs only programs whose every directory is root's and writable by no one else, which no
+  // directory under /tmp is (docs/security.md). Under the fixtures' cache, removed at the end.
+  std::string TreeDir(const std::string& name) {
+    if (trees_.empty()) {
+      fs::create_directories("/var/cache/skydb");
+      std::string tmpl = "/var/cache/skydb/test-trees-XXXXXX";
+      if (::mkdtemp(tmpl.data()) == nullptr) ADD_FAILURE() << "mkdtemp under /var/cache/skydb";
+      trees_ = tmpl;
+    }
+    return trees_ + "/" + name;
+  }
   TestRoot root_;
+  std::string trees_;
 };
 
 TEST_F(RelocatableBundleTest, StagingATreeWithoutPgConfigIsDeterministic) {
@@ -213,7 +230,7 @@ TEST_F(RelocatableBundleTest, StagingATreeWithoutPgConfigIsDeterministic) {
 
 TEST_F(RelocatableBundleTest, MissingServerBinaryOfATreeIsNamed) {
   std::string tree = RelocatableTree(18);
-  std::string partial = root_.Dir("partial");
+  std::string partial = TreeDir("partial");
   fs::create_directories(partial + "/bin");
   fs::copy(tree + "/lib", partial + "/lib", fs::copy_options::recursive);
   fs::copy(tree + "/share", partial + "/share", fs::copy_options::recursive);
@@ -229,7 +246,7 @@ TEST_F(RelocatableBundleTest, MissingServerBinaryOfATreeIsNamed) {
 // $ORIGIN/../lib RUNPATHs, no pg_config. Built here from the relocatable 15 and Debian's 15
 // dump tools (with the library they need that the tree lacks).
 TEST_F(RelocatableBundleTest, SixBinaryLayoutStagesWithItsDumpToolsAndServes) {
-  std::string tree = root_.Dir("six");
+  std::string tree = TreeDir("six");
   fs::copy(RelocatableTree(15), tree,
            fs::copy_options::recursive | fs::copy_options::copy_symlinks);
   for (const char* tool : {"pg_dump", "pg_dumpall", "pg_restore"}) {
