@@ -272,15 +272,16 @@ TEST_F(RelocatableBundleTest, SixBinaryLayoutStagesWithItsDumpToolsAndServes) {
   ASSERT_TRUE(WaitForPong(StoreSocket(dir), seconds(30)));
   EXPECT_TRUE(d->WaitLogContains("skydb ready: PostgreSQL 15.18", seconds(10))) << d->Log();
   EXPECT_EQ(RedisCli(StoreSocket(dir), {"SET", "k", "v"}), "OK");
-  // The dump tools run from the extraction, on its libraries.
+  // The dump tools run from the extraction, on its libraries, as the cluster's user (root runs
+  // nothing from a directory that user owns).
   auto status = ReadStatus(dir);
   ASSERT_TRUE(status.has_value());
   for (const char* tool : {"pg_dump", "pg_dumpall", "pg_restore"}) {
     std::string path = status->bin_dir + "/" + tool;
-    auto ran = RunCommand({path, "--version"});
+    auto ran = RunCommand({"/usr/sbin/runuser", "-u", TestUser(), "--", path, "--version"});
     EXPECT_EQ(ran.exit_code, 0) << tool << ": " << ran.err;
     EXPECT_THAT(ran.out, HasSubstr("(PostgreSQL) 15.")) << tool;
-    auto ldd = RunCommand({"/usr/bin/ldd", path});
+    auto ldd = RunCommand({"/usr/sbin/runuser", "-u", TestUser(), "--", "/usr/bin/ldd", path});
     EXPECT_THAT(ldd.out, HasSubstr(dir + "/runtime/")) << ldd.out;
     EXPECT_THAT(ldd.out, ::testing::Not(HasSubstr("not found"))) << ldd.out;
   }
