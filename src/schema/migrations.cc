@@ -101,6 +101,27 @@ const std::vector<Migration>& AllMigrations() {
        " IF EXISTS (SELECT 1 FROM pg_proc WHERE proname = 'create_distributed_table') THEN"
        " PERFORM create_distributed_table('sky_sessions', 'id'); END IF; END $$"},
       {104, "pubsub between daemons", kPubSubBetweenDaemons},
+      // Hashes and sets (docs/storage.md): the key's row says what it holds (0 string, 1 hash,
+      // 2 set) and its version (what shared coherence compares); each field or member is a row
+      // of sky_fields, which goes with its key's row.
+      {120, "sky_sessions kind and version",
+       "ALTER TABLE sky_sessions ADD COLUMN kind smallint NOT NULL DEFAULT 0,"
+       " ADD COLUMN version bigint NOT NULL DEFAULT 0"},
+      {121, "sky_fields",
+       "CREATE TABLE sky_fields ("
+       " id bytea NOT NULL REFERENCES sky_sessions (id) ON DELETE CASCADE,"
+       " field bytea NOT NULL,"
+       " value bytea NOT NULL,"
+       " expires_at bigint,"
+       " PRIMARY KEY (id, field))"},
+      {122, "sky_fields expiry index",
+       "CREATE INDEX sky_fields_expires_at ON sky_fields (expires_at)"
+       " WHERE expires_at IS NOT NULL"},
+      {123, "sky_fields distributed by id (Citus)",
+       "DO $$ BEGIN"
+       " IF EXISTS (SELECT 1 FROM pg_proc WHERE proname = 'create_distributed_table') THEN"
+       " PERFORM create_distributed_table('sky_fields', 'id', colocate_with => 'sky_sessions');"
+       " END IF; END $$"},
   };
   return kMigrations;
 }
