@@ -44,21 +44,57 @@ class SharedValue {
   std::shared_ptr<const std::string> bytes_;
 };
 
+// One write to the durable layer. A string is one row; a hash or a set is a row of its own
+// (type, deadline, version) and one row per field or member, so that a field write costs one
+// small row whatever the size of the hash (docs/storage.md).
 struct DurableWrite {
   enum class Kind {
-    kUpsert,  // value and deadline
-    kDelete,
-    kTouch,  // deadline only; the value is not rewritten
+    kUpsert,       // a string's value and deadline
+    kDelete,       // the key, with every field of it
+    kTouch,        // the deadline only; nothing else is rewritten
+    kCollection,   // a hash's or set's own row: its type and deadline
+    kFieldUpsert,  // one field of a hash (`field`, `value`, `expires_at`), one member of a set
+    kFieldDelete,  // one field or member
+    kFieldsClear,  // every field of the key goes, before the batch's field upserts
   };
   Kind kind = Kind::kUpsert;
   std::string key;
-  SharedValue value;          // kUpsert only
-  UnixMillis expires_at = 0;  // 0: no expiry
+  SharedValue value;                    // kUpsert, kFieldUpsert
+  UnixMillis expires_at = 0;            // 0: no expiry
+  ValueType type = ValueType::kString;  // kUpsert (string), kCollection (hash or set)
+  std::string field;                    // field writes
+  uint64_t version = 0;  // row writes: the key's new version (what shared coherence compares)
+
+  static DurableWrite Of(Kind kind, std::string key, SharedValue value = {},
+                         UnixMillis expires_at = 0) {
+    DurableWrite w;
+    w.kind = kind;
+    w.key = std::move(key);
+    w.value = std::move(value);
+    w.expires_at = expires_at;
+    return w;
+  }
+};
+
+struct DurableField {
+  std::string name;
+  std::string value;          // empty for a set's member
+  UnixMillis expires_at = 0;  // a hash field's own deadline; 0: none
 };
 
 struct DurableValue {
-  std::string value;
+  std::string value;  // a string's
   UnixMillis expires_at = 0;
+  ValueType type = ValueType::kString;
+  uint64_t version = 0;              // 0: a row written before versions existed
+  std::vector<DurableField> fields;  // a hash's or set's, live at the read's moment
+
+  static DurableValue String(std::string value, UnixMillis expires_at = 0) {
+    DurableValue v;
+    v.value = std::move(value);
+    v.expires_at = expires_at;
+    return v;
+  }
 };
 
 // The backend's connections, for metrics.
@@ -75,22 +111,25 @@ class DurableBackend {
   virtual std::string Describe() const = 0;  // for logs and INFO: "postgres (socket ...)"
   // A guarded unit's condition (shared coherence): its writes commit only if the rows of `keys`
   // (sorted, distinct; aligned with them, absent or expired: nullopt) pass `unchanged`, decided
-  // inside the committing transaction with those rows locked.
+  // inside the committing transaction with those rows locked. `owns`: the keys its unit
+  // writes, whose writes are left out when it fails (no other unit of a batch writes them).
   using RowCheck = std::function<bool(const std::vector<std::optional<DurableValue>>& rows)>;
   struct RowGuard {
     std::vector<std::string> keys;
     RowCheck unchanged;
+    std::vector<std::string> owns;
   };
   // One batch, committed in one transaction: first every guard's rows are locked (an absent one
   // by an expired placeholder row that lives only as long as the transaction) and checked, and
   // the writes of a guard that fails are left out; then, with `delete_all` (FLUSHALL, always a
-  // request of its own) and no failed guard, every row is deleted; then `writes` are applied (a
-  // key appears at most once).
+  // request of its own) and no failed guard, every row is deleted; then the `rows` are written
+  // (a key at most once; a delete takes the key's fields along), the `cleared` keys' fields
+  // deleted, and the `fields` written (a (key, field) at most once).
   struct CommitRequest {
-    std::vector<DurableWrite> writes;
+    std::vector<DurableWrite> rows;
+    std::vector<std::string> cleared;
+    std::vector<DurableWrite> fields;
     std::vector<RowGuard> guards;
-    // With guards, aligned with `writes`: the guard each write is under (-1: none).
-    std::vector<int> guard_of;
     UnixMillis now = 0;  // what "expired" means to the guards
     bool delete_all = false;
   };
@@ -103,9 +142,10 @@ class DurableBackend {
   };
   // An error: nothing committed (retry).
   virtual Result<CommitResult> Commit(int writer, const CommitRequest& request) = 0;
-  Status CommitBatch(int writer, std::vector<DurableWrite> writes) {
+  // Commits string rows alone (tests and tools).
+  Status CommitBatch(int writer, std::vector<DurableWrite> rows) {
     CommitRequest request;
-    request.writes = std::move(writes);
+    request.rows = std::move(rows);
     auto committed = Commit(writer, request);
     if (!committed.ok()) return std::move(committed).error();
     return Ok();
@@ -131,15 +171,22 @@ class DurableBackend {
     int64_t expiring = 0;
   };
   virtual Result<LiveCount> CountLive(UnixMillis now) = 0;
-  // SCAN over the table (shared coherence): keys live at `now` in the order of a 60-bit hash
-  // of the key, from `cursor`; next_cursor 0 when done. Keys sharing a hash come together.
-  virtual Result<ScanReply> ScanKeys(int reader, uint64_t cursor, size_t count, UnixMillis now) = 0;
-  // Calls `visit` for every key live at `now`, with its deadline and value size.
-  virtual Status LoadIndex(UnixMillis now,
-                           const std::function<void(std::string key, UnixMillis expires_at,
-                                                    size_t value_bytes)>& visit) = 0;
-  // Deletes up to `limit` rows expired at `now` if this process holds the sweeper lock;
-  // returns how many were deleted (0 when another sweeper holds the lock).
+  // SCAN over the table (shared coherence): keys live at `now` (of `type` only, if given) in
+  // the order of a 60-bit hash of the key, from `cursor`; next_cursor 0 when done. Keys sharing
+  // a hash come together.
+  virtual Result<ScanReply> ScanKeys(int reader, uint64_t cursor, size_t count, UnixMillis now,
+                                     std::optional<ValueType> type) = 0;
+  // Calls `visit` for every key live at `now`, with its deadline, value size and type.
+  struct IndexEntry {
+    std::string key;
+    UnixMillis expires_at = 0;
+    size_t value_bytes = 0;
+    ValueType type = ValueType::kString;
+  };
+  virtual Status LoadIndex(UnixMillis now, const std::function<void(IndexEntry entry)>& visit) = 0;
+  // Deletes up to `limit` rows expired at `now` (and up to `limit` hash fields past their own
+  // deadlines) if this process holds the sweeper lock; returns how many rows were deleted (0
+  // when another sweeper holds the lock).
   virtual Result<int64_t> SweepExpired(UnixMillis now, int limit) = 0;
 };
 

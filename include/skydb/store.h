@@ -34,6 +34,10 @@ namespace skydb {
 
 using UnixMillis = int64_t;  // milliseconds since the Unix epoch
 
+// What a key holds; TYPE answers its name.
+enum class ValueType : uint8_t { kString = 0, kHash = 1, kSet = 2 };
+const char* ValueTypeName(ValueType type);  // "string", "hash", "set"
+
 // What a write does to its key's deadline.
 struct Expiry {
   enum class Kind {
@@ -105,6 +109,106 @@ struct TtlReply {
 struct ScanReply {
   uint64_t next_cursor = 0;  // 0: the scan is complete
   std::vector<std::string> keys;
+};
+
+// TYPE and OBJECT ENCODING: what a key holds and how Redis would say it is encoded.
+struct KeyInfo {
+  ValueType type = ValueType::kString;
+  std::string encoding;  // "embstr", "int", "raw", "listpack", "hashtable", "intset"
+};
+
+// ---- Hashes and sets ------------------------------------------------------------------------
+
+// A reply in Redis's shapes, for the commands whose reply depends on what they find (the
+// hash and set commands): the protocol layer encodes it for RESP2 or RESP3.
+struct StoreReply {
+  enum class Type {
+    kInteger,
+    kBulk,
+    kNull,
+    kArray,
+    kMap,     // pairs in `elements` (key, value, key, value...): an array in RESP2
+    kSet,     // a set's members: an array in RESP2
+    kStatus,  // "+OK"
+  };
+  Type type = Type::kNull;
+  int64_t integer = 0;
+  std::string bulk;  // kBulk, kStatus
+  std::vector<StoreReply> elements;
+
+  static StoreReply Integer(int64_t n) { return {Type::kInteger, n, {}, {}}; }
+  static StoreReply Bulk(std::string s) { return {Type::kBulk, 0, std::move(s), {}}; }
+  static StoreReply Null() { return {}; }
+  static StoreReply Status(std::string s) { return {Type::kStatus, 0, std::move(s), {}}; }
+  static StoreReply Array(std::vector<StoreReply> e) { return {Type::kArray, 0, {}, std::move(e)}; }
+  static StoreReply Map(std::vector<StoreReply> e) { return {Type::kMap, 0, {}, std::move(e)}; }
+  static StoreReply Set(std::vector<StoreReply> e) { return {Type::kSet, 0, {}, std::move(e)}; }
+};
+
+// One hash or set command, parsed (the protocol layer checks arity, numbers and options with
+// Redis's errors; the store decides what it does to the keys). A command on a key of another
+// type fails with Redis's "WRONGTYPE Operation against a key holding the wrong kind of value".
+struct CollectionOp {
+  enum class Kind {
+    // Hashes.
+    kHSet,
+    kHSetNx,
+    kHGet,
+    kHMGet,
+    kHGetAll,
+    kHDel,
+    kHLen,
+    kHExists,
+    kHKeys,
+    kHVals,
+    kHStrLen,
+    kHIncrBy,
+    kHIncrByFloat,
+    kHScan,
+    kHRandField,
+    kHExpire,
+    kHTtl,
+    kHPersist,
+    kHGetEx,
+    kHSetEx,
+    kHGetDel,
+    // Sets.
+    kSAdd,
+    kSRem,
+    kSMembers,
+    kSIsMember,
+    kSMIsMember,
+    kSCard,
+    kSPop,
+    kSRandMember,
+    kSScan,
+    kSMove,
+    kSInter,
+    kSUnion,
+    kSDiff,
+    kSInterStore,
+    kSUnionStore,
+    kSDiffStore,
+    kSInterCard,
+  };
+  Kind kind = Kind::kHGet;
+  std::vector<std::string> keys;    // the first is the key written (STORE: the destination)
+  std::vector<std::string> fields;  // fields or members
+  std::vector<std::string> values;  // HSET/HSETEX's values, aligned with `fields`
+  int64_t integer = 0;       // HINCRBY's increment; SPOP/SRANDMEMBER/HRANDFIELD's count; a limit
+  bool has_count = false;    // SPOP/SRANDMEMBER/HRANDFIELD were given a count
+  long double real = 0;      // HINCRBYFLOAT's increment
+  bool with_values = false;  // HRANDFIELD WITHVALUES, HSCAN (NOVALUES clears it)
+  uint64_t cursor = 0;       // HSCAN/SSCAN
+  std::string pattern;       // HSCAN/SSCAN MATCH ("" matches all)
+  size_t count = 10;         // HSCAN/SSCAN COUNT
+  // Field deadlines (HEXPIRE family, HGETEX, HSETEX): the new deadline and its condition; HTTL
+  // and HPTTL answer in `millis`.
+  std::optional<Expiry> expiry;
+  ExpireCondition condition;
+  bool millis = false;
+  // HSETEX's FNX / FXX: only if none / all of the fields exist.
+  SetCondition fields_condition = SetCondition::kAlways;
 };
 
 // Counters and gauges for INFO, /metrics and /status.
@@ -181,6 +285,19 @@ struct Ttl {
   std::string key;
   StoreCallback<TtlReply> done;
 };
+struct Collection {
+  CollectionOp op;
+  StoreCallback<StoreReply> done;
+};
+struct Type {
+  std::string key;
+  StoreCallback<std::optional<KeyInfo>> done;
+};
+struct Rename {
+  std::string from, to;
+  bool if_absent = false;  // RENAMENX
+  StoreCallback<bool> done;
+};
 // FLUSHALL: what comes before it in the transaction is deleted with every other key; what comes
 // after it stays.
 struct DeleteAll {
@@ -188,7 +305,7 @@ struct DeleteAll {
 };
 }  // namespace tx
 using TxOp = std::variant<tx::Read, tx::Set, tx::Delete, tx::Exists, tx::Expire, tx::Increment,
-                          tx::Ttl, tx::DeleteAll>;
+                          tx::Ttl, tx::DeleteAll, tx::Collection, tx::Type, tx::Rename>;
 
 // EXEC's reply budget: told, before anything is applied, the most bytes the transaction's
 // replies may take; an error refuses the transaction whole.
@@ -287,9 +404,25 @@ class SessionStore {
   virtual void DeleteAll(StoreCallback<int64_t> done) = 0;
   virtual void Ttl(std::string key, StoreCallback<TtlReply> done) = 0;
   // SCAN: a cursor over every live key; a key live for the whole scan is returned at least
-  // once. `pattern` is a Redis glob ("" matches all).
+  // once. `pattern` is a Redis glob ("" matches all); `type`, if given, keeps keys of it only.
   virtual void Scan(uint64_t cursor, std::string pattern, size_t count,
-                    StoreCallback<ScanReply> done) = 0;
+                    std::optional<ValueType> type, StoreCallback<ScanReply> done) = 0;
+  // TYPE and OBJECT ENCODING: nullopt for a missing key.
+  virtual void Type(std::string key, StoreCallback<std::optional<KeyInfo>> done) {
+    (void)key;
+    done(Error::Unavailable("this store has no types"));
+  }
+  // RENAME / RENAMENX: false when `if_absent` and `to` exists; an error when `from` is missing
+  // ("no such key"). The value, its type and its deadline move; `to`'s old value goes.
+  virtual void Rename(std::string from, std::string to, bool if_absent, StoreCallback<bool> done) {
+    (void)from, (void)to, (void)if_absent;
+    done(Error::Unavailable("this store cannot rename"));
+  }
+  // A hash or set command (CollectionOp).
+  virtual void Collection(CollectionOp op, StoreCallback<StoreReply> done) {
+    (void)op;
+    done(Error::Unavailable("this store has no hashes or sets"));
+  }
 
   // WATCH: records `keys` as they are now in `into`. A Transact given the list applies nothing
   // if one of them was written, deleted or expired since.

@@ -99,8 +99,18 @@ struct ScanOptions {
   uint64_t cursor = 0;
   std::string pattern;
   size_t count = 10;
-  bool type_matches = true;  // TYPE other than "string" matches nothing in a string store
+  std::optional<ValueType> type;  // TYPE
+  bool type_matches = true;       // false: a TYPE this store has no keys of (list, zset, stream...)
 };
+
+std::optional<ValueType> ValueTypeNamed(std::string_view name) {
+  for (ValueType t : {ValueType::kString, ValueType::kHash, ValueType::kSet}) {
+    if (EqualsIgnoreCase(name, ValueTypeName(t))) return t;
+  }
+  return std::nullopt;
+}
+
+}  // namespace
 
 // Redis's parseScanCursorOrReply: strtoul's rules (an optional sign, "-1" wraps to the largest
 // cursor, "" is 0) without its leading spaces, and nothing after the digits.
@@ -113,6 +123,8 @@ bool ParseScanCursor(const std::string& text, uint64_t* cursor) {
   *cursor = value;
   return true;
 }
+
+namespace {
 
 bool ParseScanOptions(CommandContext& ctx, ScanOptions* options) {
   if (!ParseScanCursor(ctx.args[1], &options->cursor)) return Refuse(ctx, "ERR invalid cursor");
@@ -128,7 +140,8 @@ bool ParseScanOptions(CommandContext& ctx, ScanOptions* options) {
     } else if (EqualsIgnoreCase(args[i], "match")) {
       options->pattern = value == "*" ? "" : value;
     } else if (EqualsIgnoreCase(args[i], "type")) {
-      options->type_matches = EqualsIgnoreCase(value, "string");
+      options->type = ValueTypeNamed(value);
+      options->type_matches = options->type.has_value();
     } else {
       return Refuse(ctx, kSyntaxError);
     }
@@ -155,7 +168,7 @@ class KeysGather : public std::enable_shared_from_this<KeysGather> {
       // 0: the page is pending; 1: it came inline, wanting more; 2: this loop returned first;
       // 3: finished (replied).
       auto state = std::make_shared<std::atomic<int>>(0);
-      store_.Scan(cursor_, pattern_, kPage, [self, state](Result<ScanReply> page) {
+      store_.Scan(cursor_, pattern_, kPage, std::nullopt, [self, state](Result<ScanReply> page) {
         if (!self->Absorb(std::move(page))) return state->store(3);
         int pending = 0;
         if (!state->compare_exchange_strong(pending, 1)) self->Start();  // answered late
@@ -234,10 +247,44 @@ void CmdPersist(CommandContext& ctx) {
 
 // TYPE key: every value skydb holds is a string.
 void CmdType(CommandContext& ctx) {
-  std::vector<std::string> keys{std::move(ctx.args[1])};
-  ctx.store().Exists(std::move(keys), ReplyWith<int64_t>(ctx, [](int64_t n) {
-                       return Simple(n > 0 ? "string" : "none");
-                     }));
+  ctx.store().Type(std::move(ctx.args[1]),
+                   ReplyWith<std::optional<KeyInfo>>(ctx, [](const std::optional<KeyInfo>& info) {
+                     return Simple(info ? ValueTypeName(info->type) : "none");
+                   }));
+}
+
+// OBJECT ENCODING key (and HELP); the other subcommands (FREQ, IDLETIME, REFCOUNT) answer what
+// Redis answers for a policy or a sharing skydb does not have.
+void CmdObject(CommandContext& ctx) {
+  std::string sub = ToLower(ctx.args[1]);
+  if (sub == "help") {
+    std::string out;
+    AppendBulkArray(
+        out, {"OBJECT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:", "ENCODING <key>",
+              "    Return the kind of internal representation used "
+              "in order to store the value associated with a <key>.",
+              "HELP", "    Print this help."});
+    return ctx.Reply(std::move(out));
+  }
+  if (sub != "encoding" || ctx.args.size() != 3) {
+    return ctx.ReplyError("ERR unknown subcommand or wrong number of arguments for '" +
+                          ctx.args[1].substr(0, 128) + "'. Try OBJECT HELP.");
+  }
+  Proto proto = ctx.client.proto;
+  ctx.store().Type(std::move(ctx.args[2]), ReplyWith<std::optional<KeyInfo>>(
+                                               ctx, [proto](const std::optional<KeyInfo>& info) {
+                                                 return info ? Bulk(info->encoding) : Null(proto);
+                                               }));
+}
+
+// RENAME key newkey / RENAMENX key newkey.
+void CmdRename(CommandContext& ctx) {
+  ctx.store().Rename(std::move(ctx.args[1]), std::move(ctx.args[2]), false,
+                     ReplyWith<bool>(ctx, [](bool) { return Simple("OK"); }));
+}
+void CmdRenameNx(CommandContext& ctx) {
+  ctx.store().Rename(std::move(ctx.args[1]), std::move(ctx.args[2]), true,
+                     ReplyWith<bool>(ctx, [](bool moved) { return Integer(moved ? 1 : 0); }));
 }
 
 // KEYS pattern: O(n) in the live keys, from one full SCAN (every key live for the whole call
@@ -269,7 +316,7 @@ void CmdScan(CommandContext& ctx) {
   ScanOptions options;
   if (!ParseScanOptions(ctx, &options)) return;
   bool keep = options.type_matches;
-  ctx.store().Scan(options.cursor, std::move(options.pattern), options.count,
+  ctx.store().Scan(options.cursor, std::move(options.pattern), options.count, options.type,
                    ReplyWith<ScanReply>(ctx, [keep](const ScanReply& r) {
                      std::string out;
                      AppendArrayHeader(out, 2);

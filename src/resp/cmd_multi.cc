@@ -66,9 +66,18 @@ class TxRecorder final : public SessionStore {
   void Ttl(std::string key, StoreCallback<TtlReply> done) override {
     ops_.emplace_back(tx::Ttl{std::move(key), std::move(done)});
   }
-  void Scan(uint64_t cursor, std::string pattern, size_t count,
+  void Scan(uint64_t cursor, std::string pattern, size_t count, std::optional<ValueType> type,
             StoreCallback<ScanReply> done) override {
-    real_.Scan(cursor, std::move(pattern), count, std::move(done));
+    real_.Scan(cursor, std::move(pattern), count, type, std::move(done));
+  }
+  void Type(std::string key, StoreCallback<std::optional<KeyInfo>> done) override {
+    ops_.emplace_back(tx::Type{std::move(key), std::move(done)});
+  }
+  void Rename(std::string from, std::string to, bool if_absent, StoreCallback<bool> done) override {
+    ops_.emplace_back(tx::Rename{std::move(from), std::move(to), if_absent, std::move(done)});
+  }
+  void Collection(CollectionOp op, StoreCallback<StoreReply> done) override {
+    ops_.emplace_back(tx::Collection{std::move(op), std::move(done)});
   }
   void Watch(std::vector<std::string>, std::shared_ptr<WatchList>,
              StoreCallback<bool> done) override {

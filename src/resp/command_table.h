@@ -111,6 +111,38 @@ void ClientKill(CommandContext& ctx);
 bool AllowedWhileSubscribed(std::string_view lower_name);
 std::string SubscribedModeError(const std::vector<std::string>& args);
 
+// Hash and set commands (cmd_collections.cc, cmd_hash_deadlines.cc).
+void CmdHSet(CommandContext& ctx);
+void CmdHSetNx(CommandContext& ctx);
+void CmdHashFields(CommandContext& ctx);
+void CmdCollectionKey(CommandContext& ctx);
+void CmdHIncrBy(CommandContext& ctx);
+void CmdHIncrByFloat(CommandContext& ctx);
+void CmdHScan(CommandContext& ctx);
+void CmdSScan(CommandContext& ctx);
+void CmdHRandField(CommandContext& ctx);
+void CmdSAddRem(CommandContext& ctx);
+void CmdSIsMember(CommandContext& ctx);
+void CmdSPop(CommandContext& ctx);
+void CmdSMove(CommandContext& ctx);
+void CmdSetAlgebra(CommandContext& ctx);
+void CmdSInterCard(CommandContext& ctx);
+void CmdHExpire(CommandContext& ctx);
+void CmdHPExpire(CommandContext& ctx);
+void CmdHExpireAt(CommandContext& ctx);
+void CmdHPExpireAt(CommandContext& ctx);
+void CmdHFieldsOnly(CommandContext& ctx);
+void CmdHGetEx(CommandContext& ctx);
+void CmdHSetEx(CommandContext& ctx);
+void CmdObject(CommandContext& ctx);
+void CmdRename(CommandContext& ctx);
+void CmdRenameNx(CommandContext& ctx);
+// Sends `op` to the store and replies its StoreReply (or +OK, for HMSET).
+void SubmitCollection(CommandContext& ctx, CollectionOp op, bool ok_reply = false);
+// "FIELDS numfields field [value] ..." from args[at] to the end into `op`; false when it
+// replied Redis's error.
+bool FieldsClause(CommandContext& ctx, size_t at, bool values, CollectionOp* op);
+
 // Shared argument helpers.
 bool EqualsIgnoreCase(std::string_view a, std::string_view b);
 bool ParseInt64(std::string_view text, int64_t* out);  // Redis's string2ll rules
@@ -131,6 +163,8 @@ std::optional<UnixMillis> SetExpireDeadline(std::string_view value, ExpireUnit u
                                             std::string_view command, UnixMillis now,
                                             std::string* error);
 std::optional<ExpireUnit> ExpireUnitFromOption(std::string_view option);
+// A SCAN cursor as Redis reads one (strtoul's rules, nothing after the digits).
+bool ParseScanCursor(const std::string& text, uint64_t* cursor);
 
 }  // namespace skydb::resp
 

@@ -1,11 +1,14 @@
 // BuildBatch: the group committer's fold, as a pure function. Writes taken from a queue in
-// enqueue order become one row per key — the latest value wins, a deadline-only change after a
-// value write keeps the value with the new deadline — each with the sequence number of the
-// last write folded into it, which is what the memory tier is told once the batch commits.
+// enqueue order become one row write per key — the latest wins, a deadline-only change after a
+// value write keeps the value with the new deadline — and one write per field of a hash or
+// member of a set; a key's fields are cleared (a DEL, a hash replaced) before the field writes
+// that came after. Each key keeps the sequence number of the last write folded for it, which is
+// what the memory tier is told once the batch commits.
 // Thread-safety: pure.
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "skydb/durable.h"
@@ -21,14 +24,26 @@ struct QueuedWrite {
 };
 
 struct Batch {
-  std::vector<DurableWrite> rows;  // a key appears at most once
-  std::vector<uint64_t> seqs;      // aligned with rows: the last seq folded into each row
-  std::vector<uint64_t> hashes;    // aligned with rows: the row's QueuedWrite::hash
+  // A key at most once: kUpsert, kDelete, kTouch or kCollection.
+  std::vector<DurableWrite> rows;
+  // Keys whose every field is deleted before `fields` apply.
+  std::vector<std::string> cleared;
+  // A (key, field) at most once: kFieldUpsert or kFieldDelete, applied after `rows`.
+  std::vector<DurableWrite> fields;
+  // Every key the batch writes, once, with the last seq folded for it and its hash.
+  std::vector<std::string> keys;
+  std::vector<uint64_t> seqs;
+  std::vector<uint64_t> hashes;
+
+  bool only_upserts() const;  // nothing but kUpsert rows: the one-statement commit
+  size_t writes() const { return rows.size() + cleared.size() + fields.size(); }
 };
 
 Batch BuildBatch(std::vector<QueuedWrite> writes);
 
 // Bytes a write adds to a batch's statement (for store.batch_max_bytes).
-inline size_t WriteBytes(const DurableWrite& w) { return w.key.size() + w.value.size() + 32; }
+inline size_t WriteBytes(const DurableWrite& w) {
+  return w.key.size() + w.field.size() + w.value.size() + 40;
+}
 
 }  // namespace skydb::store

@@ -66,7 +66,7 @@ class Coherence {
   virtual int64_t Count() const = 0;
   virtual void FillCounts(StoreStats& s) const = 0;
   virtual void Scan(uint64_t cursor, std::string pattern, size_t count,
-                    StoreCallback<ScanReply> done) = 0;
+                    std::optional<ValueType> type, StoreCallback<ScanReply> done) = 0;
   // FLUSHALL committed, having removed `in_memory` live keys from memory: what it reports.
   virtual int64_t Flushed(int64_t in_memory) = 0;
   // After each durable sweep, on the maintenance thread.

@@ -9,17 +9,16 @@
 #include "store/committer.h"
 
 namespace skydb::store {
-// One batch on its way to PostgreSQL: its rows, the units' waiters and guards, and how many
+// One batch on its way to PostgreSQL: its writes, the units' waiters and guards, and how many
 // reserved writes it holds.
 struct GroupCommitter::Attempt {
   struct Guarded {
     std::shared_ptr<CommitGuard> guard;
     std::shared_ptr<Waiter> waiter;
     size_t writes = 0;
-    std::vector<std::string> keys;  // its writes'
+    std::vector<std::string> owns;  // the keys its unit writes (no other unit of the batch does)
   };
   Batch batch;
-  std::vector<int> guard_of;  // aligned with batch.rows: the index in `guarded`, or -1
   size_t queued = 0;
   bool delete_all = false;
   std::vector<Guarded> guarded;
@@ -29,17 +28,16 @@ struct GroupCommitter::Attempt {
 void GroupCommitter::CommitTaken(int index, Taken& taken) {
   Attempt attempt;
   std::vector<QueuedWrite> writes;
-  // A guarded unit's keys are no other unit's (the key gates see to it): a row's key tells its
-  // guard.
-  std::unordered_map<std::string, int> guard_of_key;
   for (auto& item : taken.items) {
     WriteUnit& unit = item.unit;
     attempt.delete_all = attempt.delete_all || unit.delete_all;
     if (unit.guard) {
-      std::vector<std::string> keys;
-      for (const auto& w : unit.writes) keys.push_back(w.write.key);
+      std::vector<std::string> owns;
+      for (const auto& w : unit.writes) owns.push_back(w.write.key);
+      std::sort(owns.begin(), owns.end());
+      owns.erase(std::unique(owns.begin(), owns.end()), owns.end());
       attempt.guarded.push_back(
-          {std::move(unit.guard), std::move(unit.waiter), unit.writes.size(), std::move(keys)});
+          {std::move(unit.guard), std::move(unit.waiter), unit.writes.size(), std::move(owns)});
     } else if (unit.waiter) {
       attempt.waiters.push_back(std::move(unit.waiter));
     }
@@ -47,15 +45,6 @@ void GroupCommitter::CommitTaken(int index, Taken& taken) {
   }
   attempt.queued = writes.size();
   attempt.batch = BuildBatch(std::move(writes));
-  if (!attempt.guarded.empty()) {
-    for (size_t g = 0; g < attempt.guarded.size(); ++g) {
-      for (const auto& key : attempt.guarded[g].keys) guard_of_key[key] = static_cast<int>(g);
-    }
-    for (const auto& row : attempt.batch.rows) {
-      auto it = guard_of_key.find(row.key);
-      attempt.guard_of.push_back(it == guard_of_key.end() ? -1 : it->second);
-    }
-  }
   auto backoff = std::chrono::milliseconds(20);
   for (int number = 0;; ++number) {
     auto started = clock_.Now();
@@ -77,15 +66,21 @@ void GroupCommitter::CommitTaken(int index, Taken& taken) {
 
 bool GroupCommitter::TryCommit(int index, Attempt& attempt, Status* failed) {
   DurableBackend::CommitRequest request;
-  request.writes = std::move(attempt.batch.rows);
+  request.rows = std::move(attempt.batch.rows);
+  request.cleared = std::move(attempt.batch.cleared);
+  request.fields = std::move(attempt.batch.fields);
   request.delete_all = attempt.delete_all;
   request.now =
       std::chrono::duration_cast<std::chrono::milliseconds>(clock_.WallNow().time_since_epoch())
           .count();
-  for (const auto& g : attempt.guarded) request.guards.push_back(g.guard->check);
-  request.guard_of = attempt.guard_of;
+  for (const auto& g : attempt.guarded) {
+    request.guards.push_back(g.guard->check);
+    request.guards.back().owns = g.owns;
+  }
   auto result = durable_.Commit(index, request);
-  attempt.batch.rows = std::move(request.writes);
+  attempt.batch.rows = std::move(request.rows);
+  attempt.batch.cleared = std::move(request.cleared);
+  attempt.batch.fields = std::move(request.fields);
   if (!result.ok()) {
     *failed = std::move(result).error();
     return false;
@@ -94,41 +89,63 @@ bool GroupCommitter::TryCommit(int index, Attempt& attempt, Status* failed) {
       std::find(result->refused.begin(), result->refused.end(), true) != result->refused.end();
   if (refused || result->unknown) SettleUngranted(attempt, result->refused, result->unknown);
   if (!result->unknown) return true;
-  if (attempt.batch.rows.empty() && !attempt.delete_all && attempt.waiters.empty()) return true;
+  if (attempt.batch.keys.empty() && !attempt.delete_all && attempt.waiters.empty()) return true;
   // What had no guard is committed again: its writes are idempotent.
   *failed = Error::Unavailable("the connection to PostgreSQL was lost during COMMIT");
   return false;
 }
 
+namespace {
+
+// Moves the writes of the keys in `gone` (sorted) from `batch` into the returned batch.
+Batch TakeKeys(Batch& batch, const std::vector<std::string>& gone) {
+  auto is_gone = [&](const std::string& key) {
+    return std::binary_search(gone.begin(), gone.end(), key);
+  };
+  auto split = [&](std::vector<DurableWrite>& from, std::vector<DurableWrite>& to) {
+    std::vector<DurableWrite> kept;
+    for (auto& w : from) (is_gone(w.key) ? to : kept).push_back(std::move(w));
+    from.swap(kept);
+  };
+  Batch taken;
+  split(batch.rows, taken.rows);
+  split(batch.fields, taken.fields);
+  std::vector<std::string> cleared;
+  for (auto& key : batch.cleared)
+    (is_gone(key) ? taken.cleared : cleared).push_back(std::move(key));
+  batch.cleared.swap(cleared);
+  Batch left;
+  for (size_t i = 0; i < batch.keys.size(); ++i) {
+    Batch& to = is_gone(batch.keys[i]) ? taken : left;
+    to.keys.push_back(std::move(batch.keys[i]));
+    to.seqs.push_back(batch.seqs[i]);
+    to.hashes.push_back(batch.hashes[i]);
+  }
+  batch.keys = std::move(left.keys);
+  batch.seqs = std::move(left.seqs);
+  batch.hashes = std::move(left.hashes);
+  return taken;
+}
+
+}  // namespace
+
 void GroupCommitter::SettleUngranted(Attempt& attempt, const std::vector<bool>& refused,
                                      bool unknown) {
-  // The guards' new indexes: -1 for those settled here.
-  std::vector<int> renumbered(attempt.guarded.size(), -1);
   std::vector<Attempt::Guarded> kept, settled;
+  std::vector<std::string> gone;
   for (size_t i = 0; i < attempt.guarded.size(); ++i) {
     if (!unknown && !refused[i]) {
-      renumbered[i] = static_cast<int>(kept.size());
       kept.push_back(std::move(attempt.guarded[i]));
     } else {
+      gone.insert(gone.end(), attempt.guarded[i].owns.begin(), attempt.guarded[i].owns.end());
       settled.push_back(std::move(attempt.guarded[i]));
     }
   }
   attempt.guarded = std::move(kept);
   // A FLUSHALL is a unit of its own: refused, nothing of it is left.
   if (!settled.empty()) attempt.delete_all = attempt.delete_all && !attempt.guarded.empty();
-  Batch forgotten, left;
-  std::vector<int> left_guard_of;
-  for (size_t i = 0; i < attempt.batch.rows.size(); ++i) {
-    int guard = attempt.guard_of[i];
-    bool gone = guard >= 0 && renumbered[static_cast<size_t>(guard)] < 0;
-    Batch& to = gone ? forgotten : left;
-    to.rows.push_back(std::move(attempt.batch.rows[i]));
-    to.seqs.push_back(attempt.batch.seqs[i]);
-    to.hashes.push_back(attempt.batch.hashes[i]);
-    if (!gone) left_guard_of.push_back(guard < 0 ? -1 : renumbered[static_cast<size_t>(guard)]);
-  }
-  attempt.batch = std::move(left);
-  attempt.guard_of = attempt.guarded.empty() ? std::vector<int>{} : std::move(left_guard_of);
+  std::sort(gone.begin(), gone.end());
+  Batch forgotten = TakeKeys(attempt.batch, gone);
   listener_.OnNotCommitted(forgotten);
   Error why = unknown
                   ? Error::Unavailable(
@@ -144,7 +161,7 @@ void GroupCommitter::SettleUngranted(Attempt& attempt, const std::vector<bool>& 
 }
 
 void GroupCommitter::Committed(Attempt& attempt, Clock::TimePoint started) {
-  if (!attempt.batch.rows.empty() || attempt.delete_all) Count(attempt, started);
+  if (!attempt.batch.keys.empty() || attempt.delete_all) Count(attempt, started);
   listener_.OnCommitted(attempt.batch);
   queued_ -= attempt.queued;
   for (auto& g : attempt.guarded) g.guard->decided(CommitGuard::Outcome::kCommitted);
@@ -158,16 +175,16 @@ void GroupCommitter::Count(const Attempt& attempt, Clock::TimePoint started) {
   last_commit_ns_ =
       std::chrono::duration_cast<std::chrono::nanoseconds>(clock_.Now() - started).count();
   commit_seconds_hist_.Observe(static_cast<double>(last_commit_ns_.load()) / 1e9);
-  batch_rows_hist_.Observe(static_cast<double>(attempt.batch.rows.size()));
+  batch_rows_hist_.Observe(static_cast<double>(attempt.batch.keys.size()));
   ++commits_;
-  committed_rows_ += attempt.batch.rows.size();
+  committed_rows_ += attempt.batch.writes();
 }
 
 void GroupCommitter::FailedAttempt(Attempt& attempt, const Status& failed, int number) {
   ++failed_commits_;
   if (number == 0 || number % 50 == 0) {
     spdlog::warn("store: commit of {} writes failed (attempt {}), retrying: {}",
-                 attempt.batch.rows.size(), number + 1, failed.error().message);
+                 attempt.batch.writes(), number + 1, failed.error().message);
   }
   {
     MutexLock lock(mu_);
@@ -183,7 +200,7 @@ void GroupCommitter::FailedAttempt(Attempt& attempt, const Status& failed, int n
   for (auto& w : attempt.waiters) time_out(w);
   for (auto& g : attempt.guarded) time_out(g.waiter);
   if (!giving_up) return;
-  spdlog::error("store: shutting down with {} writes not committed: {}", attempt.batch.rows.size(),
+  spdlog::error("store: shutting down with {} writes not committed: {}", attempt.batch.writes(),
                 failed.error().message);
   queued_ -= attempt.queued;
   attempt.queued = 0;

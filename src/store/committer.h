@@ -112,7 +112,8 @@ class GroupCommitter {
   uint64_t NextSeq() { return seq_.fetch_add(1) + 1; }
   // Reserves room for `n` writes; false, reserving nothing, when the queue is full.
   bool Reserve(size_t n);
-  void Release(size_t n);  // the unused part of a reservation
+  void Release(size_t n);                 // the unused part of a reservation
+  void Added(size_t n) { queued_ += n; }  // writes queued beyond a reservation
   // Queues `unit`, whose writes were reserved.
   void Enqueue(WriteUnit unit);
   // How long the oldest write not yet committed has waited; zero when there is none.

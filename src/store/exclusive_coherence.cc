@@ -14,9 +14,9 @@ class ExclusiveCoherence final : public Coherence {
   Status Start() override {
     if (durable_ == nullptr) return Ok();
     int64_t before = tier_.count();
-    SKYDB_RETURN_IF_ERROR(durable_->LoadIndex(
-        tier_.WallMs(), [&](std::string key, UnixMillis expires_at, size_t /*value_bytes*/) {
-          tier_.AddIndexed(std::move(key), expires_at);
+    SKYDB_RETURN_IF_ERROR(
+        durable_->LoadIndex(tier_.WallMs(), [&](DurableBackend::IndexEntry entry) {
+          tier_.AddIndexed(std::move(entry.key), entry.expires_at, entry.type);
         }));
     spdlog::info("store: loaded the index of {} live sessions from {}", tier_.count() - before,
                  durable_->Describe());
@@ -62,9 +62,9 @@ class ExclusiveCoherence final : public Coherence {
     s.sessions = tier_.count();
     s.expiring = tier_.expiring();
   }
-  void Scan(uint64_t cursor, std::string pattern, size_t count,
+  void Scan(uint64_t cursor, std::string pattern, size_t count, std::optional<ValueType> type,
             StoreCallback<ScanReply> done) override {
-    done(tier_.Scan(cursor, pattern, std::max<size_t>(count, 1)));
+    done(tier_.Scan(cursor, pattern, std::max<size_t>(count, 1), type));
   }
   int64_t Flushed(int64_t in_memory) override { return in_memory; }
 

@@ -261,9 +261,15 @@ OpRunner::Executed<T> OpRunner::Execute(const ShardLocks& locks, const OpPlan& p
       tier_, locks, options_.scope, tier_.WallMs(), clock_.Now(), rows,
       committer_ ? std::function<uint64_t()>([c = committer_] { return c->NextSeq(); }) : nullptr,
       rows != nullptr || ReplyWaitsForCommit());
+  if (committer_) {
+    scope.set_reserve_more([c = committer_](size_t n) { return c->Reserve(n); });
+  }
   out.result = apply(scope);
   size_t queued = scope.writes().size();
-  if (committer_ && plan.max_writes > queued) committer_->Release(plan.max_writes - queued);
+  size_t reserved = plan.max_writes + scope.reserved_more();
+  if (committer_ && reserved > queued) committer_->Release(reserved - queued);
+  // A plan's bound is the queue's admission, not its accounting: writes beyond it still count.
+  if (committer_ && queued > reserved) committer_->Added(queued - reserved);
   writes_ += scope.applied_writes();
   out.waits = std::move(scope.depends());
   if (queued > 0 || scope.delete_all()) {

@@ -4,6 +4,7 @@
 #include <limits>
 
 #include "base/strings.h"
+#include "store/collection_ops.h"
 
 namespace skydb::store {
 namespace {
@@ -33,14 +34,6 @@ bool ChangeDeadline(Scope& s, Shard& shard, Entry& e, const std::string& key, co
   return true;
 }
 
-// `current` is the key's deadline (0: none, which counts as infinitely far), `when` the new one.
-bool ConditionHolds(const ExpireCondition& c, UnixMillis current, UnixMillis when) {
-  if (c.if_none && current != 0) return false;
-  if (c.if_any && current == 0) return false;
-  if (c.if_later && (current == 0 || when <= current)) return false;
-  if (c.if_earlier && current != 0 && when >= current) return false;
-  return true;
-}
 
 // The new value of an increment as Redis computes it; false with `error` set when refused.
 bool Increased(const IncrRequest& r, const std::optional<std::string>& current, IncrReply* out,
@@ -76,13 +69,22 @@ bool Increased(const IncrRequest& r, const std::optional<std::string>& current, 
 
 }  // namespace
 
-std::optional<std::string> ReadKey(Scope& s, Shard& shard, const std::string& key, ReadKind kind,
-                                   const std::optional<Expiry>& change) {
+bool ConditionHolds(const ExpireCondition& c, UnixMillis current, UnixMillis when) {
+  if (c.if_none && current != 0) return false;
+  if (c.if_any && current == 0) return false;
+  if (c.if_later && (current == 0 || when <= current)) return false;
+  if (c.if_earlier && current != 0 && when >= current) return false;
+  return true;
+}
+
+Result<std::optional<std::string>> ReadKey(Scope& s, Shard& shard, const std::string& key,
+                                           ReadKind kind, const std::optional<Expiry>& change) {
   Found found = s.Find(shard, key);
   if (found.entry == nullptr) {
     s.Depend(found);
-    return std::nullopt;
+    return std::optional<std::string>();
   }
+  if (found.entry->type != ValueType::kString) return WrongType();
   std::optional<std::string> value;
   if (found.entry->value) value = found.entry->value->str();
   if (kind == ReadKind::kGetDel) {
@@ -96,9 +98,13 @@ std::optional<std::string> ReadKey(Scope& s, Shard& shard, const std::string& ke
   return value;
 }
 
-SetReply SetKey(Scope& s, Shard& shard, const SetArgs& request) {
+Result<SetReply> SetKey(Scope& s, Shard& shard, const SetArgs& request) {
   SetReply reply;
   Found found = s.Find(shard, request.key);
+  // SET ... GET reads a string; a plain SET replaces whatever the key held.
+  if (request.return_old && found.entry != nullptr && found.entry->type != ValueType::kString) {
+    return WrongType();
+  }
   if (request.return_old && found.entry != nullptr && found.entry->value) {
     reply.old_value = found.entry->value->str();
   }
@@ -154,6 +160,10 @@ IncrOutcome IncrementKey(Scope& s, Shard& shard, const IncrRequest& request,
                          size_t max_value_bytes) {
   IncrOutcome outcome;
   Found found = s.Find(shard, request.key);
+  if (found.entry != nullptr && found.entry->type != ValueType::kString) {
+    outcome.error = kWrongTypeError;
+    return outcome;
+  }
   std::optional<std::string> current;
   if (found.entry != nullptr && found.entry->value) current = found.entry->value->str();
   if (found.entry != nullptr && !found.entry->value) {
@@ -187,6 +197,77 @@ TtlReply TtlKey(Scope& s, Shard& shard, const std::string& key) {
     reply.remaining_ms = found.entry->expires_at - s.now();
   }
   return reply;
+}
+
+namespace {
+
+bool IsInteger(const std::string& text) {
+  int64_t unused = 0;
+  return text.size() <= 20 && ParseRedisInt64(text, &unused);
+}
+
+// How Redis 7 would encode `e` (OBJECT ENCODING), by its sizes.
+std::string EncodingOf(const Entry& e) {
+  if (e.type == ValueType::kString) {
+    const std::string& v = e.value ? e.value->str() : std::string();
+    return IsInteger(v) ? "int" : v.size() <= 44 ? "embstr" : "raw";
+  }
+  const auto& fields = e.collection->fields;
+  bool small = fields.size() <= 128;
+  bool ints = e.type == ValueType::kSet && fields.size() <= 512;
+  for (const auto& [name, f] : fields) {
+    if (name.size() > 64 || f.value.size() > 64) small = false;
+    if (!IsInteger(name)) ints = false;
+  }
+  return ints ? "intset" : small ? "listpack" : "hashtable";
+}
+
+}  // namespace
+
+std::optional<KeyInfo> TypeKey(Scope& s, Shard& shard, const std::string& key) {
+  Found found = s.Find(shard, key);
+  s.Depend(found);
+  if (found.entry == nullptr) return std::nullopt;
+  if (!found.entry->cached()) return KeyInfo{found.entry->type, ""};
+  return KeyInfo{found.entry->type, EncodingOf(*found.entry)};
+}
+
+Result<bool> RenameKey(Scope& s, const std::string& from, const std::string& to, bool if_absent) {
+  Shard& from_shard = s.ShardOf(from);
+  Shard& to_shard = s.ShardOf(to);
+  s.Holds(from_shard);
+  s.Holds(to_shard);
+  Found source = s.Find(from_shard, from);
+  if (source.entry == nullptr) return Error::InvalidArgument("no such key");
+  if (from == to) return !if_absent;
+  Found target = s.Find(to_shard, to);
+  if (if_absent && target.entry != nullptr) {
+    s.Depend(target);
+    return false;
+  }
+  Entry& e = *source.entry;
+  UnixMillis deadline = e.expires_at;
+  ValueType type = e.type;
+  std::optional<SharedValue> value = e.value;
+  std::vector<std::pair<std::string, CollectionField>> fields;
+  if (e.collection) fields.assign(e.collection->fields.begin(), e.collection->fields.end());
+  if (!s.ReserveMore(fields.size() + 4)) {
+    return Error::Unavailable("write queue full; nothing was applied; retry later");
+  }
+  s.WriteDelete(from_shard, from);
+  if (target.entry != nullptr) s.WriteDelete(to_shard, to);
+  Entry& moved = s.tier().Insert(to_shard, to);
+  if (type == ValueType::kString) {
+    s.WriteValue(to_shard, moved, to, value ? *value : SharedValue(), deadline);
+    return true;
+  }
+  s.tier().SetDeadline(to_shard, moved, deadline);
+  s.tier().SetCollection(to_shard, moved, type, std::make_unique<Collection>());
+  for (auto& [name, f] : fields) {
+    std::string bytes = f.value.str();
+    PutField(s, to_shard, moved, to, name, std::move(bytes), f.expires_at);
+  }
+  return true;
 }
 
 }  // namespace skydb::store

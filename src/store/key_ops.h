@@ -33,11 +33,17 @@ struct SetArgs {
   }
 };
 
+// Redis's reply to a command on a key of another type.
+inline constexpr const char* kWrongTypeError =
+    "WRONGTYPE Operation against a key holding the wrong kind of value";
+inline Error WrongType() { return Error::InvalidArgument(kWrongTypeError); }
+
 // The key's value must be in memory (the driver loads evicted values first).
-std::optional<std::string> ReadKey(Scope& s, Shard& shard, const std::string& key, ReadKind kind,
-                                   const std::optional<Expiry>& change) REQUIRES(shard.mu);
+Result<std::optional<std::string>> ReadKey(Scope& s, Shard& shard, const std::string& key,
+                                           ReadKind kind, const std::optional<Expiry>& change)
+    REQUIRES(shard.mu);
 // NX/XX and SET ... GET.
-SetReply SetKey(Scope& s, Shard& shard, const SetArgs& request) REQUIRES(shard.mu);
+Result<SetReply> SetKey(Scope& s, Shard& shard, const SetArgs& request) REQUIRES(shard.mu);
 bool DeleteKey(Scope& s, Shard& shard, const std::string& key) REQUIRES(shard.mu);
 bool ExistsKey(Scope& s, Shard& shard, const std::string& key) REQUIRES(shard.mu);
 bool ExpireKey(Scope& s, Shard& shard, const std::string& key, const Expiry& expiry,
@@ -50,5 +56,14 @@ struct IncrOutcome {
 IncrOutcome IncrementKey(Scope& s, Shard& shard, const IncrRequest& request, size_t max_value_bytes)
     REQUIRES(shard.mu);
 TtlReply TtlKey(Scope& s, Shard& shard, const std::string& key) REQUIRES(shard.mu);
+// TYPE / OBJECT ENCODING; nullopt for a missing key. Its value must be in memory.
+std::optional<KeyInfo> TypeKey(Scope& s, Shard& shard, const std::string& key) REQUIRES(shard.mu);
+// RENAME / RENAMENX: `to` gets `from`'s value (of any type) and deadline; false when `if_absent`
+// and `to` exists; an error ("no such key") when `from` does not. Both values in memory.
+Result<bool> RenameKey(Scope& s, const std::string& from, const std::string& to, bool if_absent);
+
+// EXPIRE's (and HEXPIRE's) condition: `current` is the deadline now (0: none, which counts as
+// infinitely far), `when` the new one.
+bool ConditionHolds(const ExpireCondition& c, UnixMillis current, UnixMillis when);
 
 }  // namespace skydb::store

@@ -10,7 +10,7 @@ namespace skydb::store {
 namespace {
 
 uint64_t EntryBytes(const std::string& key, const Entry& e) {
-  return kEntryOverheadBytes + key.size() + (e.value ? e.value->size() : 0);
+  return kEntryOverheadBytes + key.size() + e.value_bytes();
 }
 
 }  // namespace
@@ -88,7 +88,7 @@ Found MemoryTier::LookupWithRow(Shard& shard, const std::string& key, UnixMillis
   Entry& e = Insert(shard, key);
   SetDeadline(shard, e, row->expires_at);
   e.persisted_expires_at = row->expires_at;
-  SetValue(shard, e, row->value);
+  Install(shard, e, *row);
   return {&e, nullptr};
 }
 
@@ -118,10 +118,38 @@ void MemoryTier::SetDeadline(Shard& /*shard*/, Entry& e, UnixMillis deadline) {
 
 void MemoryTier::SetValue(Shard& shard, Entry& e, SharedValue value) {
   memory_bytes_ -= EntryBytes(*e.key, e);
-  if (!e.value) ++cached_values_;
+  if (!e.cached()) ++cached_values_;
+  e.collection.reset();
+  e.type = ValueType::kString;
   e.value = std::move(value);
   memory_bytes_ += EntryBytes(*e.key, e);
   Touch(shard, e);
+}
+
+void MemoryTier::SetCollection(Shard& shard, Entry& e, ValueType type,
+                               std::unique_ptr<Collection> collection) {
+  memory_bytes_ -= EntryBytes(*e.key, e);
+  if (!e.cached()) ++cached_values_;
+  e.value.reset();
+  e.type = type;
+  e.collection = std::move(collection);
+  memory_bytes_ += EntryBytes(*e.key, e);
+  Touch(shard, e);
+}
+
+void MemoryTier::CollectionResized(Entry& e, int64_t delta) {
+  e.collection->bytes = static_cast<uint64_t>(static_cast<int64_t>(e.collection->bytes) + delta);
+  memory_bytes_ += static_cast<uint64_t>(delta);  // wraps back for a negative delta
+}
+
+void MemoryTier::Install(Shard& shard, Entry& e, const DurableValue& row) {
+  if (row.type == ValueType::kString) return SetValue(shard, e, row.value);
+  auto collection = std::make_unique<Collection>();
+  for (const auto& f : row.fields) {
+    collection->bytes += f.name.size() + f.value.size() + kFieldOverheadBytes;
+    collection->fields.emplace(f.name, CollectionField{SharedValue(f.value), f.expires_at});
+  }
+  SetCollection(shard, e, row.type, std::move(collection));
 }
 
 void MemoryTier::Touch(Shard& shard, Entry& e) {
@@ -129,7 +157,7 @@ void MemoryTier::Touch(Shard& shard, Entry& e) {
   e.last_access_ms =
       std::chrono::duration_cast<std::chrono::milliseconds>(clock_.CoarseNow().time_since_epoch())
           .count();
-  if (!options_.evictable || e.dirty_seq != 0 || !e.value) return;
+  if (!options_.evictable || e.dirty_seq != 0 || !e.cached()) return;
   LruRemove(shard, e);
   LruPushNewest(shard, e);
 }
@@ -164,15 +192,15 @@ void MemoryTier::OnCommitted(const HashedKey& key, uint64_t seq) {
 
 uint64_t MemoryTier::EvictedVersion(Shard& shard, const std::string& key, UnixMillis now) {
   Found found = Lookup(shard, key, now);
-  if (found.entry == nullptr || found.entry->value) return 0;
+  if (found.entry == nullptr || found.entry->cached()) return 0;
   return found.entry->version;
 }
 
 void MemoryTier::Fill(Shard& shard, const std::string& key, uint64_t version, const Row& row) {
   auto it = shard.entries.find(key);
-  if (it == shard.entries.end() || it->second.value || it->second.version != version) return;
+  if (it == shard.entries.end() || it->second.cached() || it->second.version != version) return;
   if (row.has_value()) {
-    SetValue(shard, it->second, row->value);
+    Install(shard, it->second, *row);
   } else if (it->second.dirty_seq == 0) {
     // The index said live, the durable copy is gone (swept elsewhere): it is gone. The key is
     // a credential and is not logged.
@@ -181,11 +209,12 @@ void MemoryTier::Fill(Shard& shard, const std::string& key, uint64_t version, co
   }
 }
 
-void MemoryTier::AddIndexed(std::string key, UnixMillis expires_at) {
+void MemoryTier::AddIndexed(std::string key, UnixMillis expires_at, ValueType type) {
   Shard& shard = ShardFor(KeyHash(key));
   MutexLock lock(shard.mu);
   if (shard.entries.count(key) != 0) return;
   Entry& e = Insert(shard, key);
+  e.type = type;
   SetDeadline(shard, e, expires_at);
   e.persisted_expires_at = expires_at;
 }
@@ -205,7 +234,7 @@ void MemoryTier::EraseLocked(Shard& shard, KeyMap<Entry>::iterator it) {
   if (it->second.expires_at != 0) --expiring_;
   LruRemove(shard, it->second);
   memory_bytes_ -= EntryBytes(it->first, it->second);
-  if (it->second.value) --cached_values_;
+  if (it->second.cached()) --cached_values_;
   shard.entries.erase(it);
   --count_;
 }
@@ -236,8 +265,9 @@ void MemoryTier::LruPushNewest(Shard& shard, Entry& e) {
 
 void MemoryTier::DropValueLocked(Shard& shard, Entry& e) {
   LruRemove(shard, e);
-  memory_bytes_ -= e.value->size();
+  memory_bytes_ -= e.value_bytes();
   e.value.reset();
+  e.collection.reset();
   --cached_values_;
 }
 
@@ -287,7 +317,8 @@ void MemoryTier::EvictForMemory() {
   }
 }
 
-ScanReply MemoryTier::Scan(uint64_t cursor, const std::string& pattern, size_t count) {
+ScanReply MemoryTier::Scan(uint64_t cursor, const std::string& pattern, size_t count,
+                           std::optional<ValueType> type) {
   // Walks the key space in hash order; the cursor is the next hash to visit. Keys sharing a
   // hash are returned together, so a live key is never skipped.
   UnixMillis now = WallMs();
@@ -301,7 +332,9 @@ ScanReply MemoryTier::Scan(uint64_t cursor, const std::string& pattern, size_t c
       MutexLock lock(shards_[s].mu);
       for (const auto& [key, entry] : shards_[s].entries) {
         uint64_t h = KeyHash(key);
-        if (h >= pos && !IsExpired(entry, now)) found.emplace_back(h, key);
+        if (h >= pos && !IsExpired(entry, now) && (!type || entry.type == *type)) {
+          found.emplace_back(h, key);
+        }
       }
     }
     std::sort(found.begin(), found.end());

@@ -75,7 +75,14 @@ class MemoryTier {
   void Remove(Shard& shard, const std::string& key, uint64_t seq, std::shared_ptr<Waiter> inflight)
       REQUIRES(shard.mu);
   void SetDeadline(Shard& shard, Entry& e, UnixMillis deadline) REQUIRES(shard.mu);
+  // A string's value, or a hash's or set's fields: the entry becomes that type, cached.
   void SetValue(Shard& shard, Entry& e, SharedValue value) REQUIRES(shard.mu);
+  void SetCollection(Shard& shard, Entry& e, ValueType type, std::unique_ptr<Collection> collection)
+      REQUIRES(shard.mu);
+  // A cached collection grew or shrank by `delta` bytes (a field written or removed).
+  void CollectionResized(Entry& e, int64_t delta);
+  // A value read from PostgreSQL, whatever its type.
+  void Install(Shard& shard, Entry& e, const DurableValue& row) REQUIRES(shard.mu);
   // An access: refreshes idleness and, for clean cached values, the LRU position.
   void Touch(Shard& shard, Entry& e) REQUIRES(shard.mu);
   // A write with `seq` is queued: the value may not leave memory until it commits.
@@ -99,12 +106,13 @@ class MemoryTier {
   // The durable layer committed `key` up to `seq`.
   void OnCommitted(const HashedKey& key, uint64_t seq);
   // At start: a key of the durable index (value not loaded).
-  void AddIndexed(std::string key, UnixMillis expires_at);
+  void AddIndexed(std::string key, UnixMillis expires_at, ValueType type);
   // Expired entries, idle values (evictable tiers) and, past the memory cap, LRU values.
   void Sweep();
   void EvictForMemory();
   bool OverMemoryCap() const;
-  ScanReply Scan(uint64_t cursor, const std::string& pattern, size_t count);
+  ScanReply Scan(uint64_t cursor, const std::string& pattern, size_t count,
+                 std::optional<ValueType> type = std::nullopt);
 
   int64_t count() const { return count_.load(); }
   int64_t expiring() const { return expiring_.load(); }

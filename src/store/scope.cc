@@ -1,5 +1,6 @@
 #include "store/scope.h"
 
+#include <algorithm>
 #include <limits>
 
 namespace skydb::store {
@@ -19,8 +20,12 @@ UnixMillis SaturatingAdd(UnixMillis a, int64_t b) {
 
 uint64_t RowFingerprint(const Row& row) {
   if (!row) return 0;
-  return (KeyHash(row->value) ^ (static_cast<uint64_t>(row->expires_at) * 0x9E3779B97F4A7C15ULL)) |
-         1;
+  // The version tells apart two writes of equal bytes, and a hash's or set's row (its fields
+  // change, not its own bytes); rows written before versions existed have 0.
+  uint64_t mixed = KeyHash(row->value) ^
+                   (static_cast<uint64_t>(row->expires_at) * 0x9E3779B97F4A7C15ULL) ^
+                   (row->version * 0xC2B2AE3D27D4EB4FULL) ^ static_cast<uint64_t>(row->type);
+  return mixed | 1;
 }
 
 Scope::Scope(MemoryTier& tier, const ShardLocks& locks, const ScopeConfig& config, UnixMillis now,
@@ -69,6 +74,10 @@ uint64_t Scope::Queue(const std::string& key, DurableWrite write) {
     waiter_ = std::make_shared<Waiter>(steady_now_, nullptr);
   }
   uint64_t seq = next_seq_();
+  // A row's version: distinct for every write of every daemon (the salt is this store's), so
+  // a guard sees any change of a hash's fields in its row alone.
+  write.version = KeyHash(std::string_view(reinterpret_cast<const char*>(&seq), sizeof seq)) ^
+                  config_.version_salt;
   writes_.push_back({std::move(write), seq, KeyHash(key)});
   return seq;
 }
@@ -82,11 +91,13 @@ void Scope::NoteChange(Shard& shard, const std::string& key) {
 void Scope::WriteValue(Shard& shard, Entry& e, const std::string& key, SharedValue value,
                        UnixMillis deadline) {
   NoteChange(shard, key);
+  if (e.type != ValueType::kString)
+    Queue(key, DurableWrite::Of(DurableWrite::Kind::kFieldsClear, key));
   tier_.Changed(shard, e);
   tier_.SetDeadline(shard, e, deadline);
   // A value write persists the exact deadline; only deadline-only changes add the slack.
   e.persisted_expires_at = deadline;
-  uint64_t seq = Queue(key, {DurableWrite::Kind::kUpsert, key, value, deadline});
+  uint64_t seq = Queue(key, DurableWrite::Of(DurableWrite::Kind::kUpsert, key, value, deadline));
   tier_.MarkDirty(shard, e, seq, Tracked());
   tier_.SetValue(shard, e, std::move(value));  // the entry and the write hold the same bytes
 }
@@ -95,14 +106,54 @@ void Scope::WriteDeadline(Shard& shard, Entry& e, const std::string& key, UnixMi
   NoteChange(shard, key);
   tier_.Changed(shard, e);
   e.persisted_expires_at = persisted;
-  uint64_t seq = Queue(key, {DurableWrite::Kind::kTouch, key, {}, persisted});
+  uint64_t seq = Queue(key, DurableWrite::Of(DurableWrite::Kind::kTouch, key, {}, persisted));
   tier_.MarkDirty(shard, e, seq, Tracked());
 }
 
 void Scope::WriteDelete(Shard& shard, const std::string& key) {
   NoteChange(shard, key);
-  uint64_t seq = Queue(key, {DurableWrite::Kind::kDelete, key, {}, 0});
+  rows_written_.erase(std::remove(rows_written_.begin(), rows_written_.end(), key),
+                      rows_written_.end());
+  uint64_t seq = Queue(key, DurableWrite::Of(DurableWrite::Kind::kDelete, key));
   tier_.Remove(shard, key, seq, Tracked());
+}
+
+void Scope::WriteCollectionRow(Shard& shard, Entry& e, const std::string& key) {
+  NoteChange(shard, key);
+  tier_.Changed(shard, e);
+  if (std::find(rows_written_.begin(), rows_written_.end(), key) != rows_written_.end()) return;
+  rows_written_.push_back(key);
+  e.persisted_expires_at = e.expires_at;
+  auto row = DurableWrite::Of(DurableWrite::Kind::kCollection, key, {}, e.expires_at);
+  row.type = e.type;
+  uint64_t seq = Queue(key, std::move(row));
+  tier_.MarkDirty(shard, e, seq, Tracked());
+}
+
+void Scope::WriteField(Shard& shard, Entry& e, const std::string& key, const std::string& field,
+                       SharedValue value, UnixMillis field_expires_at) {
+  WriteCollectionRow(shard, e, key);
+  auto w =
+      DurableWrite::Of(DurableWrite::Kind::kFieldUpsert, key, std::move(value), field_expires_at);
+  w.field = field;
+  uint64_t seq = Queue(key, std::move(w));
+  tier_.MarkDirty(shard, e, seq, Tracked());
+}
+
+void Scope::WriteFieldDelete(Shard& shard, Entry& e, const std::string& key,
+                             const std::string& field) {
+  WriteCollectionRow(shard, e, key);
+  auto w = DurableWrite::Of(DurableWrite::Kind::kFieldDelete, key);
+  w.field = field;
+  uint64_t seq = Queue(key, std::move(w));
+  tier_.MarkDirty(shard, e, seq, Tracked());
+}
+
+bool Scope::ReserveMore(size_t writes) {
+  if (!config_.durable || !reserve_more_) return true;
+  if (!reserve_more_(writes)) return false;
+  reserved_more_ += writes;
+  return true;
 }
 
 int64_t Scope::ClearAll() {

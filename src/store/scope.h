@@ -38,6 +38,7 @@ struct ScopeConfig {
   // Entries keep the waiter of their uncommitted write even when no reply waits for it: with
   // shared coherence an operation reads a key's row only once this store's own write committed.
   bool track_inflight = false;
+  uint64_t version_salt = 0;  // random per store: the row versions it writes are its own
 };
 
 // a + b for deadlines, saturating at the maximum instead of overflowing.
@@ -72,6 +73,17 @@ class Scope {
   void WriteDeadline(Shard& shard, Entry& e, const std::string& key, UnixMillis persisted)
       REQUIRES(shard.mu);
   void WriteDelete(Shard& shard, const std::string& key) REQUIRES(shard.mu);
+  // A hash field (set member) written or deleted in `e`'s collection (memory already changed):
+  // the field write, and the key's own row (type, deadline, new version) once per operation.
+  void WriteField(Shard& shard, Entry& e, const std::string& key, const std::string& field,
+                  SharedValue value, UnixMillis field_expires_at) REQUIRES(shard.mu);
+  void WriteFieldDelete(Shard& shard, Entry& e, const std::string& key, const std::string& field)
+      REQUIRES(shard.mu);
+  // More queue room, for an operation that learns how much it writes as it goes (SINTERSTORE);
+  // false, reserving nothing, when the queue is full: the operation must then write nothing.
+  bool ReserveMore(size_t writes);
+  size_t reserved_more() const { return reserved_more_; }
+  void set_reserve_more(std::function<bool(size_t)> reserve) { reserve_more_ = std::move(reserve); }
   // Every change a client makes to a key, durable or not: what WATCH sees.
   void NoteChange(Shard& shard, const std::string& key) REQUIRES(shard.mu);
   // FLUSHALL inside a transaction: memory is cleared now, the durable delete of every row goes
@@ -87,6 +99,8 @@ class Scope {
 
  private:
   uint64_t Queue(const std::string& key, DurableWrite write);
+  // The collection's own row, once per operation and key.
+  void WriteCollectionRow(Shard& shard, Entry& e, const std::string& key) REQUIRES(shard.mu);
   std::shared_ptr<Waiter> Tracked() const {
     return config_.sync || config_.track_inflight ? waiter_ : nullptr;
   }
@@ -102,6 +116,10 @@ class Scope {
   std::vector<QueuedWrite> writes_;
   size_t applied_writes_ = 0;
   bool delete_all_ = false;
+  // Collections whose row this operation queued since it last deleted them.
+  std::vector<std::string> rows_written_;
+  std::function<bool(size_t)> reserve_more_;
+  size_t reserved_more_ = 0;
   std::shared_ptr<Waiter> waiter_;  // the unit's, created with its first write when tracked
   std::vector<std::shared_ptr<Waiter>> depends_;
 };

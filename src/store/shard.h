@@ -56,18 +56,34 @@ struct KeyEqual {
 template <typename Value>
 using KeyMap = std::unordered_map<std::string, Value, KeyHasher, KeyEqual>;
 
+// One field of a hash (a member of a set: `value` empty), as memory holds it.
+struct CollectionField {
+  SharedValue value;          // shared with the field write queued for it
+  UnixMillis expires_at = 0;  // a hash field's own deadline (HEXPIRE); 0: none
+};
+
+// A hash's fields or a set's members.
+struct Collection {
+  std::unordered_map<std::string, CollectionField> fields;
+  // Bytes it is accounted for: names, values and a map node each (kFieldOverheadBytes).
+  uint64_t bytes = 0;
+};
+inline constexpr uint64_t kFieldOverheadBytes = 64;
+
 // Lives in its map's node and is never copied or moved: the shard's LRU links point at it.
 struct Entry {
   Entry() = default;
   Entry(const Entry&) = delete;
   Entry& operator=(const Entry&) = delete;
 
-  const std::string* key = nullptr;     // the map's own key (stable while the entry lives)
-  std::optional<SharedValue> value;     // nullopt: evicted; PostgreSQL holds it
-  UnixMillis expires_at = 0;            // true deadline; 0 = none
-  UnixMillis persisted_expires_at = 0;  // deadline last sent to the durable layer
-  int64_t last_access_ms = 0;           // steady-clock ms, for idle eviction
-  uint64_t dirty_seq = 0;               // seq of the last write not yet committed; 0 = clean
+  const std::string* key = nullptr;        // the map's own key (stable while the entry lives)
+  ValueType type = ValueType::kString;     // known whether or not the value is in memory
+  std::optional<SharedValue> value;        // a string's; nullopt: evicted, PostgreSQL holds it
+  std::unique_ptr<Collection> collection;  // a hash's or set's; null: evicted
+  UnixMillis expires_at = 0;               // true deadline; 0 = none
+  UnixMillis persisted_expires_at = 0;     // deadline last sent to the durable layer
+  int64_t last_access_ms = 0;              // steady-clock ms, for idle eviction
+  uint64_t dirty_seq = 0;                  // seq of the last write not yet committed; 0 = clean
   // Changes with every write and with a new entry for the key (never with an eviction): a load
   // asked at one version is installed only at the same one (MemoryTier::Fill).
   uint64_t version = 0;
@@ -79,6 +95,15 @@ struct Entry {
   bool in_lru = false;
   Entry* lru_prev = nullptr;  // towards the least recent
   Entry* lru_next = nullptr;
+
+  // Its value is in memory.
+  bool cached() const {
+    return type == ValueType::kString ? value.has_value() : collection != nullptr;
+  }
+  uint64_t value_bytes() const {
+    return type == ValueType::kString ? (value ? value->size() : 0)
+                                      : (collection ? collection->bytes : 0);
+  }
 };
 
 // A delete queued for the durable layer and not committed yet: until it commits, PostgreSQL

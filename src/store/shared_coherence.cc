@@ -85,15 +85,15 @@ class SharedCoherence final : public Coherence {
     s.expiring = expiring_.load();
   }
 
-  void Scan(uint64_t cursor, std::string pattern, size_t count,
+  void Scan(uint64_t cursor, std::string pattern, size_t count, std::optional<ValueType> type,
             StoreCallback<ScanReply> done) override {
     count = std::max<size_t>(count, 1);
     // The table is paged by a 60-bit hash: a cursor past it (SCAN -1 wraps there, as in Redis)
     // has nothing left to return.
     if (cursor >= (uint64_t{1} << 60)) return done(ScanReply{});
-    loader_.Run([this, cursor, pattern = std::move(pattern), count, done](int reader) {
+    loader_.Run([this, cursor, pattern = std::move(pattern), count, type, done](int reader) {
       if (reader < 0) return done(Error::Unavailable("the store is shutting down"));
-      auto page = durable_.ScanKeys(reader, cursor, count, tier_.WallMs());
+      auto page = durable_.ScanKeys(reader, cursor, count, tier_.WallMs(), type);
       if (!page.ok()) return done(std::move(page).error().Within("SCAN"));
       ScanReply reply;
       reply.next_cursor = page->next_cursor;

@@ -4,6 +4,18 @@
 
 namespace skydb {
 
+const char* ValueTypeName(ValueType type) {
+  switch (type) {
+    case ValueType::kString:
+      return "string";
+    case ValueType::kHash:
+      return "hash";
+    case ValueType::kSet:
+      return "set";
+  }
+  return "none";
+}
+
 std::unique_ptr<SessionStore> NewMemoryStore(const MemoryTierOptions& options, Clock& clock) {
   TieredOptions tiered;
   tiered.memory = options;

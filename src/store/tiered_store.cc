@@ -3,7 +3,9 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <random>
 
+#include "store/collection_ops.h"
 #include "store/key_ops.h"
 #include "store/tx_ops.h"
 
@@ -33,6 +35,7 @@ CommitterOptions CommitterOptionsFor(const TieredOptions& o) {
 
 RunnerOptions RunnerOptionsFor(const TieredOptions& o, bool durable) {
   RunnerOptions r;
+  r.scope.version_salt = std::random_device{}() | (uint64_t{std::random_device{}()} << 32);
   r.scope.default_ttl = o.memory.default_ttl;
   r.scope.persist_slack = o.ttl_persist_slack;
   r.scope.durable = durable;
@@ -40,12 +43,6 @@ RunnerOptions RunnerOptionsFor(const TieredOptions& o, bool durable) {
   r.durability = o.durability;
   r.async_max_lag = o.async_max_lag;
   return r;
-}
-
-Status CheckKey(const std::string& key, const MemoryTierOptions& o) {
-  if (key.size() <= o.max_key_bytes) return Ok();
-  return Error::InvalidArgument("key is " + std::to_string(key.size()) + " bytes; the limit is " +
-                                std::to_string(o.max_key_bytes));
 }
 
 Status CheckSizes(const SetRequest& r, const MemoryTierOptions& o) {
@@ -59,6 +56,12 @@ Status CheckSizes(const SetRequest& r, const MemoryTierOptions& o) {
 }
 
 }  // namespace
+
+Status CheckKey(const std::string& key, const MemoryTierOptions& o) {
+  if (key.size() <= o.max_key_bytes) return Ok();
+  return Error::InvalidArgument("key is " + std::to_string(key.size()) + " bytes; the limit is " +
+                                std::to_string(o.max_key_bytes));
+}
 
 TieredStore::TieredStore(const TieredOptions& options, Clock& clock,
                          std::unique_ptr<DurableBackend> durable)
@@ -93,8 +96,8 @@ Status TieredStore::Start() {
 }
 
 void TieredStore::OnCommitted(const Batch& batch) {
-  for (size_t i = 0; i < batch.rows.size(); ++i) {
-    tier_.OnCommitted(HashedKey{batch.rows[i].key, batch.hashes[i]}, batch.seqs[i]);
+  for (size_t i = 0; i < batch.keys.size(); ++i) {
+    tier_.OnCommitted(HashedKey{batch.keys[i], batch.hashes[i]}, batch.seqs[i]);
   }
 }
 
@@ -116,7 +119,8 @@ bool TieredStore::GetInPlace(const std::string& key, FunctionRef<void(const std:
   if (KeyGates::IsGated(shard, key)) return false;  // an earlier operation on it runs first
   Found found = tier_.Lookup(shard, hashed, tier_.WallMs());
   if (committer_ && options_.durability == Durability::kSync && found.pending) return false;
-  if (found.entry != nullptr && !found.entry->value) return false;  // evicted: Get loads it
+  // Evicted (Get loads it), or not a string (Get answers WRONGTYPE).
+  if (found.entry != nullptr && !found.entry->value) return false;
   tier_.CountHitInPlace(shard);
   if (found.entry == nullptr) {
     visit(nullptr);
@@ -312,8 +316,8 @@ void TieredStore::Transact(std::vector<TxOp> ops, std::shared_ptr<WatchList> wat
 }
 
 void TieredStore::Scan(uint64_t cursor, std::string pattern, size_t count,
-                       StoreCallback<ScanReply> done) {
-  coherence_->Scan(cursor, std::move(pattern), count, std::move(done));
+                       std::optional<ValueType> type, StoreCallback<ScanReply> done) {
+  coherence_->Scan(cursor, std::move(pattern), count, type, std::move(done));
 }
 
 StoreStats TieredStore::Stats() const {

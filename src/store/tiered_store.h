@@ -34,6 +34,9 @@
 
 namespace skydb::store {
 
+// OK when `key` is within store.max_key_bytes; else the error a client is answered.
+Status CheckKey(const std::string& key, const MemoryTierOptions& o);
+
 class TieredStore final : public SessionStore, private CommitListener {
  public:
   // `durable` null: the memory-only store.
@@ -56,8 +59,11 @@ class TieredStore final : public SessionStore, private CommitListener {
   void DeleteAll(StoreCallback<int64_t> done) override;
   bool GetInPlace(const std::string& key, FunctionRef<void(const std::string*)> visit) override;
   void Ttl(std::string key, StoreCallback<TtlReply> done) override;
-  void Scan(uint64_t cursor, std::string pattern, size_t count,
+  void Scan(uint64_t cursor, std::string pattern, size_t count, std::optional<ValueType> type,
             StoreCallback<ScanReply> done) override;
+  void Type(std::string key, StoreCallback<std::optional<KeyInfo>> done) override;
+  void Rename(std::string from, std::string to, bool if_absent, StoreCallback<bool> done) override;
+  void Collection(CollectionOp op, StoreCallback<StoreReply> done) override;
   void Watch(std::vector<std::string> keys, std::shared_ptr<WatchList> into,
              StoreCallback<bool> done) override;
   void Unwatch(WatchList& list) override;

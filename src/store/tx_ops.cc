@@ -3,6 +3,8 @@
 #include <type_traits>
 #include <variant>
 
+#include "store/collection_ops.h"
+
 namespace skydb::store {
 namespace {
 
@@ -39,6 +41,18 @@ void PlanOp(const TxOp& op, OpPlan* plan) {
           ++plan->max_writes;
         } else if constexpr (std::is_same_v<T, tx::DeleteAll>) {
           plan->all_shards = true;
+        } else if constexpr (std::is_same_v<T, tx::Collection>) {
+          OpPlan c = PlanCollection(o.op);
+          plan->keys.insert(plan->keys.end(), c.keys.begin(), c.keys.end());
+          plan->reads.insert(plan->reads.end(), c.reads.begin(), c.reads.end());
+          plan->max_writes += c.max_writes;
+        } else if constexpr (std::is_same_v<T, tx::Rename>) {
+          plan->keys.insert(plan->keys.end(), {o.from, o.to});
+          plan->reads.insert(plan->reads.end(), {o.from, o.to});
+          plan->max_writes += 4;
+        } else if constexpr (std::is_same_v<T, tx::Type>) {
+          plan->keys.push_back(o.key);
+          plan->reads.push_back(o.key);
         } else {
           plan->keys.push_back(o.key);
           if (std::is_same_v<T, tx::Expire>) ++plan->max_writes;
@@ -81,6 +95,17 @@ size_t ReadBytes(Scope& s, const PlannedTx& tx) {
   for (size_t i = 0; i < tx.ops.size(); ++i) {
     const TxOp& op = tx.ops[i];
     if (tx.sets[i]) bytes += tx.sets[i]->value.size();
+    if (const auto* c = std::get_if<tx::Collection>(&op)) {
+      // At most what its keys hold, and what it writes (HSET's values).
+      for (const auto& v : c->op.values) bytes += v.size();
+      for (const auto& key : c->op.keys) {
+        Shard& shard = s.ShardOf(key);
+        s.Holds(shard);
+        Found found = s.Find(shard, key);
+        if (found.entry != nullptr) bytes += found.entry->value_bytes();
+      }
+      continue;
+    }
     const std::string* key = nullptr;
     if (const auto* read = std::get_if<tx::Read>(&op)) key = &read->key;
     if (tx.sets[i] && tx.sets[i]->return_old) key = &tx.sets[i]->key;
@@ -93,6 +118,17 @@ size_t ReadBytes(Scope& s, const PlannedTx& tx) {
   return bytes;
 }
 
+// DEL (`del`) or EXISTS of `keys`: how many were deleted or exist.
+int64_t CountKeys(Scope& s, const std::vector<std::string>& keys, bool del) {
+  int64_t n = 0;
+  for (const auto& key : keys) {
+    Shard& shard = s.ShardOf(key);
+    s.Holds(shard);
+    if (del ? DeleteKey(s, shard, key) : ExistsKey(s, shard, key)) ++n;
+  }
+  return n;
+}
+
 // Applies op `i` (its keys' shards are locked); returns the delivery of its result.
 std::function<void()> ApplyOp(Scope& s, PlannedTx& tx, size_t i, size_t max_value_bytes) {
   return std::visit(
@@ -103,15 +139,12 @@ std::function<void()> ApplyOp(Scope& s, PlannedTx& tx, size_t i, size_t max_valu
         };
         if constexpr (std::is_same_v<T, tx::DeleteAll>) {
           return deliver(s.ClearAll());
+        } else if constexpr (std::is_same_v<T, tx::Collection>) {
+          return deliver(ApplyCollection(s, o.op, max_value_bytes));
+        } else if constexpr (std::is_same_v<T, tx::Rename>) {
+          return deliver(RenameKey(s, o.from, o.to, o.if_absent));
         } else if constexpr (std::is_same_v<T, tx::Delete> || std::is_same_v<T, tx::Exists>) {
-          int64_t n = 0;
-          for (const auto& key : o.keys) {
-            Shard& shard = s.ShardOf(key);
-            s.Holds(shard);
-            if (std::is_same_v<T, tx::Delete> ? DeleteKey(s, shard, key) : ExistsKey(s, shard, key))
-              ++n;
-          }
-          return deliver(n);
+          return deliver(CountKeys(s, o.keys, std::is_same_v<T, tx::Delete>));
         } else if constexpr (std::is_same_v<T, tx::Set>) {
           Shard& shard = s.ShardOf(o.request.key);
           s.Holds(shard);
@@ -131,6 +164,8 @@ std::function<void()> ApplyOp(Scope& s, PlannedTx& tx, size_t i, size_t max_valu
           s.Holds(shard);
           if constexpr (std::is_same_v<T, tx::Read>) {
             return deliver(ReadKey(s, shard, o.key, o.kind, o.change));
+          } else if constexpr (std::is_same_v<T, tx::Type>) {
+            return deliver(TypeKey(s, shard, o.key));
           } else if constexpr (std::is_same_v<T, tx::Expire>) {
             return deliver(ExpireKey(s, shard, o.key, o.expiry, o.condition));
           } else {

@@ -252,8 +252,8 @@ TEST(PostgresSweep, DeletesInBoundedStatementsWhileWritersCommit) {
   std::chrono::steady_clock::duration longest_commit{};
   std::thread writes([&] {
     for (long i = 0; sweeping.load(); ++i) {
-      DurableWrite w{DurableWrite::Kind::kUpsert, "live:" + std::to_string(i % 100),
-                     std::string(2048, 'x'), NowMs() + 3600 * 1000};
+      auto w = DurableWrite::Of(DurableWrite::Kind::kUpsert, "live:" + std::to_string(i % 100),
+                                std::string(2048, 'x'), NowMs() + 3600 * 1000);
       auto started = std::chrono::steady_clock::now();
       ASSERT_TRUE(writer->CommitBatch(0, {w}).ok());
       longest_commit = std::max(longest_commit, std::chrono::steady_clock::now() - started);
@@ -339,11 +339,11 @@ TEST(PostgresDurable, CommitsRunPreparedStatements) {
   CapturedLog log;
   auto durable = NewPostgresDurable(g_cluster->ConnInfo(), "prepared", 1, 1);
   for (int i = 0; i < 3; ++i) {
-    DurableWrite w{DurableWrite::Kind::kUpsert, "k" + std::to_string(i), "v", 0};
+    auto w = DurableWrite::Of(DurableWrite::Kind::kUpsert, "k" + std::to_string(i), "v", 0);
     ASSERT_TRUE(durable->CommitBatch(0, {w}).ok());
   }
   for (int i = 0; i < 2; ++i) {
-    DurableWrite w{DurableWrite::Kind::kDelete, "k" + std::to_string(i), "", 0};
+    auto w = DurableWrite::Of(DurableWrite::Kind::kDelete, "k" + std::to_string(i), "", 0);
     ASSERT_TRUE(durable->CommitBatch(0, {w}).ok());
   }
   auto left = durable->ReadMany(0, {"k0", "k1", "k2"}, NowMs());

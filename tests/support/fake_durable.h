@@ -65,19 +65,34 @@ class FakeDurable final : public DurableBackend {
       any_refused = any_refused || result.refused[g];
       ++(result.refused[g] ? state_->refused_commits : state_->guarded_commits);
     }
-    std::vector<DurableWrite> kept;
-    for (size_t i = 0; i < request.writes.size(); ++i) {
-      int guard = i < request.guard_of.size() ? request.guard_of[i] : -1;
-      if (guard < 0 || !result.refused[static_cast<size_t>(guard)])
-        kept.push_back(request.writes[i]);
+    std::set<std::string> left_out;
+    for (size_t g = 0; g < request.guards.size(); ++g) {
+      if (result.refused[g])
+        left_out.insert(request.guards[g].owns.begin(), request.guards[g].owns.end());
     }
+    auto kept = [&](const std::vector<DurableWrite>& writes) {
+      std::vector<DurableWrite> out;
+      for (const auto& w : writes) {
+        if (left_out.count(w.key) == 0) out.push_back(w);
+      }
+      return out;
+    };
+    std::vector<DurableWrite> rows = kept(request.rows), fields = kept(request.fields);
     // Checked before anything is applied: a failed commit changes nothing.
-    SKYDB_RETURN_IF_ERROR(CheckDistinct(kept));
+    SKYDB_RETURN_IF_ERROR(CheckDistinct(rows, false));
+    SKYDB_RETURN_IF_ERROR(CheckDistinct(fields, true));
     if (request.delete_all && !any_refused) {
       state_->rows.clear();
       ++state_->delete_alls;
     }
-    ApplyLocked(kept);
+    ApplyLocked(rows);
+    for (const auto& key : request.cleared) {
+      auto it = state_->rows.find(key);
+      if (left_out.count(key) == 0 && it != state_->rows.end()) it->second.fields.clear();
+    }
+    ApplyFieldsLocked(fields);
+    if (!rows.empty() || !fields.empty())
+      state_->batch_sizes.push_back(rows.size() + fields.size());
     return result;
   }
 
@@ -89,6 +104,12 @@ class FakeDurable final : public DurableBackend {
       auto it = state_->rows.find(key);
       if (it != state_->rows.end() && (it->second.expires_at == 0 || it->second.expires_at > now)) {
         row = it->second;
+        // A hash's or set's fields past their own deadlines are not read; with none left the
+        // key is gone, as PostgreSQL's reads say.
+        std::erase_if(row->fields, [now](const DurableField& f) {
+          return f.expires_at != 0 && f.expires_at <= now;
+        });
+        if (row->type != ValueType::kString && row->fields.empty()) row.reset();
       }
       after = state_->after_read;
     }
@@ -108,11 +129,13 @@ class FakeDurable final : public DurableBackend {
   }
 
   // Like the real backend: hash order, keys sharing a hash returned together.
-  Result<ScanReply> ScanKeys(int, uint64_t cursor, size_t count, UnixMillis now) override {
+  Result<ScanReply> ScanKeys(int, uint64_t cursor, size_t count, UnixMillis now,
+                             std::optional<ValueType> type) override {
     std::lock_guard<std::mutex> lock(state_->mu);
     std::vector<std::pair<uint64_t, std::string>> live;
     for (const auto& [key, row] : state_->rows) {
       if (row.expires_at != 0 && row.expires_at <= now) continue;
+      if (type && row.type != *type) continue;
       uint64_t h = 1469598103934665603ULL;
       for (unsigned char c : key) h = (h ^ c) * 1099511628211ULL;
       h >>= 4;
@@ -130,11 +153,12 @@ class FakeDurable final : public DurableBackend {
     return reply;
   }
 
-  Status LoadIndex(UnixMillis now,
-                   const std::function<void(std::string, UnixMillis, size_t)>& visit) override {
+  Status LoadIndex(UnixMillis now, const std::function<void(IndexEntry entry)>& visit) override {
     std::lock_guard<std::mutex> lock(state_->mu);
     for (const auto& [key, row] : state_->rows) {
-      if (row.expires_at == 0 || row.expires_at > now) visit(key, row.expires_at, row.value.size());
+      if (row.expires_at == 0 || row.expires_at > now) {
+        visit({key, row.expires_at, row.value.size(), row.type});
+      }
     }
     return Ok();
   }
@@ -155,11 +179,11 @@ class FakeDurable final : public DurableBackend {
   }
 
  private:
-  // Like PostgreSQL's ON CONFLICT: a key may appear only once in one statement.
-  static Status CheckDistinct(const std::vector<DurableWrite>& writes) {
+  // Like PostgreSQL's ON CONFLICT: a row may be written only once in one statement.
+  static Status CheckDistinct(const std::vector<DurableWrite>& writes, bool fields) {
     std::set<std::string> seen;
     for (const auto& w : writes) {
-      if (!seen.insert(w.key).second) {
+      if (!seen.insert(fields ? w.key + '\0' + w.field : w.key).second) {
         return Error::Unavailable(
             "fake: ON CONFLICT DO UPDATE command cannot affect row a second time");
       }
@@ -167,25 +191,57 @@ class FakeDurable final : public DurableBackend {
     return Ok();
   }
 
-  // Commits `writes` (state_->mu held).
+  // Commits the rows (state_->mu held).
   void ApplyLocked(const std::vector<DurableWrite>& writes) {
     for (const auto& w : writes) {
       state_->log.push_back(w);
       switch (w.kind) {
         case DurableWrite::Kind::kUpsert:
-          state_->rows[w.key] = {w.value, w.expires_at};
+          state_->rows[w.key] = {w.value, w.expires_at, ValueType::kString, w.version, {}};
           break;
+        case DurableWrite::Kind::kCollection: {
+          DurableValue& row = state_->rows[w.key];
+          row.value.clear();
+          row.expires_at = w.expires_at;
+          row.type = w.type;
+          row.version = w.version;
+          break;
+        }
         case DurableWrite::Kind::kDelete:
           state_->rows.erase(w.key);
           break;
         case DurableWrite::Kind::kTouch: {
           auto it = state_->rows.find(w.key);
-          if (it != state_->rows.end()) it->second.expires_at = w.expires_at;
+          if (it != state_->rows.end()) {
+            it->second.expires_at = w.expires_at;
+            it->second.version = w.version;
+          }
           break;
         }
+        default:
+          break;
       }
     }
-    if (!writes.empty()) state_->batch_sizes.push_back(writes.size());
+  }
+
+  // Commits the field writes; a field of a key with no row is refused, as the foreign key does.
+  void ApplyFieldsLocked(const std::vector<DurableWrite>& writes) {
+    for (const auto& w : writes) {
+      state_->log.push_back(w);
+      auto row = state_->rows.find(w.key);
+      if (row == state_->rows.end()) continue;
+      auto& fields = row->second.fields;
+      auto it = std::find_if(fields.begin(), fields.end(),
+                             [&](const DurableField& f) { return f.name == w.field; });
+      if (w.kind == DurableWrite::Kind::kFieldDelete) {
+        if (it != fields.end()) fields.erase(it);
+      } else if (it != fields.end()) {
+        it->value = w.value.str();
+        it->expires_at = w.expires_at;
+      } else {
+        fields.push_back({w.field, w.value.str(), w.expires_at});
+      }
+    }
   }
 
   void WaitWhileHeld(std::unique_lock<std::mutex>& lock) {

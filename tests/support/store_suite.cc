@@ -61,7 +61,7 @@ Result<TtlReply> StoreHarness::Ttl(const std::string& key) {
   return Await<TtlReply>([&](auto cb) { store().Ttl(key, cb); });
 }
 Result<ScanReply> StoreHarness::Scan(uint64_t cursor, const std::string& pattern, size_t count) {
-  return Await<ScanReply>([&](auto cb) { store().Scan(cursor, pattern, count, cb); });
+  return Await<ScanReply>([&](auto cb) { store().Scan(cursor, pattern, count, std::nullopt, cb); });
 }
 std::vector<std::string> StoreHarness::ScanAll(const std::string& pattern, size_t count) {
   std::vector<std::string> keys;

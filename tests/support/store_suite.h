@@ -60,6 +60,13 @@ class StoreHarness {
   // Every key a full scan returns (cursor walked to 0).
   std::vector<std::string> ScanAll(const std::string& pattern = "", size_t count = 10);
   UnixMillis NowMs() const;
+  // Hashes and sets (tests/support/collection_suite.cc).
+  Result<StoreReply> Collection(CollectionOp::Kind kind, std::vector<std::string> keys,
+                                std::vector<std::string> fields = {},
+                                std::vector<std::string> values = {});
+  Result<StoreReply> Collection(CollectionOp op);
+  Result<std::optional<KeyInfo>> TypeOf(const std::string& key);
+  Result<bool> Rename(const std::string& from, const std::string& to, bool nx);
 };
 
 using HarnessFactory = std::function<std::unique_ptr<StoreHarness>()>;

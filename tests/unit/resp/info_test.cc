@@ -47,9 +47,9 @@ class EvictingStore final : public SessionStore {
   void Ttl(std::string key, StoreCallback<TtlReply> done) override {
     inner_->Ttl(std::move(key), std::move(done));
   }
-  void Scan(uint64_t cursor, std::string pattern, size_t count,
+  void Scan(uint64_t cursor, std::string pattern, size_t count, std::optional<ValueType> type,
             StoreCallback<ScanReply> done) override {
-    inner_->Scan(cursor, std::move(pattern), count, std::move(done));
+    inner_->Scan(cursor, std::move(pattern), count, type, std::move(done));
   }
   int64_t Count() const override { return inner_->Count(); }
   StoreStats Stats() const override {

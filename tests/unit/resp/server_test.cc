@@ -60,7 +60,8 @@ class HeldStore final : public SessionStore {
     done(int64_t{0});
   }
   void Ttl(std::string, StoreCallback<TtlReply> done) override { done(TtlReply{}); }
-  void Scan(uint64_t, std::string, size_t, StoreCallback<ScanReply> done) override {
+  void Scan(uint64_t, std::string, size_t, std::optional<ValueType>,
+            StoreCallback<ScanReply> done) override {
     whole_keyspace_calls_ += held_sets() == 0 ? 1 : 1000;
     done(ScanReply{});
   }

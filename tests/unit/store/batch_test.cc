@@ -15,7 +15,11 @@ using Kind = DurableWrite::Kind;
 // Every key hashes to 0 here: the fold must tell keys apart by the keys themselves.
 QueuedWrite W(Kind kind, const std::string& key, const std::string& value, UnixMillis exp,
               uint64_t seq) {
-  return {{kind, key, value, exp}, seq, 0};
+  return {DurableWrite::Of(kind, key, value, exp), seq, 0};
+}
+
+DurableWrite D(Kind kind, const std::string& key, const std::string& value, UnixMillis exp) {
+  return DurableWrite::Of(kind, key, value, exp);
 }
 
 struct FoldCase {
@@ -48,36 +52,35 @@ INSTANTIATE_TEST_SUITE_P(
         FoldCase{"Empty", {}, {}, {}},
         FoldCase{"DistinctKeysKeepTheirOrder",
                  {W(Kind::kUpsert, "a", "1", 0, 1), W(Kind::kUpsert, "b", "2", 5, 2)},
-                 {{Kind::kUpsert, "a", "1", 0}, {Kind::kUpsert, "b", "2", 5}},
+                 {D(Kind::kUpsert, "a", "1", 0), D(Kind::kUpsert, "b", "2", 5)},
                  {1, 2}},
         FoldCase{"LatestValueWins",
                  {W(Kind::kUpsert, "a", "1", 0, 1), W(Kind::kUpsert, "a", "2", 9, 3)},
-                 {{Kind::kUpsert, "a", "2", 9}},
+                 {D(Kind::kUpsert, "a", "2", 9)},
                  {3}},
         FoldCase{"TouchAfterUpsertKeepsTheValue",
                  {W(Kind::kUpsert, "a", "v", 10, 1), W(Kind::kTouch, "a", "", 20, 2)},
-                 {{Kind::kUpsert, "a", "v", 20}},
+                 {D(Kind::kUpsert, "a", "v", 20)},
                  {2}},
         FoldCase{"DeleteAfterUpsertDeletes",
                  {W(Kind::kUpsert, "a", "v", 10, 1), W(Kind::kDelete, "a", "", 0, 2)},
-                 {{Kind::kDelete, "a", "", 0}},
+                 {D(Kind::kDelete, "a", "", 0)},
                  {2}},
         FoldCase{"UpsertAfterDeleteWrites",
                  {W(Kind::kDelete, "a", "", 0, 1), W(Kind::kUpsert, "a", "new", 0, 2)},
-                 {{Kind::kUpsert, "a", "new", 0}},
+                 {D(Kind::kUpsert, "a", "new", 0)},
                  {2}},
         FoldCase{"TouchAloneStaysDeadlineOnly",
                  {W(Kind::kTouch, "a", "", 30, 4), W(Kind::kTouch, "a", "", 40, 5)},
-                 {{Kind::kTouch, "a", "", 40}},
+                 {D(Kind::kTouch, "a", "", 40)},
                  {5}},
         FoldCase{
             "InterleavedLongKeysOneRowEach",
             {W(Kind::kUpsert, kLong + "1", "x", 0, 1), W(Kind::kUpsert, kLong + "2", "y", 0, 2),
              W(Kind::kTouch, kLong + "1", "", 7, 3), W(Kind::kUpsert, kLong + "2", "z", 0, 4),
              W(Kind::kDelete, kLong + "3", "", 0, 5)},
-            {{Kind::kUpsert, kLong + "1", "x", 7},
-             {Kind::kUpsert, kLong + "2", "z", 0},
-             {Kind::kDelete, kLong + "3", "", 0}},
+            {D(Kind::kUpsert, kLong + "1", "x", 7), D(Kind::kUpsert, kLong + "2", "z", 0),
+             D(Kind::kDelete, kLong + "3", "", 0)},
             {3, 4, 5}}),
     [](const ::testing::TestParamInfo<FoldCase>& param_info) {
       return std::string(param_info.param.name);
@@ -92,9 +95,8 @@ TEST(BuildBatchHashesTest, RowsKeepTheirKeysHashes) {
   for (int round = 0; round < 2; ++round) {
     for (int i = 0; i < 300; ++i) {
       uint64_t hash = i % 3 == 0 ? 42 : KeyHash(keys[i]);  // a third share one hash
-      in.push_back({{Kind::kUpsert, keys[i], std::to_string(round), 0},
-                    static_cast<uint64_t>(round * 300 + i + 1),
-                    hash});
+      in.push_back({D(Kind::kUpsert, keys[i], std::to_string(round), 0),
+                    static_cast<uint64_t>(round * 300 + i + 1), hash});
     }
   }
   Batch batch = BuildBatch(in);

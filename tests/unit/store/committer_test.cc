@@ -56,7 +56,8 @@ class CommitterTest : public ::testing::Test {
     state_->cv.notify_all();
   }
   QueuedWrite Upsert(const std::string& key, const std::string& value) {
-    return {{DurableWrite::Kind::kUpsert, key, value, 0}, committer_->NextSeq(), KeyHash(key)};
+    return {DurableWrite::Of(DurableWrite::Kind::kUpsert, key, value), committer_->NextSeq(),
+            KeyHash(key)};
   }
   // Upserts of `prefix`0 .. `prefix`(n-1) to `value`, in that order.
   std::vector<QueuedWrite> Upserts(const std::string& prefix, int n, const std::string& value) {
@@ -393,7 +394,9 @@ TEST_F(CommitterTest, AGuardedUnitWhoseRowChangedCommitsNothingAndSaysSo) {
     std::lock_guard<std::mutex> lock(state_->mu);
     // Another daemon's write lands between EXEC's read and its COMMIT.
     state_->before_guard = [](std::map<std::string, DurableValue>& rows) {
-      rows["k"] = {"from another daemon", 0};
+      DurableValue row;
+      row.value = "from another daemon";
+      rows["k"] = row;
     };
   }
   auto decided = std::make_shared<std::atomic<int>>(0);

@@ -239,9 +239,9 @@ TEST(FillTest, AFillAtAnOlderVersionIsNotInstalled) {
   store::Entry& e = tier.Insert(shard, "k");  // evicted: no value
   uint64_t asked = e.version;
   tier.Changed(shard, e);  // a write landed (and its value left memory again) meanwhile
-  tier.Fill(shard, "k", asked, DurableValue{"older", 0});
+  tier.Fill(shard, "k", asked, DurableValue::String("older"));
   EXPECT_FALSE(e.value.has_value()) << "a fill replaced a newer value";
-  tier.Fill(shard, "k", e.version, DurableValue{"current", 0});
+  tier.Fill(shard, "k", e.version, DurableValue::String("current"));
   ASSERT_TRUE(e.value.has_value());
   EXPECT_EQ(e.value->str(), "current");
 }

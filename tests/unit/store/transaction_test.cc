@@ -262,7 +262,8 @@ TEST(WatchTest, SharedCoherenceRefusesAWriteThatLandsBeforeTheCommit) {
     {
       std::lock_guard<std::mutex> lock(a.state().mu);
       a.state().before_guard = [watched](std::map<std::string, DurableValue>& rows) {
-        rows[watched] = {"from b", 0};
+        rows[watched].value = "from b";
+        rows[watched].version = 0;
       };
     }
     auto d = std::make_shared<Delivered>();
@@ -307,7 +308,10 @@ TEST(WatchTest, SharedCoherenceReadsOfAHeldKeyWaitForTheGuard) {
     {
       std::lock_guard<std::mutex> lock(a.state().mu);
       a.state().before_guard = [refuse](std::map<std::string, DurableValue>& rows) {
-        if (refuse) rows["k"] = {"from b", 0};
+        if (refuse) {
+          rows["k"] = DurableValue();
+          rows["k"].value = "from b";
+        }
       };
     }
     HoldCommits(a.state(), false);
