@@ -50,9 +50,9 @@ class ClusterEnvironment : public ::testing::Environment {
 
 const auto* const kEnvironment = ::testing::AddGlobalTestEnvironment(new ClusterEnvironment);
 
-// A fresh sky_sessions table per harness, created by the session store's own migrations.
+// Fresh session-store tables per harness, created by the session store's own migrations.
 void ResetSchema() {
-  Exec("DROP TABLE IF EXISTS sky_sessions");
+  Exec("DROP TABLE IF EXISTS sky_fields, sky_sessions");
   for (const auto& m : AllMigrations()) {
     if (m.version >= kFirstSessionStoreMigration) Exec(m.sql);
   }
