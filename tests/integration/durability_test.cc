@@ -978,5 +978,98 @@ TEST_F(DurabilityTest, FlushAllInsideMultiRunsWholeAndAfterWhatWasSentBeforeIt) 
   StopCleanly(*again);
 }
 
+// kill -9 during HSETs of 1,000 fields and during bursts of pipelined SADDs on sets whose
+// members keep leaving memory (store.idle_evict): after the restart each HSET is all there or
+// not there, and every acknowledged HSET and every acknowledged member is there.
+TEST_F(DurabilityTest, HashAndSetWritesAreWholeOrAbsentAfterKillNine) {
+  auto d = ServeReady({"store.idle_evict=1s"});
+  constexpr int kFields = 1000, kSets = 8, kBurst = 50;
+  const std::string filler(200, 'v');
+  std::atomic<bool> stop{false};
+  std::atomic<int> last_hash{-1}, last_member{-1};
+  std::mutex mu;
+  std::set<int> acked_hashes, acked_members;
+  std::thread hasher([&] {
+    auto c = RespClient::Connect(socket_, milliseconds(2000));
+    for (int id = 0; c.ok() && !stop; ++id) {
+      std::vector<std::string> hset{"HSET", "big:" + std::to_string(id)};
+      for (int f = 0; f < kFields; ++f) {
+        hset.push_back("f" + std::to_string(f));
+        hset.push_back(filler + std::to_string(id));
+      }
+      last_hash = id;
+      auto r = c->Command(hset);
+      if (!r.ok()) return;
+      std::lock_guard<std::mutex> lock(mu);
+      if (r->type == RespReply::Type::kInteger && r->integer == kFields) acked_hashes.insert(id);
+    }
+  });
+  std::thread adder([&] {
+    auto c = RespClient::Connect(socket_, milliseconds(2000));
+    for (int first = 0; c.ok() && !stop; first += kBurst) {
+      std::vector<std::vector<std::string>> burst;
+      for (int m = first; m < first + kBurst; ++m) {
+        burst.push_back({"SADD", "members:" + std::to_string(m % kSets), std::to_string(m)});
+      }
+      last_member = first + kBurst - 1;
+      auto replies = c->Pipeline(burst);
+      if (!replies.ok()) return;
+      std::lock_guard<std::mutex> lock(mu);
+      for (size_t i = 0; i < replies->size(); ++i) {
+        if ((*replies)[i].type == RespReply::Type::kInteger && (*replies)[i].integer == 1) {
+          acked_members.insert(first + static_cast<int>(i));
+        }
+      }
+    }
+  });
+  auto acked = [&](size_t hashes, size_t members) {
+    std::lock_guard<std::mutex> lock(mu);
+    return acked_hashes.size() >= hashes && acked_members.size() >= members;
+  };
+  auto deadline = SteadyClock::now() + seconds(60);
+  while (!acked(10, 1000) && SteadyClock::now() < deadline) {
+    std::this_thread::sleep_for(milliseconds(20));
+  }
+  EXPECT_TRUE(acked(10, 1000)) << "the writers were not acknowledged within 60 s";
+  ASSERT_TRUE(d->Signal(SIGKILL).ok());
+  ASSERT_TRUE(d->WaitExit(seconds(10)).has_value());
+  stop = true;
+  hasher.join();
+  adder.join();
+
+  auto again = ServeReady();
+  RespClient c = Client(socket_);
+  std::vector<std::string> problems;
+  int whole = 0;
+  for (int id = 0; id <= last_hash; ++id) {
+    std::string key = "big:" + std::to_string(id);
+    long fields = c.Command({"HLEN", key})->integer;
+    if (fields == kFields &&
+        c.Command({"HGET", key, "f999"})->text == filler + std::to_string(id)) {
+      ++whole;
+    } else if (fields != 0) {
+      problems.push_back(key + " holds " + std::to_string(fields) + " fields");
+    } else if (acked_hashes.count(id) > 0) {
+      problems.push_back("the acknowledged " + key + " is gone");
+    }
+  }
+  std::set<int> found;
+  for (int s = 0; s < kSets; ++s) {
+    auto members = c.Command({"SMEMBERS", "members:" + std::to_string(s)});
+    ASSERT_TRUE(members.ok());
+    for (const auto& m : members->elements) found.insert(std::atoi(m.text.c_str()));
+  }
+  for (int m : acked_members) {
+    if (found.count(m) == 0) problems.push_back("acknowledged member " + std::to_string(m));
+  }
+  if (!found.empty() && *found.rbegin() > last_member) problems.push_back("a member never sent");
+  EXPECT_TRUE(problems.empty()) << Lines(problems);
+  std::cout << "[measured] 1,000-field HSETs acknowledged " << acked_hashes.size() << ", whole "
+            << whole << " of " << last_hash + 1 << " sent; SADDs acknowledged "
+            << acked_members.size() << ", members found " << found.size() << " of "
+            << last_member + 1 << " sent, after kill -9 of skydb\n";
+  StopCleanly(*again);
+}
+
 }  // namespace
 }  // namespace skydb::testing

@@ -30,11 +30,7 @@ Result<bool> StoreHarness::Rename(const std::string& from, const std::string& to
   return Await<bool>([&](auto cb) { store().Rename(from, to, nx, cb); });
 }
 
-namespace {
-
-// A reply as text, maps' pairs and sets' members sorted: replies compare whatever the order a
-// hash or set is kept in.
-std::string Show(const Result<StoreReply>& reply) {
+std::string ShowReply(const Result<StoreReply>& reply) {
   if (!reply.ok()) return "error: " + reply.error().message;
   const StoreReply& r = *reply;
   switch (r.type) {
@@ -52,10 +48,10 @@ std::string Show(const Result<StoreReply>& reply) {
   std::vector<std::string> parts;
   if (r.type == StoreReply::Type::kMap) {
     for (size_t i = 0; i + 1 < r.elements.size(); i += 2) {
-      parts.push_back(Show(r.elements[i]) + ":" + Show(r.elements[i + 1]));
+      parts.push_back(ShowReply(r.elements[i]) + ":" + ShowReply(r.elements[i + 1]));
     }
   } else {
-    for (const auto& e : r.elements) parts.push_back(Show(e));
+    for (const auto& e : r.elements) parts.push_back(ShowReply(e));
   }
   if (r.type != StoreReply::Type::kArray) std::sort(parts.begin(), parts.end());
   std::ostringstream out;
@@ -64,6 +60,8 @@ std::string Show(const Result<StoreReply>& reply) {
   out << (r.type == StoreReply::Type::kArray ? "]" : "}");
   return out.str();
 }
+
+namespace {
 
 const std::string kWrongTypeText =
     "WRONGTYPE Operation against a key holding the wrong kind of value";
@@ -75,63 +73,63 @@ void RestartIfDurable(StoreHarness& h) {
 }
 
 TEST_P(StoreBehaviour, HashFieldsAnswerAsRedisAndSurviveARestart) {
-  EXPECT_EQ(Show(h().Collection(Kind::kHSet, {"h"}, {"a", "b", "c"}, {"1", "2", "3"})), "3");
-  EXPECT_EQ(Show(h().Collection(Kind::kHSet, {"h"}, {"a", "d"}, {"10", "4"})), "1");
-  EXPECT_EQ(Show(h().Collection(Kind::kHGet, {"h"}, {"a"})), "\"10\"");
-  EXPECT_EQ(Show(h().Collection(Kind::kHMGet, {"h"}, {"a", "zz"})), "[\"10\" nil]");
-  EXPECT_EQ(Show(h().Collection(Kind::kHDel, {"h"}, {"b", "zz"})), "1");
-  EXPECT_EQ(Show(h().Collection(Kind::kHLen, {"h"})), "3");
+  EXPECT_EQ(ShowReply(h().Collection(Kind::kHSet, {"h"}, {"a", "b", "c"}, {"1", "2", "3"})), "3");
+  EXPECT_EQ(ShowReply(h().Collection(Kind::kHSet, {"h"}, {"a", "d"}, {"10", "4"})), "1");
+  EXPECT_EQ(ShowReply(h().Collection(Kind::kHGet, {"h"}, {"a"})), "\"10\"");
+  EXPECT_EQ(ShowReply(h().Collection(Kind::kHMGet, {"h"}, {"a", "zz"})), "[\"10\" nil]");
+  EXPECT_EQ(ShowReply(h().Collection(Kind::kHDel, {"h"}, {"b", "zz"})), "1");
+  EXPECT_EQ(ShowReply(h().Collection(Kind::kHLen, {"h"})), "3");
   CollectionOp incr;
   incr.kind = Kind::kHIncrBy;
   incr.keys = {"h"};
   incr.fields = {"d"};
   incr.integer = 5;
-  EXPECT_EQ(Show(h().Collection(incr)), "9");
+  EXPECT_EQ(ShowReply(h().Collection(incr)), "9");
   const std::string all = "{\"a\":\"10\" \"c\":\"3\" \"d\":\"9\"}";
-  EXPECT_EQ(Show(h().Collection(Kind::kHGetAll, {"h"})), all);
+  EXPECT_EQ(ShowReply(h().Collection(Kind::kHGetAll, {"h"})), all);
   RestartIfDurable(h());
-  EXPECT_EQ(Show(h().Collection(Kind::kHGetAll, {"h"})), all);
-  EXPECT_EQ(Show(h().Collection(Kind::kHGet, {"h"}, {"b"})), "nil");
-  EXPECT_EQ(Show(h().Collection(Kind::kHExists, {"h"}, {"c"})), "1");
+  EXPECT_EQ(ShowReply(h().Collection(Kind::kHGetAll, {"h"})), all);
+  EXPECT_EQ(ShowReply(h().Collection(Kind::kHGet, {"h"}, {"b"})), "nil");
+  EXPECT_EQ(ShowReply(h().Collection(Kind::kHExists, {"h"}, {"c"})), "1");
   ExpectCount(1);
 }
 
 TEST_P(StoreBehaviour, SetMembersAnswerAsRedisAndSurviveARestart) {
-  EXPECT_EQ(Show(h().Collection(Kind::kSAdd, {"s"}, {"x", "y", "z", "x"})), "3");
-  EXPECT_EQ(Show(h().Collection(Kind::kSRem, {"s"}, {"y", "nope"})), "1");
-  EXPECT_EQ(Show(h().Collection(Kind::kSAdd, {"t"}, {"z", "w"})), "2");
-  EXPECT_EQ(Show(h().Collection(Kind::kSInter, {"s", "t"})), "{\"z\"}");
-  EXPECT_EQ(Show(h().Collection(Kind::kSUnionStore, {"u", "s", "t"})), "3");
+  EXPECT_EQ(ShowReply(h().Collection(Kind::kSAdd, {"s"}, {"x", "y", "z", "x"})), "3");
+  EXPECT_EQ(ShowReply(h().Collection(Kind::kSRem, {"s"}, {"y", "nope"})), "1");
+  EXPECT_EQ(ShowReply(h().Collection(Kind::kSAdd, {"t"}, {"z", "w"})), "2");
+  EXPECT_EQ(ShowReply(h().Collection(Kind::kSInter, {"s", "t"})), "{\"z\"}");
+  EXPECT_EQ(ShowReply(h().Collection(Kind::kSUnionStore, {"u", "s", "t"})), "3");
   RestartIfDurable(h());
-  EXPECT_EQ(Show(h().Collection(Kind::kSMembers, {"s"})), "{\"x\" \"z\"}");
-  EXPECT_EQ(Show(h().Collection(Kind::kSMembers, {"u"})), "{\"w\" \"x\" \"z\"}");
-  EXPECT_EQ(Show(h().Collection(Kind::kSIsMember, {"s"}, {"y"})), "0");
-  EXPECT_EQ(Show(h().Collection(Kind::kSCard, {"t"})), "2");
+  EXPECT_EQ(ShowReply(h().Collection(Kind::kSMembers, {"s"})), "{\"x\" \"z\"}");
+  EXPECT_EQ(ShowReply(h().Collection(Kind::kSMembers, {"u"})), "{\"w\" \"x\" \"z\"}");
+  EXPECT_EQ(ShowReply(h().Collection(Kind::kSIsMember, {"s"}, {"y"})), "0");
+  EXPECT_EQ(ShowReply(h().Collection(Kind::kSCard, {"t"})), "2");
 }
 
 TEST_P(StoreBehaviour, ACommandOnAnotherTypeIsRefusedAndChangesNothing) {
   ASSERT_TRUE(h().Set("str", "v", Expiry::None()).ok());
-  ASSERT_EQ(Show(h().Collection(Kind::kHSet, {"h"}, {"f"}, {"1"})), "1");
-  ASSERT_EQ(Show(h().Collection(Kind::kSAdd, {"s"}, {"m"})), "1");
-  EXPECT_EQ(Show(h().Collection(Kind::kHSet, {"str"}, {"f"}, {"1"})), kWrongType);
-  EXPECT_EQ(Show(h().Collection(Kind::kSAdd, {"h"}, {"m"})), kWrongType);
-  EXPECT_EQ(Show(h().Collection(Kind::kHGetAll, {"s"})), kWrongType);
-  EXPECT_EQ(Show(h().Collection(Kind::kSInterStore, {"dest", "s", "str"})), kWrongType);
+  ASSERT_EQ(ShowReply(h().Collection(Kind::kHSet, {"h"}, {"f"}, {"1"})), "1");
+  ASSERT_EQ(ShowReply(h().Collection(Kind::kSAdd, {"s"}, {"m"})), "1");
+  EXPECT_EQ(ShowReply(h().Collection(Kind::kHSet, {"str"}, {"f"}, {"1"})), kWrongType);
+  EXPECT_EQ(ShowReply(h().Collection(Kind::kSAdd, {"h"}, {"m"})), kWrongType);
+  EXPECT_EQ(ShowReply(h().Collection(Kind::kHGetAll, {"s"})), kWrongType);
+  EXPECT_EQ(ShowReply(h().Collection(Kind::kSInterStore, {"dest", "s", "str"})), kWrongType);
   auto get = h().Get("h");
   ASSERT_FALSE(get.ok());
   EXPECT_EQ(get.error().message, kWrongTypeText);
   EXPECT_FALSE(h().Incr("s", 1).ok());
   RestartIfDurable(h());
   EXPECT_EQ(*h().Get("str"), "v");
-  EXPECT_EQ(Show(h().Collection(Kind::kHGetAll, {"h"})), "{\"f\":\"1\"}");
-  EXPECT_EQ(Show(h().Collection(Kind::kSMembers, {"s"})), "{\"m\"}");
+  EXPECT_EQ(ShowReply(h().Collection(Kind::kHGetAll, {"h"})), "{\"f\":\"1\"}");
+  EXPECT_EQ(ShowReply(h().Collection(Kind::kSMembers, {"s"})), "{\"m\"}");
   EXPECT_EQ(*h().Exists({"dest"}), 0);
 }
 
 TEST_P(StoreBehaviour, TypeNamesWhatAKeyHoldsAndRenameMovesIt) {
   ASSERT_TRUE(h().Set("str", "v", Expiry::None()).ok());
-  ASSERT_EQ(Show(h().Collection(Kind::kHSet, {"h"}, {"f", "g"}, {"1", "2"})), "2");
-  ASSERT_EQ(Show(h().Collection(Kind::kSAdd, {"s"}, {"m"})), "1");
+  ASSERT_EQ(ShowReply(h().Collection(Kind::kHSet, {"h"}, {"f", "g"}, {"1", "2"})), "2");
+  ASSERT_EQ(ShowReply(h().Collection(Kind::kSAdd, {"s"}, {"m"})), "1");
   EXPECT_EQ((*h().TypeOf("str"))->type, ValueType::kString);
   EXPECT_EQ((*h().TypeOf("h"))->type, ValueType::kHash);
   EXPECT_EQ((*h().TypeOf("s"))->type, ValueType::kSet);
@@ -143,7 +141,7 @@ TEST_P(StoreBehaviour, TypeNamesWhatAKeyHoldsAndRenameMovesIt) {
   EXPECT_FALSE(h().Rename("none", "x", false).ok());
   RestartIfDurable(h());
   EXPECT_EQ(*h().Exists({"h"}), 0);
-  EXPECT_EQ(Show(h().Collection(Kind::kHGetAll, {"h2"})), "{\"f\":\"1\" \"g\":\"2\"}");
+  EXPECT_EQ(ShowReply(h().Collection(Kind::kHGetAll, {"h2"})), "{\"f\":\"1\" \"g\":\"2\"}");
   auto ttl = h().Ttl("h2");
   ASSERT_TRUE(ttl.ok());
   EXPECT_EQ(ttl->state, TtlReply::State::kExpiring);
@@ -152,35 +150,35 @@ TEST_P(StoreBehaviour, TypeNamesWhatAKeyHoldsAndRenameMovesIt) {
 }
 
 TEST_P(StoreBehaviour, ACollectionEmptiedOrReplacedLeavesNothingBehind) {
-  ASSERT_EQ(Show(h().Collection(Kind::kHSet, {"h"}, {"old1", "old2"}, {"1", "2"})), "2");
-  EXPECT_EQ(Show(h().Collection(Kind::kHDel, {"h"}, {"old1", "old2"})), "2");
+  ASSERT_EQ(ShowReply(h().Collection(Kind::kHSet, {"h"}, {"old1", "old2"}, {"1", "2"})), "2");
+  EXPECT_EQ(ShowReply(h().Collection(Kind::kHDel, {"h"}, {"old1", "old2"})), "2");
   EXPECT_EQ(*h().Exists({"h"}), 0);
-  ASSERT_EQ(Show(h().Collection(Kind::kHSet, {"r"}, {"gone"}, {"x"})), "1");
+  ASSERT_EQ(ShowReply(h().Collection(Kind::kHSet, {"r"}, {"gone"}, {"x"})), "1");
   ASSERT_TRUE(h().Set("r", "a string now", Expiry::None()).ok());
-  ASSERT_EQ(Show(h().Collection(Kind::kSAdd, {"d"}, {"gone"})), "1");
+  ASSERT_EQ(ShowReply(h().Collection(Kind::kSAdd, {"d"}, {"gone"})), "1");
   ASSERT_EQ(*h().Del({"d"}), 1);
-  ASSERT_EQ(Show(h().Collection(Kind::kSAdd, {"d"}, {"new"})), "1");
+  ASSERT_EQ(ShowReply(h().Collection(Kind::kSAdd, {"d"}, {"new"})), "1");
   RestartIfDurable(h());
   EXPECT_EQ(*h().Exists({"h"}), 0);
   EXPECT_EQ(*h().Get("r"), "a string now");
-  EXPECT_EQ(Show(h().Collection(Kind::kSMembers, {"d"})), "{\"new\"}");
+  EXPECT_EQ(ShowReply(h().Collection(Kind::kSMembers, {"d"})), "{\"new\"}");
   ExpectCount(2);
 }
 
 TEST_P(StoreBehaviour, HashFieldsPastTheirDeadlineAreGone) {
-  ASSERT_EQ(Show(h().Collection(Kind::kHSet, {"h"}, {"a", "b"}, {"1", "2"})), "2");
+  ASSERT_EQ(ShowReply(h().Collection(Kind::kHSet, {"h"}, {"a", "b"}, {"1", "2"})), "2");
   CollectionOp expire;
   expire.kind = Kind::kHExpire;
   expire.keys = {"h"};
   expire.fields = {"a", "zz"};
   expire.expiry = Expiry::At(h().NowMs() + 5000);
-  EXPECT_EQ(Show(h().Collection(expire)), "[1 -2]");
+  EXPECT_EQ(ShowReply(h().Collection(expire)), "[1 -2]");
   RestartIfDurable(h());
-  EXPECT_EQ(Show(h().Collection(Kind::kHLen, {"h"})), "2");
+  EXPECT_EQ(ShowReply(h().Collection(Kind::kHLen, {"h"})), "2");
   h().clock().Advance(std::chrono::seconds(6));
-  EXPECT_EQ(Show(h().Collection(Kind::kHGetAll, {"h"})), "{\"b\":\"2\"}");
+  EXPECT_EQ(ShowReply(h().Collection(Kind::kHGetAll, {"h"})), "{\"b\":\"2\"}");
   RestartIfDurable(h());
-  EXPECT_EQ(Show(h().Collection(Kind::kHGetAll, {"h"})), "{\"b\":\"2\"}");
+  EXPECT_EQ(ShowReply(h().Collection(Kind::kHGetAll, {"h"})), "{\"b\":\"2\"}");
 }
 
 TEST_P(StoreBehaviour, ATransactionOfCollectionWritesIsAppliedWhole) {
@@ -197,16 +195,16 @@ TEST_P(StoreBehaviour, ATransactionOfCollectionWritesIsAppliedWhole) {
   }
   auto applied = Await<bool>([&](auto cb) { h().store().Transact(std::move(ops), nullptr, cb); });
   ASSERT_TRUE(applied.ok() && *applied);
-  for (const auto& r : replies) EXPECT_EQ(Show(r), "1");
+  for (const auto& r : replies) EXPECT_EQ(ShowReply(r), "1");
   RestartIfDurable(h());
-  EXPECT_EQ(Show(h().Collection(Kind::kHGetAll, {"tx:h"})), "{\"f0\":\"v\" \"f1\":\"v\"}");
-  EXPECT_EQ(Show(h().Collection(Kind::kSMembers, {"tx:s"})), "{\"f2\"}");
+  EXPECT_EQ(ShowReply(h().Collection(Kind::kHGetAll, {"tx:h"})), "{\"f0\":\"v\" \"f1\":\"v\"}");
+  EXPECT_EQ(ShowReply(h().Collection(Kind::kSMembers, {"tx:s"})), "{\"f2\"}");
 }
 
 TEST_P(StoreBehaviour, SessionSizedFieldValuesRoundTrip) {
   std::string blob;
   for (int i = 0; i < 37 * 1024; ++i) blob.push_back(static_cast<char>(i * 7));
-  ASSERT_EQ(Show(h().Collection(Kind::kHSet, {"sess"}, {"blob", "n"}, {blob, "1"})), "2");
+  ASSERT_EQ(ShowReply(h().Collection(Kind::kHSet, {"sess"}, {"blob", "n"}, {blob, "1"})), "2");
   RestartIfDurable(h());
   auto got = h().Collection(Kind::kHGet, {"sess"}, {"blob"});
   ASSERT_TRUE(got.ok());

@@ -69,6 +69,10 @@ class StoreHarness {
   Result<bool> Rename(const std::string& from, const std::string& to, bool nx);
 };
 
+// A collection reply as text, maps' pairs and sets' members sorted, so that replies compare
+// whatever order a hash or set is kept in (tests/support/collection_suite.cc).
+std::string ShowReply(const Result<StoreReply>& reply);
+
 using HarnessFactory = std::function<std::unique_ptr<StoreHarness>()>;
 
 struct NamedFactory {

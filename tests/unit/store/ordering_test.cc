@@ -7,13 +7,13 @@
 #include <set>
 #include <thread>
 
+#include "cold_keys.h"
 #include "harnesses.h"
 #include "store/memory_tier.h"
 
 namespace skydb::testing {
 namespace {
 
-using std::chrono::milliseconds;
 using Reply = std::function<void(std::string)>;
 using Issue = std::function<void(SessionStore&, const std::string& key, UnixMillis now, Reply)>;
 
@@ -87,43 +87,6 @@ std::vector<Pair> Pairs() {
   };
 }
 
-enum class Cold { kIdleEvicted, kOverMemoryCap, kShared };
-
-const char* ColdName(Cold cold) {
-  switch (cold) {
-    case Cold::kIdleEvicted:
-      return "idle-evicted";
-    case Cold::kOverMemoryCap:
-      return "evicted by store.max_memory";
-    case Cold::kShared:
-      return "shared coherence";
-  }
-  return "?";
-}
-
-TieredOptions ColdOptions(Cold cold, Durability durability) {
-  TieredOptions o = FakeOptions(durability, cold == Cold::kShared);
-  if (cold == Cold::kIdleEvicted) o.memory.idle_evict = milliseconds(1000);
-  if (cold == Cold::kOverMemoryCap) o.memory.max_memory_bytes = 1;
-  return o;
-}
-
-// Every row read of the fake takes a little while, as PostgreSQL's does.
-void SlowReads(FakeDurableState& state) {
-  std::lock_guard<std::mutex> lock(state.mu);
-  state.after_read = [](const std::string&) { std::this_thread::sleep_for(milliseconds(5)); };
-}
-
-// `key` holds "5" (EX 1000 s), committed, and its value is out of memory.
-void MakeCold(FakeTieredHarness& h, Cold cold, const std::string& key) {
-  ASSERT_TRUE(h.Set(key, "5", Expiry::At(h.NowMs() + 1000000)).ok());
-  ASSERT_TRUE(WaitFor([&] { return h.store().Stats().queue_depth == 0; }));  // async: committed
-  if (cold == Cold::kIdleEvicted) h.clock().Advance(milliseconds(2000));
-  if (cold != Cold::kShared) {
-    ASSERT_TRUE(WaitFor([&] { return h.store().Stats().cached_values == 0; }));
-  }
-}
-
 // What the pair answered and what the key holds after it: value and whether it has a deadline
 // (and roughly how far).
 std::string RunPair(FakeTieredHarness& h, const Pair& pair, const std::string& key,
@@ -177,11 +140,7 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Combine(::testing::Values(Cold::kIdleEvicted, Cold::kOverMemoryCap, Cold::kShared),
                        ::testing::Values(Durability::kSync, Durability::kAsync)),
     [](const auto& case_info) {
-      const Cold cold = std::get<0>(case_info.param);
-      std::string name = cold == Cold::kIdleEvicted     ? "IdleEvicted"
-                         : cold == Cold::kOverMemoryCap ? "OverMemoryCap"
-                                                        : "Shared";
-      return name + (std::get<1>(case_info.param) == Durability::kSync ? "Sync" : "Async");
+      return ColdCaseName(std::get<0>(case_info.param), std::get<1>(case_info.param));
     });
 
 // Increments pipelined by several threads on counters whose values leave memory after every
