@@ -10,7 +10,8 @@ namespace {
 using WriteKind = DurableWrite::Kind;
 
 bool IsRow(WriteKind k) {
-  return k == WriteKind::kUpsert || k == WriteKind::kDelete || k == WriteKind::kTouch || k == WriteKind::kCollection;
+  return k == WriteKind::kUpsert || k == WriteKind::kDelete || k == WriteKind::kTouch ||
+         k == WriteKind::kCollection;
 }
 
 // Folds `next` into `into` for the same key's row: the later write wins, except that a
@@ -18,7 +19,8 @@ bool IsRow(WriteKind k) {
 void FoldRow(DurableWrite& into, DurableWrite next) {
   into.expires_at = next.expires_at;
   into.version = next.version;
-  if (next.kind == WriteKind::kTouch && (into.kind == WriteKind::kUpsert || into.kind == WriteKind::kCollection))
+  if (next.kind == WriteKind::kTouch &&
+      (into.kind == WriteKind::kUpsert || into.kind == WriteKind::kCollection))
     return;
   into.kind = next.kind;
   into.type = next.type;

@@ -34,7 +34,6 @@ bool ChangeDeadline(Scope& s, Shard& shard, Entry& e, const std::string& key, co
   return true;
 }
 
-
 // The new value of an increment as Redis computes it; false with `error` set when refused.
 bool Increased(const IncrRequest& r, const std::optional<std::string>& current, IncrReply* out,
                std::string* error) {
