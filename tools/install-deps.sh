@@ -18,7 +18,7 @@ run_packages=(
   build-essential cmake pkg-config
   libpq-dev libspdlog-dev libfmt-dev libtomlplusplus-dev libsystemd-dev libcli11-dev
   nlohmann-json3-dev libcpp-httplib-dev libarchive-dev libzstd-dev libssl-dev
-  libpqxx-dev
+  libpqxx-dev liblua5.1-0-dev
   postgresql-15 postgresql-client-15 redis-tools curl
 )
 test_packages=(
