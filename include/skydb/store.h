@@ -304,8 +304,32 @@ struct DeleteAll {
   StoreCallback<int64_t> done;
 };
 }  // namespace tx
+class ScriptScope;
+namespace tx {
+// EVAL: a script run under the locks of the keys it declares, once they are loaded. `run` gets
+// a ScriptScope through which it applies ops at once, as part of its transaction; it may be
+// called more than once (an attempt refused by shared coherence's guard runs again on fresh
+// rows), so it must keep its outcome where the last call leaves it. done(true) is delivered,
+// like every op's result, once the unit is as durable as promised.
+struct Script {
+  std::vector<std::string> keys;
+  std::function<void(ScriptScope&)> run;
+  StoreCallback<bool> done;
+};
+}  // namespace tx
 using TxOp = std::variant<tx::Read, tx::Set, tx::Delete, tx::Exists, tx::Expire, tx::Increment,
-                          tx::Ttl, tx::DeleteAll, tx::Collection, tx::Type, tx::Rename>;
+                          tx::Ttl, tx::DeleteAll, tx::Collection, tx::Type, tx::Rename, tx::Script>;
+
+// What a script (tx::Script) runs its commands through, on the store's thread with its keys
+// locked. Apply applies `ops` (one command's: several for MSET) now, in order, and calls their
+// callbacks before returning. Ops that touch a key the script did not declare, FLUSHALL, a
+// script, a value over the size limit, or writes when the write queue is full, are refused
+// whole: each callback gets the error, nothing is applied, and the error is returned.
+class ScriptScope {
+ public:
+  virtual ~ScriptScope() = default;
+  virtual Status Apply(std::vector<TxOp> ops) = 0;
+};
 
 // EXEC's reply budget: told, before anything is applied, the most bytes the transaction's
 // replies may take; an error refuses the transaction whole.

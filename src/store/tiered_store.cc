@@ -292,12 +292,16 @@ void TieredStore::Transact(std::vector<TxOp> ops, std::shared_ptr<WatchList> wat
   // A write the store would refuse alone (sizes) refuses the whole transaction: no failure
   // applies part of one.
   for (const auto& op : ops) {
-    if (const auto* set = std::get_if<tx::Set>(&op)) {
-      Status sizes = CheckSizes(set->request, options_.memory);
-      if (!sizes.ok()) {
-        return done(std::move(sizes).error().Within("the transaction applied nothing"));
+    Status sizes = Ok();
+    if (const auto* set = std::get_if<tx::Set>(&op))
+      sizes = CheckSizes(set->request, options_.memory);
+    if (const auto* script = std::get_if<tx::Script>(&op)) {
+      for (const auto& key : script->keys) {
+        if (sizes.ok()) sizes = CheckKey(key, options_.memory);
       }
     }
+    if (!sizes.ok())
+      return done(std::move(sizes).error().Within("the transaction applied nothing"));
   }
   OpPlan plan;
   auto tx = std::make_shared<PlannedTx>(PlanTransaction(std::move(ops), std::move(watched), &plan));

@@ -1,5 +1,6 @@
 #include "store/tx_ops.h"
 
+#include <algorithm>
 #include <type_traits>
 #include <variant>
 
@@ -53,6 +54,10 @@ void PlanOp(const TxOp& op, OpPlan* plan) {
         } else if constexpr (std::is_same_v<T, tx::Type>) {
           plan->keys.push_back(o.key);
           plan->reads.push_back(o.key);
+        } else if constexpr (std::is_same_v<T, tx::Script>) {
+          // What it writes is known only as it runs: it reserves queue room op by op.
+          plan->keys.insert(plan->keys.end(), o.keys.begin(), o.keys.end());
+          plan->reads.insert(plan->reads.end(), o.keys.begin(), o.keys.end());
         } else {
           plan->keys.push_back(o.key);
           if (std::is_same_v<T, tx::Expire>) ++plan->max_writes;
@@ -129,6 +134,8 @@ int64_t CountKeys(Scope& s, const std::vector<std::string>& keys, bool del) {
   return n;
 }
 
+std::function<void()> RunScript(Scope& s, const tx::Script& script, size_t max_value_bytes);
+
 // Applies op `i` (its keys' shards are locked); returns the delivery of its result.
 std::function<void()> ApplyOp(Scope& s, PlannedTx& tx, size_t i, size_t max_value_bytes) {
   return std::visit(
@@ -137,7 +144,9 @@ std::function<void()> ApplyOp(Scope& s, PlannedTx& tx, size_t i, size_t max_valu
         auto deliver = [done = o.done](auto result) {
           return [done, result = std::move(result)] { done(result); };
         };
-        if constexpr (std::is_same_v<T, tx::DeleteAll>) {
+        if constexpr (std::is_same_v<T, tx::Script>) {
+          return RunScript(s, o, max_value_bytes);
+        } else if constexpr (std::is_same_v<T, tx::DeleteAll>) {
           return deliver(s.ClearAll());
         } else if constexpr (std::is_same_v<T, tx::Collection>) {
           return deliver(ApplyCollection(s, o.op, max_value_bytes));
@@ -174,6 +183,63 @@ std::function<void()> ApplyOp(Scope& s, PlannedTx& tx, size_t i, size_t max_valu
         }
       },
       tx.ops[i]);
+}
+
+// A script's view of its transaction: each op applied at once under the script's locks.
+class ScopedScript final : public ScriptScope {
+ public:
+  ScopedScript(Scope& s, const std::vector<std::string>& keys, size_t max_value_bytes)
+      : s_(s), keys_(keys), max_value_bytes_(max_value_bytes) {
+    MakeDistinct(keys_);
+  }
+
+  Status Apply(std::vector<TxOp> ops) override {
+    OpPlan plan;
+    PlannedTx tx = PlanTransaction(std::move(ops), nullptr, &plan);
+    if (std::optional<Error> refused = Refusal(plan, tx)) {
+      for (auto& op : tx.ops) std::visit([&](auto& o) { o.done(*refused); }, op);
+      return *refused;
+    }
+    for (size_t i = 0; i < tx.ops.size(); ++i) ApplyOp(s_, tx, i, max_value_bytes_)();
+    return Ok();
+  }
+
+ private:
+  std::optional<Error> Refusal(const OpPlan& plan, const PlannedTx& tx) {
+    for (size_t i = 0; i < tx.ops.size(); ++i) {
+      if (std::holds_alternative<tx::Script>(tx.ops[i])) {
+        return Error::InvalidArgument("This Redis command is not allowed from script");
+      }
+      if (tx.sets[i] && tx.sets[i]->value.size() > max_value_bytes_) {
+        return Error::InvalidArgument("value is " + std::to_string(tx.sets[i]->value.size()) +
+                                      " bytes; the limit (store.max_value_bytes) is " +
+                                      std::to_string(max_value_bytes_));
+      }
+    }
+    if (plan.all_shards)
+      return Error::InvalidArgument("This Redis command is not allowed from script");
+    for (const auto& key : plan.keys) {
+      if (!std::binary_search(keys_.begin(), keys_.end(), key)) {
+        return Error::InvalidArgument(
+            "Script attempted to access a key not declared in KEYS (skydb runs a script under "
+            "the locks of the keys it declares)");
+      }
+    }
+    if (!s_.ReserveMore(plan.max_writes)) {
+      return Error::Unavailable("write queue full; the script's command was not applied");
+    }
+    return std::nullopt;
+  }
+
+  Scope& s_;
+  std::vector<std::string> keys_;
+  size_t max_value_bytes_;
+};
+
+std::function<void()> RunScript(Scope& s, const tx::Script& script, size_t max_value_bytes) {
+  ScopedScript scope(s, script.keys, max_value_bytes);
+  script.run(scope);
+  return [done = script.done] { done(true); };
 }
 
 }  // namespace
