@@ -12,6 +12,7 @@
 
 #include "resp/command_table.h"
 #include "resp/encoder.h"
+#include "resp/op_forwarder.h"
 #include "skydb/mutex.h"
 
 namespace skydb::resp {
@@ -24,81 +25,6 @@ constexpr size_t kMaxQueuedBytes = size_t{64} << 20;
 
 constexpr std::string_view kExecAbort =
     "EXECABORT Transaction discarded because of previous errors.";
-
-// Collects the store operations of EXEC's queued commands; what is not a key operation (SCAN,
-// the session count, statistics) goes to the real store at once.
-class TxRecorder final : public SessionStore {
- public:
-  explicit TxRecorder(SessionStore& real) : real_(real) {}
-
-  std::vector<TxOp> TakeOps() { return std::move(ops_); }
-
-  void Get(std::string key, StoreCallback<std::optional<std::string>> done) override {
-    ops_.emplace_back(tx::Read{ReadKind::kGet, std::move(key), std::nullopt, std::move(done)});
-  }
-  void GetEx(std::string key, std::optional<Expiry> change,
-             StoreCallback<std::optional<std::string>> done) override {
-    ReadKind kind = change ? ReadKind::kGetEx : ReadKind::kGet;
-    ops_.emplace_back(tx::Read{kind, std::move(key), change, std::move(done)});
-  }
-  void GetDel(std::string key, StoreCallback<std::optional<std::string>> done) override {
-    ops_.emplace_back(tx::Read{ReadKind::kGetDel, std::move(key), std::nullopt, std::move(done)});
-  }
-  void Set(SetRequest request, StoreCallback<SetReply> done) override {
-    ops_.emplace_back(tx::Set{std::move(request), std::move(done)});
-  }
-  void Delete(std::vector<std::string> keys, StoreCallback<int64_t> done) override {
-    ops_.emplace_back(tx::Delete{std::move(keys), std::move(done)});
-  }
-  void Exists(std::vector<std::string> keys, StoreCallback<int64_t> done) override {
-    ops_.emplace_back(tx::Exists{std::move(keys), std::move(done)});
-  }
-  void Expire(std::string key, Expiry expiry, ExpireCondition condition,
-              StoreCallback<bool> done) override {
-    ops_.emplace_back(tx::Expire{std::move(key), expiry, condition, std::move(done)});
-  }
-  void Increment(IncrRequest request, StoreCallback<IncrReply> done) override {
-    ops_.emplace_back(tx::Increment{std::move(request), std::move(done)});
-  }
-  void DeleteAll(StoreCallback<int64_t> done) override {
-    ops_.emplace_back(tx::DeleteAll{std::move(done)});
-  }
-  void Ttl(std::string key, StoreCallback<TtlReply> done) override {
-    ops_.emplace_back(tx::Ttl{std::move(key), std::move(done)});
-  }
-  void Scan(uint64_t cursor, std::string pattern, size_t count, std::optional<ValueType> type,
-            StoreCallback<ScanReply> done) override {
-    real_.Scan(cursor, std::move(pattern), count, type, std::move(done));
-  }
-  void Type(std::string key, StoreCallback<std::optional<KeyInfo>> done) override {
-    ops_.emplace_back(tx::Type{std::move(key), std::move(done)});
-  }
-  void Rename(std::string from, std::string to, bool if_absent, StoreCallback<bool> done) override {
-    ops_.emplace_back(tx::Rename{std::move(from), std::move(to), if_absent, std::move(done)});
-  }
-  void Collection(CollectionOp op, StoreCallback<StoreReply> done) override {
-    ops_.emplace_back(tx::Collection{std::move(op), std::move(done)});
-  }
-  void Watch(std::vector<std::string>, std::shared_ptr<WatchList>,
-             StoreCallback<bool> done) override {
-    done(Error::InvalidArgument("the lock-release script cannot run inside MULTI"));
-  }
-  // A command that is a transaction of its own (MSET) joins EXEC's.
-  void Transact(std::vector<TxOp> ops, std::shared_ptr<WatchList>, StoreCallback<bool> done,
-                ReplyAdmission) override {
-    for (auto& op : ops) ops_.push_back(std::move(op));
-    done(true);
-  }
-  int64_t Count() const override { return real_.Count(); }
-  StoreStats Stats() const override { return real_.Stats(); }
-  Status Close(std::chrono::milliseconds) override {
-    return Error::Internal("a transaction cannot close the store");
-  }
-
- private:
-  SessionStore& real_;
-  std::vector<TxOp> ops_;
-};
 
 // EXEC's reply: one slot per queued command, sent as one array once every slot is filled and
 // the transaction applied — or nil when a WATCHed key changed, or the store's error. Before the
@@ -255,10 +181,17 @@ void CmdExec(CommandContext& ctx) {
   std::vector<ReplyFn> replies;
   replies.reserve(commands.size());
   for (size_t i = 0; i < commands.size(); ++i) replies.push_back(gather->SlotReply(i));
-  TxRecorder recorder(store);
+  std::vector<TxOp> ops;
+  OpForwarder recorder(
+      store,
+      [&ops](std::vector<TxOp> more) {
+        for (auto& op : more) ops.push_back(std::move(op));
+        return Ok();
+      },
+      "WATCH inside MULTI is not allowed");
   ctx.executor.RunQueued(ctx.client, std::move(commands), recorder, std::move(replies));
   store.Transact(
-      recorder.TakeOps(), watch,
+      std::move(ops), watch,
       [gather, watch, &store](Result<bool> applied) {
         if (watch) store.Unwatch(*watch);
         gather->Applied(std::move(applied));
