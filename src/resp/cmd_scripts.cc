@@ -1,98 +1,265 @@
-// EVAL and EVALSHA, for the one script session stacks send: phpredis's session handler releases
-// its lock with a compare-and-delete (delete KEYS[1] if its value is ARGV[1]). skydb runs no
-// Lua; it recognises that script by its exact text or SHA1 and runs it natively and atomically:
-// WATCH the key, read it, and delete it in a transaction that applies only if the key did not
-// change meanwhile (retried a few times). Any other script is refused, saying so.
+// Lua scripting: EVAL, EVALSHA, EVAL_RO, EVALSHA_RO and SCRIPT LOAD|EXISTS|FLUSH|KILL|HELP, with
+// Redis's semantics on the engine of src/script.
+//
+// A script is one store transaction. EVAL hands the store a tx::Script holding the keys it
+// declares (numkeys); the store loads them, locks their shards and runs the script there, on
+// its own thread, through a ScriptScope. Each redis.call runs the command's own handler against
+// an OpForwarder whose ops the scope applies at once, so a command means in a script what it
+// means outside, and the script reads its own writes. Every write the script makes joins the
+// one unit the store commits: in sync mode the reply is sent once that unit is committed, and a
+// crash leaves all of a script's writes or none. A command that touches a key the script did not
+// declare is refused (a Lua error for redis.call, an error table for redis.pcall), as Redis
+// Cluster requires; commands that are not about keys (SCAN, KEYS, INFO, pub/sub, transactions,
+// scripts) are not allowed from scripts.
+//
+// Time: a script that runs past script::kBusyThreshold makes every other command answer BUSY
+// until it ends or SCRIPT KILL stops it, which it may do only while the script has not written
+// (what it wrote would otherwise be half a transaction). Other clients' commands on other keys
+// are not blocked by a running script in skydb (it holds only its keys' shards), but they are
+// refused while it is busy, as Redis refuses them.
 #include <memory>
+#include <string>
+#include <utility>
 
+#include "base/strings.h"
 #include "resp/command_table.h"
 #include "resp/encoder.h"
+#include "resp/op_forwarder.h"
+#include "script/engine.h"
 
 namespace skydb::resp {
-namespace {
 
-constexpr std::string_view kLockReleaseScript =
-    "if redis.call(\"get\",KEYS[1]) == ARGV[1] then return redis.call(\"del\",KEYS[1]) else "
-    "return 0 end";
-constexpr std::string_view kLockReleaseSha = "b70c2384248f88e6b75b9f89241a180f856ad852";
-constexpr int kMaxAttempts = 8;
-
-constexpr std::string_view kNoLua =
-    "ERR skydb runs no Lua scripts; it knows only the lock-release script of phpredis's session "
-    "handler (docs/protocol.md)";
-
-// One compare-and-delete, from WATCH to the transaction's outcome.
-class CompareAndDelete : public std::enable_shared_from_this<CompareAndDelete> {
- public:
-  CompareAndDelete(SessionStore& store, std::string key, std::string token, ReplyFn reply)
-      : store_(store), key_(std::move(key)), token_(std::move(token)), reply_(std::move(reply)) {}
-
-  void Attempt(int attempt) {
-    auto self = shared_from_this();
-    auto watch = std::make_shared<WatchList>();
-    store_.Watch({key_}, watch, [self, watch, attempt](Result<bool> watched) {
-      if (!watched.ok()) return self->Fail(watch, watched.error());
-      self->store_.Get(self->key_, [self, watch, attempt](Result<std::optional<std::string>> v) {
-        if (!v.ok()) return self->Fail(watch, v.error());
-        if (!*v || **v != self->token_) return self->Finish(watch, 0);
-        std::vector<TxOp> del;
-        del.emplace_back(tx::Delete{{self->key_}, [](Result<int64_t>) {}});
-        self->store_.Transact(std::move(del), watch, [self, watch, attempt](Result<bool> applied) {
-          if (!applied.ok()) return self->Fail(watch, applied.error());
-          if (*applied) return self->Finish(watch, 1);
-          self->store_.Unwatch(*watch);
-          if (attempt + 1 >= kMaxAttempts) {
-            return self->reply_(
-                ErrorReply("ERR the lock key kept changing while it was being released; retry"));
-          }
-          self->Attempt(attempt + 1);
-        });
-      });
-    });
-  }
-
- private:
-  void Finish(const std::shared_ptr<WatchList>& watch, int64_t deleted) {
-    store_.Unwatch(*watch);
-    reply_(Integer(deleted));
-  }
-  void Fail(const std::shared_ptr<WatchList>& watch, const Error& error) {
-    store_.Unwatch(*watch);
-    reply_(ErrorReply(StoreErrorText(error)));
-  }
-
-  SessionStore& store_;
-  std::string key_;
-  std::string token_;
-  ReplyFn reply_;
+struct ScriptState {
+  script::ScriptCache cache;
+  script::Watchdog watchdog;
 };
 
-// EVAL script|EVALSHA sha, numkeys, key..., arg...
-void RunScript(CommandContext& ctx, bool known) {
+std::shared_ptr<ScriptState> MakeScriptState() { return std::make_shared<ScriptState>(); }
+
+namespace {
+
+constexpr std::string_view kNoScript = "NOSCRIPT No matching script. Please use EVAL.";
+
+// What a script may call: the commands about keys, and a few that touch nothing.
+bool AllowedInScript(const CommandSpec& spec) {
+  std::string_view name = spec.name;
+  if (name == "ping" || name == "echo") return true;
+  if (spec.first_key <= 0) return false;
+  return name != "eval" && name != "evalsha" && name != "eval_ro" && name != "evalsha_ro" &&
+         name != "watch";
+}
+
+// One EVAL: what the script needs on the store's thread, and its reply once it has run.
+class ScriptJob {
+ public:
+  ScriptJob(CommandExecutor& executor, std::string body, std::string sha, bool read_only,
+            bool resp3, size_t reply_limit)
+      : executor_(executor),
+        body_(std::move(body)),
+        sha_(std::move(sha)),
+        read_only_(read_only),
+        resp3_(resp3),
+        reply_limit_(reply_limit) {}
+
+  std::vector<std::string> keys;
+  std::vector<std::string> argv;
+
+  // Runs the script in `scope` (the store's thread, its keys locked); may run more than once.
+  void Run(ScriptScope& scope) {
+    auto running = executor_.scripts().watchdog.Start();
+    script::RunRequest request;
+    request.body = body_;
+    request.sha = sha_;
+    request.keys = &keys;
+    request.argv = &argv;
+    request.resp3 = resp3_;
+    request.max_reply_bytes = reply_limit_;
+    request.running = running.get();
+    reply_ = script::Run(
+        request, [&](std::vector<std::string>& args) { return Call(scope, *running, args); });
+    executor_.scripts().watchdog.Finish(running);
+  }
+
+  std::string TakeReply() { return std::move(reply_); }
+
+ private:
+  std::string Call(ScriptScope& scope, script::RunningScript& running,
+                   std::vector<std::string>& args) {
+    const CommandSpec* spec = FindCommand(ToLower(args[0]));
+    if (spec == nullptr) return ErrorReply("ERR Unknown Redis command called from script");
+    if (!AllowedInScript(*spec)) {
+      return ErrorReply("ERR This Redis command is not allowed from script");
+    }
+    if (!ArityOk(*spec, args.size())) {
+      return ErrorReply("ERR Wrong number of args calling Redis command from script");
+    }
+    if (spec->write && read_only_) {
+      return ErrorReply("ERR Write commands are not allowed from read-only scripts.");
+    }
+    if (spec->write) running.wrote.store(true);
+    ClientState client;
+    client.authenticated = true;
+    std::string out;
+    bool replied = false;
+    ReplyFn reply([&](std::string r) {
+      out = std::move(r);
+      replied = true;
+    });
+    OpForwarder store(
+        executor_.store(), [&scope](std::vector<TxOp> ops) { return scope.Apply(std::move(ops)); },
+        "This Redis command is not allowed from script");
+    CommandContext ctx{executor_, client, args, reply, &store};
+    spec->handler(ctx);
+    if (!replied) return ErrorReply("ERR the command did not answer inside the script");
+    return out;
+  }
+
+  CommandExecutor& executor_;
+  std::string body_;
+  std::string sha_;
+  bool read_only_;
+  bool resp3_;
+  size_t reply_limit_;
+  std::string reply_;
+};
+
+// EVAL body|EVALSHA sha, numkeys, key..., arg...: runs `body` as one store transaction.
+void RunScript(CommandContext& ctx, std::string body, std::string sha, bool read_only) {
   int64_t numkeys = 0;
   if (!ParseInt64(ctx.args[2], &numkeys)) return ctx.ReplyError(kNotInteger);
   if (numkeys < 0) return ctx.ReplyError("ERR Number of keys can't be negative");
   if (numkeys > static_cast<int64_t>(ctx.args.size()) - 3) {
     return ctx.ReplyError("ERR Number of keys can't be greater than number of args");
   }
-  if (!known) return ctx.ReplyError(kNoLua);
-  if (numkeys != 1 || ctx.args.size() != 5) {
-    return ctx.ReplyError("ERR the lock-release script takes one key and one argument");
+  script::ScriptFlags flags;
+  if (auto refused = script::ParseFlags(body, &flags)) return ctx.Reply(std::move(*refused));
+  auto job = std::make_shared<ScriptJob>(ctx.executor, std::move(body), std::move(sha),
+                                         read_only || flags.no_writes,
+                                         ctx.client.proto == Proto::kResp3, ctx.reply.limit());
+  auto first_arg = ctx.args.begin() + 3 + numkeys;
+  job->keys.assign(std::make_move_iterator(ctx.args.begin() + 3),
+                   std::make_move_iterator(first_arg));
+  job->argv.assign(std::make_move_iterator(first_arg), std::make_move_iterator(ctx.args.end()));
+  // The reply comes with the op's result (delivered once the unit is durable, and inside EXEC
+  // in EXEC's array); Transact's own outcome answers only when the store refused the unit.
+  auto reply = std::make_shared<ReplyFn>(std::move(ctx.reply));
+  tx::Script op{job->keys, [job](ScriptScope& scope) { job->Run(scope); },
+                [job, reply](Result<bool>) { (*reply)(job->TakeReply()); }};
+  std::vector<TxOp> ops;
+  ops.emplace_back(std::move(op));
+  ctx.store().Transact(std::move(ops), nullptr, [reply](Result<bool> done) {
+    if (!done.ok()) (*reply)(ErrorReply(StoreErrorText(done.error())));
+  });
+}
+
+void Eval(CommandContext& ctx, bool read_only) {
+  std::string sha = script::Sha1Hex(ctx.args[1]);
+  // Kept for EVALSHA, as Redis does; a full cache drops its oldest EVAL'd script first.
+  ctx.executor.scripts().cache.Add(sha, ctx.args[1], /*loaded=*/false);
+  RunScript(ctx, std::move(ctx.args[1]), std::move(sha), read_only);
+}
+
+void EvalSha(CommandContext& ctx, bool read_only) {
+  std::string sha = ToLower(ctx.args[1]);
+  std::optional<std::string> body = ctx.executor.scripts().cache.Find(sha);
+  if (!body) return ctx.ReplyError(kNoScript);
+  RunScript(ctx, std::move(*body), std::move(sha), read_only);
+}
+
+void ScriptLoad(CommandContext& ctx) {
+  script::ScriptFlags flags;
+  if (auto refused = script::ParseFlags(ctx.args[2], &flags)) return ctx.Reply(std::move(*refused));
+  if (auto error = script::CheckCompiles(ctx.args[2])) return ctx.Reply(std::move(*error));
+  std::string sha = script::Sha1Hex(ctx.args[2]);
+  if (!ctx.executor.scripts().cache.Add(sha, std::move(ctx.args[2]), /*loaded=*/true)) {
+    return ctx.ReplyError("ERR the script cache is full (" +
+                          std::to_string(script::ScriptCache::kMaxScripts) + " scripts or " +
+                          std::to_string(script::ScriptCache::kMaxBytes >> 20) +
+                          " MiB); SCRIPT FLUSH frees it");
   }
-  auto job = std::make_shared<CompareAndDelete>(ctx.store(), std::move(ctx.args[3]),
-                                                std::move(ctx.args[4]), std::move(ctx.reply));
-  job->Attempt(0);
+  std::string out;
+  AppendBulk(out, sha);
+  ctx.Reply(std::move(out));
+}
+
+void ScriptKill(CommandContext& ctx) {
+  switch (ctx.executor.scripts().watchdog.Kill()) {
+    case script::Watchdog::KillOutcome::kNotBusy:
+      return ctx.ReplyError("NOTBUSY No scripts in execution right now.");
+    case script::Watchdog::KillOutcome::kUnkillable:
+      return ctx.ReplyError(
+          "UNKILLABLE Sorry the script already executed write commands against the dataset. You "
+          "can either wait the script termination or kill the server in a hard way using the "
+          "SHUTDOWN NOSAVE command.");
+    case script::Watchdog::KillOutcome::kKilled:
+      return ctx.Reply(Simple("OK"));
+  }
+}
+
+void ScriptHelp(CommandContext& ctx) {
+  static const char* const kLines[] = {
+      "SCRIPT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+      "EXISTS <sha1> [<sha1> ...]",
+      "    Return information about the existence of the scripts in the script cache.",
+      "FLUSH [ASYNC|SYNC]",
+      "    Flush the Lua scripts cache.",
+      "KILL",
+      "    Kill the currently executing Lua script (one that has not written).",
+      "LOAD <script>",
+      "    Load a script into the scripts cache without executing it.",
+      "HELP",
+      "    Print this help.",
+  };
+  std::string out;
+  AppendArrayHeader(out, std::size(kLines));
+  for (const char* line : kLines) AppendSimple(out, line);
+  ctx.Reply(std::move(out));
 }
 
 }  // namespace
 
-void CmdEval(CommandContext& ctx) { RunScript(ctx, ctx.args[1] == kLockReleaseScript); }
+void CmdEval(CommandContext& ctx) { Eval(ctx, false); }
+void CmdEvalRo(CommandContext& ctx) { Eval(ctx, true); }
+void CmdEvalSha(CommandContext& ctx) { EvalSha(ctx, false); }
+void CmdEvalShaRo(CommandContext& ctx) { EvalSha(ctx, true); }
 
-void CmdEvalSha(CommandContext& ctx) {
-  if (!EqualsIgnoreCase(ctx.args[1], kLockReleaseSha)) {
-    return ctx.ReplyError("NOSCRIPT No matching script. Please use EVAL.");
+void CmdScript(CommandContext& ctx) {
+  std::string sub = ToLower(ctx.args[1]);
+  size_t n = ctx.args.size();
+  if (sub == "load" && n == 3) return ScriptLoad(ctx);
+  if (sub == "kill" && n == 2) return ScriptKill(ctx);
+  if (sub == "help" && n == 2) return ScriptHelp(ctx);
+  if (sub == "exists" && n >= 3) {
+    std::string out;
+    AppendArrayHeader(out, n - 2);
+    for (size_t i = 2; i < n; ++i) {
+      AppendInteger(out, ctx.executor.scripts().cache.Contains(ToLower(ctx.args[i])) ? 1 : 0);
+    }
+    return ctx.Reply(std::move(out));
   }
-  RunScript(ctx, true);
+  if (sub == "flush" && n <= 3) {
+    if (n == 3 && !EqualsIgnoreCase(ctx.args[2], "sync") &&
+        !EqualsIgnoreCase(ctx.args[2], "async")) {
+      return ctx.ReplyError("ERR SCRIPT FLUSH only support SYNC|ASYNC option");
+    }
+    ctx.executor.scripts().cache.Clear();
+    return ctx.Reply(Simple("OK"));
+  }
+  if (sub == "load" || sub == "kill" || sub == "exists" || sub == "help") {
+    return ctx.ReplyError(WrongArity("script|" + sub));
+  }
+  ctx.ReplyError("ERR unknown subcommand '" + ctx.args[1].substr(0, 128) + "'. Try SCRIPT HELP.");
+}
+
+std::optional<std::string> BusyRefusal(CommandExecutor& executor, const CommandSpec& spec,
+                                       const std::vector<std::string>& args) {
+  if (!executor.scripts().watchdog.Busy()) return std::nullopt;
+  std::string_view name = spec.name;
+  if (name == "auth" || name == "hello" || name == "quit") return std::nullopt;
+  if (name == "script" && args.size() == 2 && EqualsIgnoreCase(args[1], "kill")) {
+    return std::nullopt;
+  }
+  return "BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.";
 }
 
 }  // namespace skydb::resp

@@ -25,6 +25,9 @@ const std::vector<CommandSpec> kCommands = {
     {"echo", 2, CmdEcho, true, false, 0, 0, 0},
     {"eval", -3, CmdEval, true, true, 3, 3, 1},
     {"evalsha", -3, CmdEvalSha, true, true, 3, 3, 1},
+    {"eval_ro", -3, CmdEvalRo, true, false, 3, 3, 1},
+    {"evalsha_ro", -3, CmdEvalShaRo, true, false, 3, 3, 1},
+    {"script", -2, CmdScript, true, false, 0, 0, 0},
     {"exec", 1, CmdExec, true, false, 0, 0, 0},
     {"exists", -2, CmdExists, true, false, 1, -1, 1},
     {"expire", -3, CmdExpire, true, true, 1, 1, 1},
@@ -131,11 +134,6 @@ bool RunsInsideMulti(const CommandSpec& spec) {
          spec.handler == CmdWatch || spec.handler == CmdQuit;
 }
 
-bool ArityOk(const CommandSpec& spec, size_t argc) {
-  auto n = static_cast<size_t>(spec.arity < 0 ? -spec.arity : spec.arity);
-  return spec.arity < 0 ? argc >= n : argc == n;
-}
-
 // Redis 7's text: the name and up to ~128 bytes of the arguments, each quoted.
 std::string UnknownCommand(const std::vector<std::string>& args) {
   std::string text =
@@ -163,6 +161,11 @@ void AppendCommandInfo(std::string& out, const CommandSpec& spec, Proto proto) {
 }
 
 }  // namespace
+
+bool ArityOk(const CommandSpec& spec, size_t argc) {
+  auto n = static_cast<size_t>(spec.arity < 0 ? -spec.arity : spec.arity);
+  return spec.arity < 0 ? argc >= n : argc == n;
+}
 
 const CommandSpec* FindCommand(std::string_view lower_name) {
   auto it = Index().find(lower_name);
@@ -203,6 +206,7 @@ void CommandExecutor::ExecuteIn(ClientState& client, std::vector<std::string>& a
   if (spec->needs_auth && !client.authenticated && !config_.requirepass.empty()) {
     return refuse("NOAUTH Authentication required.");
   }
+  if (auto busy = BusyRefusal(*this, *spec, args)) return refuse(std::move(*busy));
   if (client.proto == Proto::kResp2 && client.pubsub.count() > 0 &&
       !AllowedWhileSubscribed(spec->name)) {
     return refuse(SubscribedModeError(args));

@@ -93,6 +93,14 @@ void CmdUnwatch(CommandContext& ctx);
 void CmdMSet(CommandContext& ctx);
 void CmdEval(CommandContext& ctx);
 void CmdEvalSha(CommandContext& ctx);
+void CmdEvalRo(CommandContext& ctx);
+void CmdEvalShaRo(CommandContext& ctx);
+void CmdScript(CommandContext& ctx);
+// While a script has run past its busy threshold, every command but these answers BUSY (Redis's
+// rule): the refusal, or nullopt.
+std::optional<std::string> BusyRefusal(CommandExecutor& executor, const CommandSpec& spec,
+                                       const std::vector<std::string>& args);
+bool ArityOk(const CommandSpec& spec, size_t argc);
 // Inside MULTI: queues `args` (already checked) and answers QUEUED, or refuses a transaction
 // grown past its bounds.
 void QueueInMulti(ClientState& client, std::vector<std::string> args, const ReplyFn& reply);

@@ -142,6 +142,10 @@ struct ExecutorConfig {
   bool allow_flush = false;  // resp.allow_flush
 };
 
+// The daemon's scripts: their cache and the watchdog of those running (cmd_scripts.cc).
+struct ScriptState;
+std::shared_ptr<ScriptState> MakeScriptState();
+
 class CommandExecutor {
  public:
   CommandExecutor(ExecutorConfig config, SessionStore& store, Clock& clock,
@@ -171,6 +175,7 @@ class CommandExecutor {
   // Every connection of the server, for CLIENT LIST / KILL; null: this client alone.
   ClientControl* client_control() const { return client_control_; }
   void set_client_control(ClientControl* control) { client_control_ = control; }  // before use
+  ScriptState& scripts() { return *scripts_; }
 
  private:
   ExecutorConfig config_;
@@ -180,6 +185,7 @@ class CommandExecutor {
   Clock::TimePoint started_;
   PubSubHub pubsub_;
   ClientControl* client_control_ = nullptr;
+  std::shared_ptr<ScriptState> scripts_ = MakeScriptState();
 };
 
 }  // namespace skydb::resp

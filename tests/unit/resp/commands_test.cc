@@ -10,52 +10,10 @@
 #include "resp/command_table.h"
 #include "skydb/store.h"
 #include "support/fakes.h"
+#include "unit/resp/commands_fixture.h"
 
 namespace skydb::resp {
 namespace {
-
-class CommandsTest : public ::testing::Test {
- protected:
-  explicit CommandsTest(std::string requirepass = "") {
-    MemoryTierOptions memory;
-    memory.default_ttl = std::chrono::milliseconds(0);  // Redis semantics
-    memory.max_value_bytes = 64;
-    store_ = NewMemoryStore(memory, clock_);
-    ExecutorConfig config;
-    config.requirepass = std::move(requirepass);
-    config.max_clients = 10;
-    executor_ = std::make_unique<CommandExecutor>(config, *store_, clock_, counters_);
-    client_.id = 7;
-  }
-
-  std::string Run(std::initializer_list<std::string> args) { return RunAs(client_, args); }
-
-  std::string RunAs(ClientState& client, std::initializer_list<std::string> args) {
-    auto promise = std::make_shared<std::promise<std::string>>();
-    auto future = promise->get_future();
-    executor_->Execute(client, std::vector<std::string>(args),
-                       [promise](std::string reply) { promise->set_value(std::move(reply)); });
-    if (future.wait_for(std::chrono::seconds(5)) != std::future_status::ready) return "timeout";
-    return future.get();
-  }
-
-  UnixMillis NowMs() const {
-    return std::chrono::duration_cast<std::chrono::milliseconds>(
-               clock_.WallNow().time_since_epoch())
-        .count();
-  }
-
-  testing::FakeClock clock_;
-  std::unique_ptr<SessionStore> store_;
-  ServerCounters counters_;
-  std::unique_ptr<CommandExecutor> executor_;
-  ClientState client_;
-};
-
-const std::string kOk = "+OK\r\n";
-const std::string kNull = "$-1\r\n";
-const std::string kSyntax = "-ERR syntax error\r\n";
-const std::string kNotInt = "-ERR value is not an integer or out of range\r\n";
 
 TEST_F(CommandsTest, ConnectionCommands) {
   EXPECT_EQ(Run({"PING"}), "+PONG\r\n");
@@ -260,28 +218,6 @@ TEST_F(CommandsTest, MsetSetsEveryPairOrNone) {
   EXPECT_EQ(Run({"MSET", "a", "x", "b", "y"}), "+QUEUED\r\n");
   EXPECT_EQ(Run({"GET", "b"}), "+QUEUED\r\n");
   EXPECT_EQ(Run({"EXEC"}), "*2\r\n+OK\r\n$1\r\ny\r\n");
-}
-
-// phpredis's session handler releases its lock with this script; skydb runs it natively.
-TEST_F(CommandsTest, TheLockReleaseScriptDeletesOnlyTheOwnersLock) {
-  const std::string script =
-      "if redis.call(\"get\",KEYS[1]) == ARGV[1] then return redis.call(\"del\",KEYS[1]) "
-      "else return 0 end";
-  const std::string sha = "b70c2384248f88e6b75b9f89241a180f856ad852";
-  EXPECT_EQ(Run({"SET", "lock", "mine"}), kOk);
-  EXPECT_EQ(Run({"EVALSHA", sha, "1", "lock", "theirs"}), ":0\r\n");
-  EXPECT_EQ(Run({"GET", "lock"}), "$4\r\nmine\r\n");
-  EXPECT_EQ(Run({"EVALSHA", sha, "1", "lock", "mine"}), ":1\r\n");
-  EXPECT_EQ(Run({"GET", "lock"}), kNull);
-  EXPECT_EQ(Run({"SET", "lock", "mine"}), kOk);
-  EXPECT_EQ(Run({"EVAL", script, "1", "lock", "mine"}), ":1\r\n");
-  EXPECT_EQ(Run({"EVAL", script, "1", "lock", "mine"}), ":0\r\n");
-  EXPECT_EQ(Run({"EVALSHA", "0000000000000000000000000000000000000000", "0"}),
-            "-NOSCRIPT No matching script. Please use EVAL.\r\n");
-  EXPECT_EQ(Run({"EVAL", "return 1", "0"}).substr(0, 34), "-ERR skydb runs no Lua scripts; it");
-  EXPECT_EQ(Run({"EVAL", script, "2", "k"}),
-            "-ERR Number of keys can't be greater than number of args\r\n");
-  EXPECT_EQ(Run({"EVAL", script, "-1"}), "-ERR Number of keys can't be negative\r\n");
 }
 
 TEST_F(CommandsTest, EveryCommandHasACounterSlot) {
