@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <cstdlib>
 #include <fstream>
@@ -1068,6 +1069,81 @@ TEST_F(DurabilityTest, HashAndSetWritesAreWholeOrAbsentAfterKillNine) {
             << whole << " of " << last_hash + 1 << " sent; SADDs acknowledged "
             << acked_members.size() << ", members found " << found.size() << " of "
             << last_member + 1 << " sent, after kill -9 of skydb\n";
+  StopCleanly(*again);
+}
+
+// Scripts of 10 SETs each, from two clients, through kill -9 of skydb: after restart each
+// script's 10 keys are all there or none, and every acknowledged script's are there.
+TEST_F(DurabilityTest, ScriptsAreWholeOrAbsentAfterKillNine) {
+  auto d = ServeReady();
+  constexpr int kKeys = 10, kClients = 2, kStride = 1000000;
+  const std::string script =
+      "for _, k in ipairs(KEYS) do redis.call('SET', k, ARGV[1]) end return #KEYS";
+  auto key = [](int id, int k) { return "sc:" + std::to_string(id) + ":" + std::to_string(k); };
+  std::atomic<bool> stop{false};
+  std::atomic<int> acked_count{0};
+  std::array<std::atomic<int>, kClients> last_sent{};
+  std::mutex mu;
+  std::set<int> acked;
+  std::vector<std::thread> writers;
+  for (int w = 0; w < kClients; ++w) {
+    last_sent[w] = w * kStride - 1;
+    writers.emplace_back([&, w] {
+      auto c = RespClient::Connect(socket_, milliseconds(2000));
+      for (int id = w * kStride; c.ok() && !stop; ++id) {
+        std::vector<std::string> eval{"EVAL", script, std::to_string(kKeys)};
+        for (int k = 0; k < kKeys; ++k) eval.push_back(key(id, k));
+        eval.push_back(std::to_string(id));
+        last_sent[w] = id;
+        auto r = c->Command(eval);
+        if (!r.ok()) return;
+        if (r->type != RespReply::Type::kInteger || r->integer != kKeys) continue;
+        std::lock_guard<std::mutex> lock(mu);
+        acked.insert(id);
+        ++acked_count;
+      }
+    });
+  }
+  auto deadline = SteadyClock::now() + seconds(60);
+  while (acked_count < 200 && SteadyClock::now() < deadline) {
+    std::this_thread::sleep_for(milliseconds(20));
+  }
+  EXPECT_GE(acked_count, 200) << "the scripts were not acknowledged within 60 s\n" << d->Log();
+  ASSERT_TRUE(d->Signal(SIGKILL).ok());
+  ASSERT_TRUE(d->WaitExit(seconds(10)).has_value());
+  stop = true;
+  for (auto& t : writers) t.join();
+
+  auto again = ServeReady();
+  RespClient c = Client(socket_);
+  std::vector<std::string> problems;
+  int whole = 0, absent = 0;
+  for (int w = 0; w < kClients; ++w) {
+    for (int id = w * kStride; id <= last_sent[w]; ++id) {
+      std::vector<std::string> mget{"MGET"};
+      for (int k = 0; k < kKeys; ++k) mget.push_back(key(id, k));
+      auto values = c.Command(mget);
+      ASSERT_TRUE(values.ok());
+      int present = 0;
+      for (const auto& v : values->elements) {
+        if (v.type == RespReply::Type::kBulk && v.text == std::to_string(id)) ++present;
+      }
+      if (present == kKeys) {
+        ++whole;
+      } else if (present != 0) {
+        problems.push_back("script " + std::to_string(id) + " is partly there: " +
+                           std::to_string(present) + " of " + std::to_string(kKeys));
+      } else if (acked.count(id) > 0) {
+        ++absent;
+        problems.push_back("acknowledged script " + std::to_string(id) + " is gone");
+      } else {
+        ++absent;
+      }
+    }
+  }
+  EXPECT_TRUE(problems.empty()) << Lines(problems);
+  std::cout << "[measured] 10-write scripts acknowledged " << acked.size() << ", found whole "
+            << whole << ", absent " << absent << " after kill -9 of skydb\n";
   StopCleanly(*again);
 }
 
