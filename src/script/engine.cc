@@ -243,7 +243,7 @@ int ErrorHandler(lua_State* L) {
     lua_replace(L, 1);
   }
   // The innermost frame of the script itself (not redis.call's, nor the sandbox's).
-  lua_Debug ar;
+  lua_Debug ar{};
   int level = 1;
   bool found = false;
   while (!found && lua_getstack(L, level, &ar) != 0) {
@@ -262,10 +262,15 @@ int ErrorHandler(lua_State* L) {
 
 void Hook(lua_State* L, lua_Debug*) {
   RunningScript* running = Ctx(L).request.running;
-  if (running == nullptr || !running->killed.load(std::memory_order_relaxed)) return;
+  if (running == nullptr) return;
+  bool killed = running->killed.load(std::memory_order_relaxed);
+  bool overdue = !killed && !running->wrote.load(std::memory_order_relaxed) &&
+                 std::chrono::steady_clock::now() - running->started > kReadOnlyTimeLimit;
+  if (!killed && !overdue) return;
   // From now on at every line, so that a pcall in the script cannot swallow the kill.
   lua_sethook(L, Hook, LUA_MASKLINE, 0);
-  PushErrorTable(L, "ERR Script killed by user with SCRIPT KILL...");
+  PushErrorTable(L, killed ? "ERR Script killed by user with SCRIPT KILL..."
+                           : "ERR Script killed: it ran 60 s without writing (skydb's limit)");
   lua_error(L);
 }
 
@@ -349,8 +354,8 @@ std::optional<std::string> StripShebang(std::string_view body, std::string_view*
   std::string_view rest = line.substr(2);
   size_t space = rest.find(' ');
   if (rest.substr(0, space) != "lua") {
-    return "-ERR Could not find engine '" + std::string(rest.substr(0, space).substr(0, 64)) +
-           "'\r\n";
+    return "-ERR Unexpected engine in script shebang: " +
+           std::string(rest.substr(0, space).substr(0, 64)) + "\r\n";
   }
   flags->shebang = true;
   rest = space == std::string_view::npos ? std::string_view() : rest.substr(space + 1);

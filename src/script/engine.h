@@ -40,6 +40,10 @@ constexpr size_t kMaxScriptMemory = size_t{64} << 20;
 // A script running longer than this makes the server busy: other clients get BUSY and
 // SCRIPT KILL may stop it (Redis's busy-reply-threshold default).
 constexpr std::chrono::milliseconds kBusyThreshold{5000};
+// A script that has not written is stopped once it has run this long, whether or not SCRIPT KILL
+// reached the daemon: with one event-loop thread (resp.threads = 1) the script occupies it and
+// no client could send SCRIPT KILL. A script that has written runs to its end, as in Redis.
+constexpr std::chrono::milliseconds kReadOnlyTimeLimit{60000};
 
 // The lower-case hex SHA1 of `text`, as SCRIPT LOAD and redis.sha1hex answer it.
 std::string Sha1Hex(std::string_view text);
