@@ -92,7 +92,7 @@ void ClientsSection(CommandExecutor& executor, const StoreStats&, std::ostream& 
       << "tracking_clients:0\r\n";
 }
 
-void MemorySection(CommandExecutor&, const StoreStats& stats, std::ostream& out) {
+void MemorySection(CommandExecutor& executor, const StoreStats& stats, std::ostream& out) {
   uint64_t rss = ResidentBytes();
   // used_memory is the store's accounted bytes (keys, cached values, entries), not the
   // allocator's total as in Redis.
@@ -109,7 +109,9 @@ void MemorySection(CommandExecutor&, const StoreStats& stats, std::ostream& out)
       // Keys are never evicted: a memory-only store refuses writes past store.max_memory; a
       // tiered one drops cached values, which stay in PostgreSQL.
       << "maxmemory_policy:noeviction\r\n"
-      << "cached_values:" << stats.cached_values << "\r\n";
+      << "cached_values:" << stats.cached_values << "\r\n"
+      << "used_memory_scripts_eval:" << CachedScriptBytes(executor) << "\r\n"
+      << "number_of_cached_scripts:" << CachedScripts(executor) << "\r\n";
   // No mem_fragmentation_ratio: rss over accounted store bytes is not fragmentation.
 }
 

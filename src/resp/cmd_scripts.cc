@@ -251,6 +251,9 @@ void CmdScript(CommandContext& ctx) {
   ctx.ReplyError("ERR unknown subcommand '" + ctx.args[1].substr(0, 128) + "'. Try SCRIPT HELP.");
 }
 
+size_t CachedScripts(CommandExecutor& executor) { return executor.scripts().cache.size(); }
+size_t CachedScriptBytes(CommandExecutor& executor) { return executor.scripts().cache.bytes(); }
+
 std::optional<std::string> BusyRefusal(CommandExecutor& executor, const CommandSpec& spec,
                                        const std::vector<std::string>& args) {
   if (!executor.scripts().watchdog.Busy()) return std::nullopt;

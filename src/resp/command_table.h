@@ -101,6 +101,9 @@ void CmdScript(CommandContext& ctx);
 std::optional<std::string> BusyRefusal(CommandExecutor& executor, const CommandSpec& spec,
                                        const std::vector<std::string>& args);
 bool ArityOk(const CommandSpec& spec, size_t argc);
+// INFO memory: the scripts the daemon caches, and their bytes.
+size_t CachedScripts(CommandExecutor& executor);
+size_t CachedScriptBytes(CommandExecutor& executor);
 // Inside MULTI: queues `args` (already checked) and answers QUEUED, or refuses a transaction
 // grown past its bounds.
 void QueueInMulti(ClientState& client, std::vector<std::string> args, const ReplyFn& reply);

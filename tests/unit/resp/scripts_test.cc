@@ -95,7 +95,9 @@ TEST_F(CommandsTest, ScriptLoadExistsFlush) {
   EXPECT_EQ(Run({"EVALSHA", sha, "0"}), ":7\r\n");
   EXPECT_EQ(Run({"EVALSHA_RO", sha, "0"}), ":7\r\n");
   EXPECT_EQ(Run({"SCRIPT", "EXISTS", sha, "0000"}), "*2\r\n:1\r\n:0\r\n");
+  EXPECT_NE(Run({"INFO", "memory"}).find("number_of_cached_scripts:1\r\n"), std::string::npos);
   EXPECT_EQ(Run({"SCRIPT", "FLUSH"}), kOk);
+  EXPECT_NE(Run({"INFO", "memory"}).find("number_of_cached_scripts:0\r\n"), std::string::npos);
   EXPECT_EQ(Run({"SCRIPT", "EXISTS", sha}), "*1\r\n:0\r\n");
   EXPECT_EQ(Run({"EVALSHA", sha, "0"}), "-NOSCRIPT No matching script. Please use EVAL.\r\n");
   EXPECT_EQ(Run({"SCRIPT", "FLUSH", "ASYNC"}), kOk);
