@@ -12,11 +12,12 @@
 // Cluster requires; commands that are not about keys (SCAN, KEYS, INFO, pub/sub, transactions,
 // scripts) are not allowed from scripts.
 //
-// Time: a script that runs past script::kBusyThreshold makes every other command answer BUSY
-// until it ends or SCRIPT KILL stops it, which it may do only while the script has not written
-// (what it wrote would otherwise be half a transaction). Other clients' commands on other keys
-// are not blocked by a running script in skydb (it holds only its keys' shards), but they are
-// refused while it is busy, as Redis refuses them.
+// Time: a script runs on the thread that reached its keys (its client's loop thread, or a reader
+// thread after a load), holding its keys' shards. Past script::kBusyThreshold every other command
+// answers BUSY until it ends or SCRIPT KILL stops it, which it may do only while the script has
+// not written (what it wrote would otherwise be half a transaction). The clients of the script's
+// own loop thread wait for it meanwhile, so with one loop thread nobody could send SCRIPT KILL:
+// the engine also stops a script that has run script::kReadOnlyTimeLimit without writing.
 #include <memory>
 #include <string>
 #include <utility>
