@@ -96,6 +96,61 @@ TEST(TransactionTest, AppliesInOrderAsOneCommitAndDeliversOnlyAfterIt) {
   EXPECT_EQ(h.state().rows.count("gone"), 0u);
 }
 
+// A script (tx::Script): its ops apply at once under its declared keys' locks, each result in
+// hand before the next op; an op on an undeclared key is refused whole; every write it made is
+// one commit, and its own result is delivered only after that commit.
+TEST(TransactionTest, AScriptAppliesAtOnceUnderItsKeysAndCommitsAsOneUnit) {
+  FakeTieredHarness h(FakeOptions(Durability::kSync));
+  size_t batches_before = 0;
+  {
+    std::lock_guard<std::mutex> lock(h.state().mu);
+    batches_before = h.state().batch_sizes.size();
+  }
+  HoldCommits(h.state(), true);
+  auto d = std::make_shared<Delivered>();
+  std::vector<std::string> seen;
+  std::string refusal;
+  tx::Script script{{"s1", "s2", "s3"},
+                    [&, d](ScriptScope& scope) {
+                      seen.clear();
+                      std::vector<TxOp> one;
+                      one.emplace_back(SetOp("s1", "a", d));
+                      EXPECT_TRUE(scope.Apply(std::move(one)).ok());
+                      one.clear();
+                      one.emplace_back(GetOp("s1", d));  // reads its own write at once
+                      EXPECT_TRUE(scope.Apply(std::move(one)).ok());
+                      seen = d->Log();
+                      one.clear();
+                      one.emplace_back(SetOp("s2", "b", d));
+                      one.emplace_back(SetOp("undeclared", "c", d));
+                      Status refused = scope.Apply(std::move(one));
+                      refusal = refused.ok() ? "" : refused.error().message;
+                      one.clear();
+                      one.emplace_back(SetOp("s3", "c", d));
+                      EXPECT_TRUE(scope.Apply(std::move(one)).ok());
+                    },
+                    [d](Result<bool> r) { d->Add(r.ok() ? "script done" : "script error"); }};
+  std::vector<TxOp> ops;
+  ops.emplace_back(std::move(script));
+  Pending<bool> done;
+  h.store().Transact(std::move(ops), nullptr, done.cb());
+  std::this_thread::sleep_for(milliseconds(50));
+  EXPECT_FALSE(done.answered()) << "a script was acknowledged before its commit";
+  HoldCommits(h.state(), false);
+  ASSERT_TRUE(*done.get());
+  // Read once acknowledged: the script ran before its commit, on whichever thread.
+  EXPECT_EQ(seen, (std::vector<std::string>{"set s1 ok", "get s1 a"}));
+  EXPECT_EQ(refusal.rfind("Script attempted to access a key not declared in KEYS", 0), 0u)
+      << refusal;
+  EXPECT_EQ(d->Log().back(), "script done");
+  std::lock_guard<std::mutex> lock(h.state().mu);
+  ASSERT_EQ(h.state().batch_sizes.size(), batches_before + 1) << "not one commit";
+  EXPECT_EQ(h.state().batch_sizes.back(), 2u);  // s1 and s3
+  EXPECT_EQ(h.state().rows.count("s2"), 0u) << "a refused MSET-like pair applied half";
+  EXPECT_EQ(h.state().rows.count("undeclared"), 0u);
+  EXPECT_EQ(h.state().rows.at("s3").value, "c");
+}
+
 TEST(TransactionTest, AFailedCommitAcknowledgesNothing) {
   TieredOptions options = FakeOptions(Durability::kSync);
   options.write_timeout = milliseconds(100);
