@@ -88,11 +88,34 @@ struct ExpireCondition {
 // deadline; a new key gets the store's default TTL, as a SET without EX would. Errors are
 // Redis's texts: "value is not an integer or out of range", "increment or decrement would
 // overflow", "value is not a valid float", "increment would produce NaN or Infinity".
+// APPEND (`append` set) is the same read-modify-write: the bytes are added to the value ("" for
+// a missing key) and the reply's `integer` is the new length.
 struct IncrRequest {
   std::string key;
   bool is_float = false;
   int64_t by = 0;
   long double by_float = 0;
+  std::optional<std::string> append;
+
+  static IncrRequest Integer(std::string key, int64_t by) {
+    IncrRequest r;
+    r.key = std::move(key);
+    r.by = by;
+    return r;
+  }
+  static IncrRequest Float(std::string key, long double by) {
+    IncrRequest r;
+    r.key = std::move(key);
+    r.is_float = true;
+    r.by_float = by;
+    return r;
+  }
+  static IncrRequest Append(std::string key, std::string bytes) {
+    IncrRequest r;
+    r.key = std::move(key);
+    r.append = std::move(bytes);
+    return r;
+  }
 };
 
 struct IncrReply {

@@ -189,7 +189,7 @@ void IntegerIncrement(CommandContext& ctx, int64_t sign) {
   if (sign < 0 && by == std::numeric_limits<int64_t>::min()) {
     return ctx.ReplyError("ERR decrement would overflow");  // Redis's text for DECRBY
   }
-  SubmitIncrement(ctx, IncrRequest{std::move(ctx.args[1]), false, sign * by, 0});
+  SubmitIncrement(ctx, IncrRequest::Integer(std::move(ctx.args[1]), sign * by));
 }
 
 }  // namespace
@@ -309,7 +309,12 @@ void CmdIncrByFloat(CommandContext& ctx) {
   if (!ParseRedisLongDouble(ctx.args[2], &by)) {
     return ctx.ReplyError("ERR value is not a valid float");
   }
-  SubmitIncrement(ctx, IncrRequest{std::move(ctx.args[1]), true, 0, by});
+  SubmitIncrement(ctx, IncrRequest::Float(std::move(ctx.args[1]), by));
+}
+
+// APPEND key value: the value's new length; a missing key is created as INCR creates one.
+void CmdAppend(CommandContext& ctx) {
+  SubmitIncrement(ctx, IncrRequest::Append(std::move(ctx.args[1]), std::move(ctx.args[2])));
 }
 
 void CmdSetEx(CommandContext& ctx) { SetWithExpire(ctx, ExpireUnit::kSeconds, "setex"); }

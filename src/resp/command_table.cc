@@ -13,6 +13,7 @@ namespace {
 
 // name, arity, handler, needs_auth, write, first_key, last_key, key_step
 const std::vector<CommandSpec> kCommands = {
+    {"append", 3, CmdAppend, true, true, 1, 1, 1},
     {"auth", -2, CmdAuth, false, false, 0, 0, 0},
     {"client", -2, CmdClient, true, false, 0, 0, 0},
     {"command", -1, CmdCommand, true, false, 0, 0, 0},

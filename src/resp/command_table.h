@@ -62,6 +62,7 @@ void CmdIncrBy(CommandContext& ctx);
 void CmdDecr(CommandContext& ctx);
 void CmdDecrBy(CommandContext& ctx);
 void CmdIncrByFloat(CommandContext& ctx);
+void CmdAppend(CommandContext& ctx);
 void CmdType(CommandContext& ctx);
 void CmdKeys(CommandContext& ctx);
 void CmdFlush(CommandContext& ctx);

@@ -34,9 +34,15 @@ bool ChangeDeadline(Scope& s, Shard& shard, Entry& e, const std::string& key, co
   return true;
 }
 
-// The new value of an increment as Redis computes it; false with `error` set when refused.
+// The new value of an increment (or APPEND) as Redis computes it; false with `error` set when
+// refused.
 bool Increased(const IncrRequest& r, const std::optional<std::string>& current, IncrReply* out,
                std::string* error) {
+  if (r.append) {
+    out->text = current.value_or("") + *r.append;
+    out->integer = static_cast<int64_t>(out->text.size());
+    return true;
+  }
   if (r.is_float) {
     long double value = 0;
     if (current && !ParseRedisLongDouble(*current, &value)) {

@@ -47,11 +47,11 @@ Result<bool> StoreHarness::Expire(const std::string& key, Expiry expiry,
   return Await<bool>([&](auto cb) { store().Expire(key, expiry, condition, cb); });
 }
 Result<IncrReply> StoreHarness::Incr(const std::string& key, int64_t by) {
-  IncrRequest request{key, false, by, 0};
+  IncrRequest request = IncrRequest::Integer(key, by);
   return Await<IncrReply>([&](auto cb) { store().Increment(request, cb); });
 }
 Result<IncrReply> StoreHarness::IncrFloat(const std::string& key, long double by) {
-  IncrRequest request{key, true, 0, by};
+  IncrRequest request = IncrRequest::Float(key, by);
   return Await<IncrReply>([&](auto cb) { store().Increment(request, cb); });
 }
 Result<int64_t> StoreHarness::DeleteAll() {

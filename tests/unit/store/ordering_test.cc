@@ -35,7 +35,7 @@ Expiry In100s(UnixMillis now) { return Expiry::At(now + 100000); }
 
 Issue Incr() {
   return [](SessionStore& s, const std::string& key, UnixMillis, Reply done) {
-    s.Increment({key, false, 1, 0}, [done](Result<IncrReply> r) {
+    s.Increment(IncrRequest::Integer(key, 1), [done](Result<IncrReply> r) {
       done(r.ok() ? std::to_string(r->integer) : "error: " + r.error().message);
     });
   };
@@ -161,7 +161,7 @@ TEST(FillTest, CountersStayExactWhileTheirValuesKeepLeavingMemory) {
         std::string key = "c" + std::to_string((i + t) % kCounters);
         auto done = std::make_shared<std::promise<void>>();
         inflight.push_back(done->get_future());
-        h.store().Increment({key, false, 1, 0}, [&, key, done](Result<IncrReply> r) {
+        h.store().Increment(IncrRequest::Integer(key, 1), [&, key, done](Result<IncrReply> r) {
           if (r.ok()) {
             std::lock_guard<std::mutex> lock(mu);
             EXPECT_TRUE(answered[key].insert(r->integer).second)
