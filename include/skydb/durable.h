@@ -188,6 +188,14 @@ class DurableBackend {
   // deadlines) if this process holds the sweeper lock; returns how many rows were deleted (0
   // when another sweeper holds the lock).
   virtual Result<int64_t> SweepExpired(UnixMillis now, int limit) = 0;
+  // The keys whose deadline fell in (after, upto] (at most `limit`), for the "expired" keyspace
+  // event under shared coherence: answered by the holder of the sweeper lock only (others get
+  // none), so across daemons each expiry is announced once. Nothing is deleted.
+  virtual Result<std::vector<std::string>> ExpiredBetween(UnixMillis after, UnixMillis upto,
+                                                          int limit) {
+    (void)after, (void)upto, (void)limit;
+    return std::vector<std::string>{};
+  }
 };
 
 // PostgreSQL behind the tiered store: `writers` connections (one per group-commit writer),

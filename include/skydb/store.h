@@ -416,6 +416,19 @@ class WatchList {
   std::optional<Error> failure_ GUARDED_BY(mu_);
 };
 
+// Told the keys whose deadline passed, each once, after the store dropped them: from memory (a
+// read that found the key expired, or the sweep) or, with shared coherence, from PostgreSQL by
+// the one sweeper of the database. For keyspace notifications ("expired").
+// Thread-safety: called from the store's maintenance thread, never under a store lock; it must
+// not block.
+class ExpiryListener {
+ public:
+  virtual ~ExpiryListener() = default;
+  // Whether expired keys are wanted now: when not, the store does not collect them.
+  virtual bool WantsExpired() const = 0;
+  virtual void Expired(const std::vector<std::string>& keys) = 0;
+};
+
 class SessionStore {
  public:
   virtual ~SessionStore() = default;
@@ -491,6 +504,9 @@ class SessionStore {
     (void)ops, (void)watched, (void)admit;
     done(Error::Unavailable("this store has no transactions"));
   }
+
+  // Installs (nullptr: removes) the listener of expired keys, which the store keeps alive.
+  virtual void SetExpiryListener(std::shared_ptr<ExpiryListener> listener) { (void)listener; }
 
   // Live sessions, exact, without scanning.
   virtual int64_t Count() const = 0;

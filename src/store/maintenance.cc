@@ -11,6 +11,9 @@ namespace {
 // extension that PostgreSQL has not seen yet (an outage shorter than this loses nothing).
 constexpr int64_t kDurableSweepGraceMs = 5 * 60 * 1000;
 constexpr int kDurableSweepRoundsPerTick = 20;
+// Expired keys announced per maintenance tick at most (shared coherence); more in one second
+// than this are not announced.
+constexpr int kExpiredPerTick = 10000;
 
 }  // namespace
 
@@ -22,12 +25,30 @@ void TieredStore::MaintenanceLoop(Clock::TimePoint next_durable) {
       if (stopping_) return;
     }
     tier_.Sweep();
+    tier_.AnnounceExpired(ExpiredInDurable());
     if (durable_ && clock_.Now() >= next_durable) {
       SweepDurable();
       coherence_->AfterDurableSweep();
       next_durable = clock_.Now() + options_.durable_sweep_interval;
     }
   }
+}
+
+std::vector<std::string> TieredStore::ExpiredInDurable() {
+  if (!durable_ || !tier_.AnnouncesFromDurable()) {
+    announced_until_ = 0;  // the next announcer starts from its own now
+    return {};
+  }
+  UnixMillis now = tier_.WallMs();
+  if (announced_until_ == 0 || announced_until_ > now) announced_until_ = now;
+  auto keys = durable_->ExpiredBetween(announced_until_, now, kExpiredPerTick);
+  if (!keys.ok()) {
+    spdlog::warn("store: reading expired keys for keyspace events failed: {}",
+                 keys.error().message);
+    return {};
+  }
+  announced_until_ = now;
+  return std::move(keys).value();
 }
 
 void TieredStore::SweepDurable() {

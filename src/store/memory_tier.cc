@@ -243,6 +243,7 @@ void MemoryTier::ExpireLocked(Shard& shard, KeyMap<Entry>::iterator it) {
   if (it->second.dirty_seq != 0) {
     shard.pending_deletes[it->first] = {it->second.dirty_seq, it->second.inflight};
   }
+  if (CollectsExpired()) shard.expired.push_back(it->first);
   EraseLocked(shard, it);
   ++counters_.expirations;
 }

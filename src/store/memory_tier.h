@@ -114,6 +114,15 @@ class MemoryTier {
   ScanReply Scan(uint64_t cursor, const std::string& pattern, size_t count,
                  std::optional<ValueType> type = std::nullopt);
 
+  // Keyspace notifications (expiry_events.cc): the listener of expired keys; with exclusive
+  // coherence the keys that expire in memory are collected while it wants them, and
+  // AnnounceExpired (the maintenance thread) hands them over, with `swept` (with shared
+  // coherence, the keys PostgreSQL's rows say expired). Never called under a shard lock.
+  void SetExpiryListener(std::shared_ptr<ExpiryListener> listener);
+  void AnnounceExpired(std::vector<std::string> swept);
+  // Shared coherence, with a listener that wants expired keys: they come from PostgreSQL.
+  bool AnnouncesFromDurable() const;
+
   int64_t count() const { return count_.load(); }
   int64_t expiring() const { return expiring_.load(); }
   uint64_t memory_bytes() const { return memory_bytes_.load(); }
@@ -131,6 +140,7 @@ class MemoryTier {
   void LruRemove(Shard& shard, Entry& e) REQUIRES(shard.mu);
   void LruPushNewest(Shard& shard, Entry& e) REQUIRES(shard.mu);
   void DropValueLocked(Shard& shard, Entry& e) REQUIRES(shard.mu);
+  bool CollectsExpired() const;
 
   TierOptions options_;
   Clock& clock_;
@@ -141,6 +151,8 @@ class MemoryTier {
   std::atomic<uint64_t> cached_values_{0};
   std::atomic<size_t> evict_cursor_{0};
   TierCounters counters_;
+  mutable Mutex listener_mu_;  // a leaf: taken under shard locks, takes none
+  std::shared_ptr<ExpiryListener> listener_ GUARDED_BY(listener_mu_);
 };
 
 }  // namespace skydb::store

@@ -105,14 +105,33 @@ Result<DurableBackend::LiveCount> PgDurable::CountLive(UnixMillis now) {
   return count;
 }
 
+Result<bool> PgDurable::SweeperLock() {
+  if (!sweeper_lock_) return true;
+  if (holds_sweeper_lock_ && sweeper_.Healthy()) return true;
+  holds_sweeper_lock_ = false;
+  auto lock = sweeper_.Exec(sql::kSweepLock, {Int8Param(sql::kSweeperLockKey)});
+  if (!lock.ok()) return std::move(lock).error().Within("sweep");
+  holds_sweeper_lock_ = lock->Bool(0, 0);
+  return holds_sweeper_lock_;
+}
+
+Result<std::vector<std::string>> PgDurable::ExpiredBetween(UnixMillis after, UnixMillis upto,
+                                                           int limit) {
+  std::vector<std::string> keys;
+  // Without the lock (transaction pooling) every daemon would announce: none does.
+  if (!sweeper_lock_) return keys;
+  SKYDB_ASSIGN_OR_RETURN(bool sweeper, SweeperLock());
+  if (!sweeper) return keys;  // another daemon announces
+  auto res =
+      sweeper_.Exec(sql::kExpiredBetween, {Int8Param(after), Int8Param(upto), Int8Param(limit)});
+  if (!res.ok()) return std::move(res).error().Within("expired keys");
+  for (int i = 0; i < res->rows(); ++i) keys.emplace_back(res->Bytes(i, 0));
+  return keys;
+}
+
 Result<int64_t> PgDurable::SweepExpired(UnixMillis now, int limit) {
-  if (sweeper_lock_ && (!holds_sweeper_lock_ || !sweeper_.Healthy())) {
-    holds_sweeper_lock_ = false;
-    auto lock = sweeper_.Exec(sql::kSweepLock, {Int8Param(sql::kSweeperLockKey)});
-    if (!lock.ok()) return std::move(lock).error().Within("sweep");
-    holds_sweeper_lock_ = lock->Bool(0, 0);
-    if (!holds_sweeper_lock_) return int64_t{0};  // another daemon sweeps this database
-  }
+  SKYDB_ASSIGN_OR_RETURN(bool sweeper, SweeperLock());
+  if (!sweeper) return int64_t{0};  // another daemon sweeps this database
   auto res = sweeper_.Exec(sql::kSweep, {Int8Param(now), Int8Param(limit)});
   if (!res.ok()) return std::move(res).error().Within("sweep");
   auto fields = sweeper_.Exec(sql::kSweepFields, {Int8Param(now), Int8Param(limit)});

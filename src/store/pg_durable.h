@@ -35,6 +35,8 @@ class PgDurable final : public DurableBackend {
                              std::optional<ValueType> type) override;
   Status LoadIndex(UnixMillis now, const std::function<void(IndexEntry entry)>& visit) override;
   Result<int64_t> SweepExpired(UnixMillis now, int limit) override;
+  Result<std::vector<std::string>> ExpiredBetween(UnixMillis after, UnixMillis upto,
+                                                  int limit) override;
 
  private:
   pg::LazyConnection& Reader(int reader) {
@@ -51,6 +53,8 @@ class PgDurable final : public DurableBackend {
   pg::LazyConnection sweeper_;
   const bool sweeper_lock_;  // false under transaction pooling: every daemon sweeps
   bool holds_sweeper_lock_ = false;
+  // Whether this process is the database's sweeper (takes the lock when it is free).
+  Result<bool> SweeperLock();
 };
 
 // pg_writes.cc: a request's writes (its guards settled) as statements on `writer`: the rows in

@@ -110,6 +110,12 @@ inline const char* const kSweepSql = "DELETE FROM " SKYDB_SESSIONS
                                      " SELECT id FROM " SKYDB_SESSIONS
                                      " WHERE expiry_bucket <= $1 / 3600000 AND expires_at <= $1"
                                      " LIMIT $2 FOR UPDATE SKIP LOCKED)";
+// Rows whose deadline fell in ($1, $2], through the same index: the "expired" events of shared
+// coherence, announced before the grace that the sweep leaves.
+inline const char* const kExpiredBetweenSql =
+    "SELECT id FROM " SKYDB_SESSIONS
+    " WHERE expiry_bucket >= $1 / 3600000 AND expiry_bucket <= $2 / 3600000"
+    " AND expires_at > $1 AND expires_at <= $2 ORDER BY expires_at LIMIT $3";
 // Hash fields past their own deadline (HEXPIRE), through the partial index on it.
 inline const char* const kSweepFieldsSql =
     "DELETE FROM " SKYDB_FIELDS " WHERE (id, field) IN (SELECT id, field FROM " SKYDB_FIELDS
@@ -156,6 +162,7 @@ inline const Statement kScan{nullptr, kScanSql, {kInt8Oid, kInt8Oid, kInt8Oid, k
 inline const Statement kIndex{nullptr, kIndexSql, {kInt8Oid}};
 inline const Statement kSweepLock{nullptr, "SELECT pg_try_advisory_lock($1)", {kInt8Oid}};
 inline const Statement kSweep{nullptr, kSweepSql, {kInt8Oid, kInt8Oid}};
+inline const Statement kExpiredBetween{nullptr, kExpiredBetweenSql, {kInt8Oid, kInt8Oid, kInt8Oid}};
 inline const Statement kBegin{nullptr, "BEGIN", {}};
 inline const Statement kCommitTransaction{nullptr, "COMMIT", {}};
 inline const Statement kRollback{nullptr, "ROLLBACK", {}};

@@ -139,6 +139,9 @@ struct Shard {
   Entry* lru_oldest GUARDED_BY(mu) = nullptr;  // clean cached values, least recent first
   Entry* lru_newest GUARDED_BY(mu) = nullptr;
   KeyMap<PendingDelete> pending_deletes GUARDED_BY(mu);
+  // Keys that expired here since the maintenance thread last announced them (only while an
+  // ExpiryListener wants them).
+  std::vector<std::string> expired GUARDED_BY(mu);
   // Reads served in place (TieredStore::GetInPlace). Written under `mu` with a plain load and
   // store (no locked instruction on every GET); read without it, summed over the shards.
   std::atomic<uint64_t> hits_in_place{0};

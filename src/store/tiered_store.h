@@ -69,6 +69,9 @@ class TieredStore final : public SessionStore, private CommitListener {
   void Unwatch(WatchList& list) override;
   void Transact(std::vector<TxOp> ops, std::shared_ptr<WatchList> watched, StoreCallback<bool> done,
                 ReplyAdmission admit) override;
+  void SetExpiryListener(std::shared_ptr<ExpiryListener> listener) override {
+    tier_.SetExpiryListener(std::move(listener));
+  }
   int64_t Count() const override { return coherence_->Count(); }
   StoreStats Stats() const override;
   Status Close(std::chrono::milliseconds timeout) override;
@@ -80,6 +83,9 @@ class TieredStore final : public SessionStore, private CommitListener {
   void OnNotCommitted(const Batch& batch) override;
   void MaintenanceLoop(Clock::TimePoint next_durable);
   void SweepDurable();
+  // Shared coherence, while expired keys are wanted: the keys whose deadline passed since the
+  // last tick, if this daemon is the database's sweeper (durable.h, ExpiredBetween).
+  std::vector<std::string> ExpiredInDurable();
 
   TieredOptions options_;
   Clock& clock_;
@@ -93,6 +99,7 @@ class TieredStore final : public SessionStore, private CommitListener {
   Mutex maintenance_mu_;
   CondVar maintenance_cv_;
   bool stopping_ GUARDED_BY(maintenance_mu_) = false;
+  UnixMillis announced_until_ = 0;  // maintenance thread: expired keys announced up to here
   std::thread maintenance_;
 
   bool started_ = false;

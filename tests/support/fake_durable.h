@@ -28,6 +28,8 @@ struct FakeDurableState {
   bool hold_commits = false;  // commits block until released
   int held = 0;               // commits blocked by hold_commits now
   int sweeps = 0;
+  // The backend that answers ExpiredBetween (the first to ask): the sweeper lock's holder.
+  const void* sweeper = nullptr;
   int delete_alls = 0;  // FLUSHALLs committed
   // Runs inside a guarded commit, after its locks and before it reads the rows:
   // another daemon's write landing in the window the guard closes.
@@ -161,6 +163,19 @@ class FakeDurable final : public DurableBackend {
       }
     }
     return Ok();
+  }
+
+  Result<std::vector<std::string>> ExpiredBetween(UnixMillis after, UnixMillis upto,
+                                                  int limit) override {
+    std::lock_guard<std::mutex> lock(state_->mu);
+    if (state_->sweeper == nullptr) state_->sweeper = this;
+    std::vector<std::string> keys;
+    if (state_->sweeper != this) return keys;
+    for (const auto& [key, row] : state_->rows) {
+      bool passed = row.expires_at > after && row.expires_at <= upto;
+      if (passed && keys.size() < static_cast<size_t>(limit)) keys.push_back(key);
+    }
+    return keys;
   }
 
   Result<int64_t> SweepExpired(UnixMillis now, int limit) override {

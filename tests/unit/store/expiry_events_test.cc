@@ -1,0 +1,100 @@
+// The store's side of the "expired" keyspace event: each key whose deadline passes is told to
+// the ExpiryListener once — from memory with exclusive coherence (a read that finds it expired,
+// or the sweep), from the database's one sweeper with shared coherence — and nothing is
+// collected while the listener does not want it.
+#include <algorithm>
+#include <atomic>
+#include <mutex>
+#include <thread>
+
+#include "harnesses.h"
+
+namespace skydb::testing {
+namespace {
+
+using std::chrono::milliseconds;
+
+class CollectingListener final : public ExpiryListener {
+ public:
+  bool WantsExpired() const override { return wanted.load(); }
+  void Expired(const std::vector<std::string>& keys) override {
+    std::lock_guard<std::mutex> lock(mu);
+    heard.insert(heard.end(), keys.begin(), keys.end());
+  }
+  std::vector<std::string> Heard(size_t at_least) {
+    for (int i = 0; i < 400; ++i) {
+      {
+        std::lock_guard<std::mutex> lock(mu);
+        if (heard.size() >= at_least) break;
+      }
+      std::this_thread::sleep_for(milliseconds(5));
+    }
+    std::lock_guard<std::mutex> lock(mu);
+    auto sorted = heard;
+    std::sort(sorted.begin(), sorted.end());
+    return sorted;
+  }
+
+  std::atomic<bool> wanted{true};
+  std::mutex mu;
+  std::vector<std::string> heard;
+};
+
+TEST(ExpiryEvents, ExclusiveStoreTellsEachExpiredKeyOnceReadOrSwept) {
+  FakeTieredHarness h(FakeOptions(Durability::kSync));
+  auto listener = std::make_shared<CollectingListener>();
+  h.store().SetExpiryListener(listener);
+  ASSERT_TRUE(h.Set("read", "1", Expiry::At(h.NowMs() + 100)).ok());
+  ASSERT_TRUE(h.Set("swept", "1", Expiry::At(h.NowMs() + 100)).ok());
+  ASSERT_TRUE(h.Set("lives", "1", Expiry::At(h.NowMs() + 60000)).ok());
+  h.clock().Advance(milliseconds(200));
+  EXPECT_FALSE(h.Get("read")->has_value());
+  EXPECT_EQ(listener->Heard(2), (std::vector<std::string>{"read", "swept"}));
+  std::this_thread::sleep_for(milliseconds(100));  // several sweeps more
+  EXPECT_EQ(listener->Heard(3).size(), 2u);
+  h.store().SetExpiryListener(nullptr);
+}
+
+TEST(ExpiryEvents, NothingIsCollectedWhileUnwanted) {
+  FakeTieredHarness h(FakeOptions(Durability::kSync));
+  auto listener = std::make_shared<CollectingListener>();
+  listener->wanted = false;
+  h.store().SetExpiryListener(listener);
+  ASSERT_TRUE(h.Set("k", "1", Expiry::At(h.NowMs() + 100)).ok());
+  h.clock().Advance(milliseconds(200));
+  EXPECT_FALSE(h.Get("k")->has_value());
+  std::this_thread::sleep_for(milliseconds(100));
+  listener->wanted = true;
+  std::this_thread::sleep_for(milliseconds(100));
+  EXPECT_TRUE(listener->Heard(0).empty());
+  h.store().SetExpiryListener(nullptr);
+}
+
+TEST(ExpiryEvents, SharedStoresAnnounceEachExpiryOnceBetweenThem) {
+  FakeTieredHarness a(FakeOptions(Durability::kSync, true));
+  FakeTieredHarness b(FakeOptions(Durability::kSync, true), a.shared_state());
+  auto heard_a = std::make_shared<CollectingListener>();
+  auto heard_b = std::make_shared<CollectingListener>();
+  a.store().SetExpiryListener(heard_a);
+  b.store().SetExpiryListener(heard_b);
+  std::this_thread::sleep_for(milliseconds(100));  // both are announcing from their own now
+  ASSERT_TRUE(a.Set("s1", "1", Expiry::At(a.NowMs() + 100)).ok());
+  ASSERT_TRUE(b.Set("s2", "1", Expiry::At(b.NowMs() + 100)).ok());
+  ASSERT_TRUE(a.Set("lives", "1", Expiry::None()).ok());
+  a.clock().Advance(milliseconds(200));
+  b.clock().Advance(milliseconds(200));
+  for (int i = 0; i < 400 && heard_a->Heard(0).size() + heard_b->Heard(0).size() < 2; ++i) {
+    std::this_thread::sleep_for(milliseconds(5));
+  }
+  std::this_thread::sleep_for(milliseconds(100));  // more ticks: nothing twice
+  auto all = heard_a->Heard(0);
+  auto more = heard_b->Heard(0);
+  all.insert(all.end(), more.begin(), more.end());
+  std::sort(all.begin(), all.end());
+  EXPECT_EQ(all, (std::vector<std::string>{"s1", "s2"}));
+  a.store().SetExpiryListener(nullptr);
+  b.store().SetExpiryListener(nullptr);
+}
+
+}  // namespace
+}  // namespace skydb::testing
