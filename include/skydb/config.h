@@ -126,6 +126,7 @@ struct RespConfig {
   uint64_t max_output_buffer = 64 << 20;      // resp.max_output_buffer: one client's reply bytes
   uint64_t max_reply_memory = 1 << 30;        // resp.max_reply_memory: all clients' reply bytes
   bool allow_flush = false;                   // resp.allow_flush: FLUSHALL/FLUSHDB run
+  std::string notify_keyspace_events;         // resp.notify_keyspace_events: Redis's classes
   bool tls = false;  // resp.tls: the TCP listener speaks TLS only ([tls] files)
 
   bool operator==(const RespConfig&) const = default;

@@ -64,8 +64,11 @@ struct RespServerOptions {
   // max_output_buffer.
   size_t max_reply_memory = size_t{1} << 30;
   size_t max_pipeline = 4096;                 // requests in flight before reading pauses
-  std::chrono::milliseconds idle_timeout{0};  // 0: never close idle clients
-  int threads = 1;                            // event-loop threads
+  std::chrono::milliseconds idle_timeout{0};  // 0: never close idle clients (CONFIG SET timeout)
+  // Keyspace notifications at start, as Redis's notify-keyspace-events ("" = off; "Egx");
+  // CONFIG SET changes them while the server runs.
+  std::string notify_keyspace_events;
+  int threads = 1;  // event-loop threads
 
   // Shown in INFO's persistence section next to the store's own kind ("memory", "tiered").
   std::string store_description;

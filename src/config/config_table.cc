@@ -202,6 +202,13 @@ std::string UserNameRule(const ConfigValue& v) {
   return "";
 }
 
+// Redis's notify-keyspace-events classes, one letter each.
+std::string NotifyClassesRule(const ConfigValue& v) {
+  const auto& classes = std::get<std::string>(v);
+  bool ok = classes.find_first_not_of("Ag$lshzxeKEtmdn") == std::string::npos;
+  return ok ? "" : "has a character that is not a class of Ag$lshzxeKEtmdn";
+}
+
 // A PostgreSQL identifier skydb can put in pg_hba.conf and pg_ident.conf unquoted.
 std::string IdentifierRule(const ConfigValue& v) {
   const auto& name = std::get<std::string>(v);
@@ -435,6 +442,12 @@ std::vector<ConfigKey> BuildTable() {
       Duration("resp.idle_timeout", SKYDB_FIELD(resp.idle_timeout), kSecond, 24 * kHour)
           .ZeroMeans("never")
           .Describe("clients idle this long are disconnected"),
+      String("resp.notify_keyspace_events", SKYDB_FIELD(resp.notify_keyspace_events))
+          .Rule(NotifyClassesRule)
+          .Accepts("Redis's classes (K E g $ h s x e A n ...), or \"\" (off)")
+          .Describe("keyspace notifications at start, as Redis's notify-keyspace-events "
+                    "(\"Egx\": expired and generic events on __keyevent@0__); CONFIG SET "
+                    "notify-keyspace-events changes them while the daemon runs"),
       Int("resp.threads", SKYDB_FIELD(resp.threads), 1, 64)
           .Describe("event-loop threads serving clients"),
       Size("resp.max_output_buffer", SKYDB_FIELD(resp.max_output_buffer), kMiB, kTiB)

@@ -28,6 +28,7 @@ RespServerOptions RespOptionsFrom(const Config& config, const std::string& app_g
       std::max<size_t>(config.resp.max_output_buffer, config.store.max_value_bytes + 65536);
   o.max_reply_memory = std::max<size_t>(config.resp.max_reply_memory, o.max_output_buffer);
   o.allow_flush = config.resp.allow_flush;
+  o.notify_keyspace_events = config.resp.notify_keyspace_events;
   return o;
 }
 

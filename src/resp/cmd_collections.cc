@@ -19,6 +19,9 @@ constexpr std::string_view kNotFloat = "ERR value is not a valid float";
 }  // namespace
 
 void SubmitCollection(CommandContext& ctx, CollectionOp op, bool ok_reply) {
+  if (MayEmpty(op) && ctx.executor.notifier().Wants(kNotifyGeneric)) {
+    return CollectionAnnounced(ctx, std::move(op), ok_reply);
+  }
   Proto proto = ctx.client.proto;
   ctx.store().Collection(
       std::move(op), [reply = std::move(ctx.reply), proto, ok_reply](Result<StoreReply> r) {

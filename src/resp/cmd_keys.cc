@@ -223,6 +223,9 @@ class KeysGather : public std::enable_shared_from_this<KeysGather> {
 }  // namespace
 
 void CmdDel(CommandContext& ctx) {
+  if (ctx.args.size() > 2 && ctx.executor.notifier().Wants(kNotifyGeneric)) {
+    return DeleteAnnounced(ctx, KeysFrom(ctx.args, 1));
+  }
   ctx.store().Delete(KeysFrom(ctx.args, 1),
                      ReplyWith<int64_t>(ctx, [](int64_t n) { return Integer(n); }));
 }

@@ -17,7 +17,7 @@ const std::vector<CommandSpec> kCommands = {
     {"auth", -2, CmdAuth, false, false, 0, 0, 0},
     {"client", -2, CmdClient, true, false, 0, 0, 0},
     {"command", -1, CmdCommand, true, false, 0, 0, 0},
-    {"config", -2, CmdConfig, true, false, 0, 0, 0},
+    {"config", -2, CmdConfig, true, false, 0, 0, 0},  // resp/cmd_config.cc
     {"dbsize", 1, CmdDbSize, true, false, 0, 0, 0},
     {"decr", 2, CmdDecr, true, true, 1, 1, 1},
     {"decrby", 3, CmdDecrBy, true, true, 1, 1, 1},
@@ -181,7 +181,11 @@ CommandExecutor::CommandExecutor(ExecutorConfig config, SessionStore& store, Clo
       store_(store),
       clock_(clock),
       counters_(counters),
-      started_(clock.Now()) {}
+      started_(clock.Now()) {
+  settings_.set_idle_timeout(config_.idle_timeout);
+  notifier_.set_classes(config_.notify_classes);
+  store_.SetExpiryListener(notifier_.handle());
+}
 
 UnixMillis CommandExecutor::NowMs() const {
   return std::chrono::duration_cast<std::chrono::milliseconds>(clock_.WallNow().time_since_epoch())
@@ -217,6 +221,7 @@ void CommandExecutor::ExecuteIn(ClientState& client, std::vector<std::string>& a
                         CountingReply(std::move(reply), counters_, slot, clock_, start, false));
   }
   reply = CountingReply(std::move(reply), counters_, slot, clock_, start, /*ran=*/true);
+  if (notifier_.classes() != 0) reply = notifier_.Watch(std::move(reply), args, name, NowMs());
   CommandContext ctx{*this, client, args, reply};
   spec->handler(ctx);
 }
@@ -228,6 +233,9 @@ void CommandExecutor::RunQueued(ClientState& client, std::vector<std::vector<std
     if (spec == nullptr) {  // checked when queued; kept for safety
       replies[i](ErrorReply(UnknownCommand(commands[i])));
       continue;
+    }
+    if (notifier_.classes() != 0) {
+      replies[i] = notifier_.Watch(std::move(replies[i]), commands[i], spec->name, NowMs());
     }
     CommandContext ctx{*this, client, commands[i], replies[i], &store};
     spec->handler(ctx);
@@ -270,33 +278,6 @@ void CmdCommand(CommandContext& ctx) {
   }
   if (sub == "count" || sub == "list") return ctx.ReplyError(WrongArity("command|" + sub));
   ctx.ReplyError("ERR unknown subcommand '" + ctx.args[1].substr(0, 128) + "'. Try COMMAND HELP.");
-}
-
-// CONFIG GET pattern...: a few read-only answers so tools that probe settings (redis-benchmark
-// asks for "save" and "appendonly", prometheus-redis-exporter for "*") proceed; other names are
-// absent, as unknown ones are in Redis. Patterns are Redis globs, as in Redis.
-void CmdConfig(CommandContext& ctx) {
-  static const std::pair<const char*, const char*> kSettings[] = {
-      {"save", ""}, {"appendonly", "no"}, {"databases", "1"}};
-  if (!EqualsIgnoreCase(ctx.args[1], "get")) {
-    return ctx.ReplyError("ERR unknown subcommand '" + ctx.args[1].substr(0, 128) +
-                          "'. Try CONFIG HELP.");
-  }
-  if (ctx.args.size() < 3) return ctx.ReplyError(WrongArity("config|get"));
-  std::vector<std::pair<const char*, const char*>> asked;
-  for (const auto& [name, value] : kSettings) {
-    if (std::any_of(ctx.args.begin() + 2, ctx.args.end(),
-                    [name = name](const std::string& a) { return GlobMatch(ToLower(a), name); })) {
-      asked.emplace_back(name, value);
-    }
-  }
-  std::string out;
-  AppendMapHeader(out, asked.size(), ctx.client.proto);
-  for (const auto& [name, value] : asked) {
-    AppendBulk(out, name);
-    AppendBulk(out, value);
-  }
-  ctx.Reply(std::move(out));
 }
 
 bool EqualsIgnoreCase(std::string_view a, std::string_view b) {

@@ -23,6 +23,7 @@
 #include "base/sliced_counters.h"
 #include "resp/clients.h"
 #include "resp/encoder.h"
+#include "resp/keyspace_events.h"
 #include "resp/pubsub.h"
 #include "resp/reply.h"
 #include "skydb/env.h"
@@ -58,6 +59,7 @@ class ErrorCounts {
  public:
   void Count(std::string_view code);
   std::map<std::string, uint64_t> Snapshot() const;
+  void Clear();
 
  private:
   static constexpr size_t kMaxCodes = 128;
@@ -95,9 +97,11 @@ struct CommandStats {
     per_command_.Add(kSlots + slot, usec);
     per_command_.Add(kBucketsIndex + slot * kBuckets + BucketOf(usec), 1);
   }
-  uint64_t dispatched() const { return per_command_.Sum(kDispatchedIndex); }
-  uint64_t calls(size_t slot) const { return per_command_.Sum(slot); }
-  uint64_t usec(size_t slot) const { return per_command_.Sum(kSlots + slot); }
+  uint64_t dispatched() const { return Count(kDispatchedIndex); }
+  uint64_t calls(size_t slot) const { return Count(slot); }
+  uint64_t usec(size_t slot) const { return Count(kSlots + slot); }
+  // CONFIG RESETSTAT: every figure here starts again from 0.
+  void Reset();
   // Command `slot`'s replies by latency, in seconds; count 0 before its first reply.
   HistogramSnapshot Latency(size_t slot) const;
   static size_t BucketOf(uint64_t usec);
@@ -110,8 +114,13 @@ struct CommandStats {
  private:
   static constexpr size_t kDispatchedIndex = 2 * kSlots;
   static constexpr size_t kBucketsIndex = kDispatchedIndex + 1;
+  static constexpr size_t kCounters = kBucketsIndex + kSlots * kBuckets;
+  uint64_t Count(size_t i) const {
+    return per_command_.Sum(i) - reset_at_[i].load(std::memory_order_relaxed);
+  }
   // calls, then usec, then dispatched, then each command's buckets
-  SlicedCounters<kBucketsIndex + kSlots * kBuckets> per_command_;
+  SlicedCounters<kCounters> per_command_;
+  std::array<std::atomic<uint64_t>, kCounters> reset_at_{};  // the sums at the last Reset
 };
 
 // Server-wide figures for INFO, updated by the server's loops.
@@ -139,7 +148,23 @@ struct ExecutorConfig {
   int tcp_port = 0;       // shown in INFO; 0 when TCP is off
   size_t max_clients = 0;
   int threads = 1;
-  bool allow_flush = false;  // resp.allow_flush
+  bool allow_flush = false;                   // resp.allow_flush
+  std::chrono::milliseconds idle_timeout{0};  // resp.idle_timeout, CONFIG SET timeout's start
+  uint32_t notify_classes = 0;                // resp.notify_keyspace_events, parsed
+};
+
+// What CONFIG SET may change while the server runs. Read on the hot paths with relaxed loads.
+class RuntimeSettings {
+ public:
+  std::chrono::milliseconds idle_timeout() const {
+    return std::chrono::milliseconds(idle_timeout_ms_.load(std::memory_order_relaxed));
+  }
+  void set_idle_timeout(std::chrono::milliseconds timeout) {
+    idle_timeout_ms_.store(timeout.count(), std::memory_order_relaxed);
+  }
+
+ private:
+  std::atomic<int64_t> idle_timeout_ms_{0};  // resp.idle_timeout; CONFIG SET timeout
 };
 
 // The daemon's scripts: their cache and the watchdog of those running (cmd_scripts.cc).
@@ -150,6 +175,8 @@ class CommandExecutor {
  public:
   CommandExecutor(ExecutorConfig config, SessionStore& store, Clock& clock,
                   const ServerCounters& counters);
+  CommandExecutor(const CommandExecutor&) = delete;
+  CommandExecutor& operator=(const CommandExecutor&) = delete;
 
   // Runs `args` (args[0] is the command name, any case; never empty). Inside MULTI, queues it.
   void Execute(ClientState& client, std::vector<std::string> args, ReplyFn reply) {
@@ -172,6 +199,8 @@ class CommandExecutor {
   Clock::TimePoint started() const { return started_; }
   UnixMillis NowMs() const;
   PubSubHub& pubsub() { return pubsub_; }  // shared by every connection of the server
+  KeyspaceNotifier& notifier() { return notifier_; }
+  RuntimeSettings& settings() { return settings_; }
   // Every connection of the server, for CLIENT LIST / KILL; null: this client alone.
   ClientControl* client_control() const { return client_control_; }
   void set_client_control(ClientControl* control) { client_control_ = control; }  // before use
@@ -184,6 +213,8 @@ class CommandExecutor {
   const ServerCounters& counters_;
   Clock::TimePoint started_;
   PubSubHub pubsub_;
+  KeyspaceNotifier notifier_{pubsub_};
+  RuntimeSettings settings_;
   ClientControl* client_control_ = nullptr;
   std::shared_ptr<ScriptState> scripts_ = MakeScriptState();
 };

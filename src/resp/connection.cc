@@ -546,7 +546,7 @@ void Connection::BeginDrain() {
 }
 
 void Connection::CheckIdle(Clock::TimePoint now) {
-  auto idle = shared_.options.idle_timeout;
+  auto idle = shared_.executor->settings().idle_timeout();
   if (idle.count() > 0 && slots_.empty() && out_.empty() && now - last_active_ >= idle) {
     Close("idle timeout");
   }

@@ -318,7 +318,7 @@ int Loop::WaitMillis() const {
 }
 
 void Loop::Housekeeping() {
-  if (shared_.options.idle_timeout.count() == 0) return;
+  if (shared_.executor->settings().idle_timeout().count() == 0) return;
   auto now = shared_.clock->Now();
   if (now < next_housekeeping_) return;
   next_housekeeping_ = now + std::chrono::milliseconds(100);

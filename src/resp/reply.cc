@@ -104,6 +104,16 @@ void ReplyFn::operator()(std::string reply, ReplyClaim claim) const {
   Hand(std::move(reply), std::move(claim));
 }
 
+ReplyFn ReplyFn::Observed(std::function<void(std::string_view reply)> observe) && {
+  std::shared_ptr<ReplyBudget> budget = this->budget();
+  auto inner = std::make_shared<ReplyFn>(std::move(*this));
+  return ReplyFn(std::move(budget),
+                 [inner, observe = std::move(observe)](std::string reply, ReplyClaim claim) {
+                   observe(reply);
+                   (*inner)(std::move(reply), std::move(claim));
+                 });
+}
+
 bool ReplyFn::BuildInPlace(ReplyClaim& claim, FunctionRef<void(std::string& out)> build) const {
   if (target_ == nullptr) return false;
   std::optional<std::string_view> built = target_->BuildInPlace(seq_, claim, build);

@@ -197,6 +197,9 @@ class ReplyFn {
     return std::move(*this);
   }
 
+  // This reply, which shows its bytes to `observe` just before they are handed over (keyspace
+  // notifications). Never built in place; the budget and the count stay this reply's.
+  ReplyFn Observed(std::function<void(std::string_view reply)> observe) &&;
   void operator()(std::string reply) const;                    // counted as it is handed over
   void operator()(std::string reply, ReplyClaim claim) const;  // built under `claim`
   // The reply, built under `claim` straight into its connection's output when that can be done

@@ -45,6 +45,8 @@ class RespServerImpl final : public RespServer {
                           options.unix_path,   0,
                           options.max_clients, options.threads};
     config.allow_flush = options.allow_flush;
+    config.idle_timeout = options.idle_timeout;
+    config.notify_classes = ParseNotifyClasses(options.notify_keyspace_events).value_or(0);
     executor_config_ = config;
     store_ = &store;
   }
@@ -179,6 +181,10 @@ Status ValidateRespOptions(const RespServerOptions& o) {
   if (o.max_reply_memory < o.max_output_buffer) {
     return Error::InvalidArgument(
         "resp: max_reply_memory must be at least max_output_buffer (one client's limit)");
+  }
+  if (!resp::ParseNotifyClasses(o.notify_keyspace_events)) {
+    return Error::InvalidArgument("resp: notify_keyspace_events '" + o.notify_keyspace_events +
+                                  "': " + std::string(resp::kBadNotifyClasses));
   }
   return resp::ValidateTcp(o);
 }

@@ -655,9 +655,10 @@ TEST_F(CommandsTest, MonitoringProbes) {
   EXPECT_EQ(Run({"SLOWLOG", "GET", "-2"}), "-ERR count should be greater than or equal to -1\r\n");
   EXPECT_EQ(Run({"SLOWLOG", "foo"}), "-ERR unknown subcommand 'foo'. Try SLOWLOG HELP.\r\n");
   std::string all = Run({"CONFIG", "GET", "*"});
-  EXPECT_EQ(all.substr(0, 4), "*6\r\n") << all;
+  EXPECT_EQ(all.substr(0, 5), "*26\r\n") << all;
   EXPECT_NE(all.find("$9\r\ndatabases\r\n$1\r\n1\r\n"), std::string::npos) << all;
-  EXPECT_EQ(Run({"CONFIG", "GET", "APPEND*"}), "*2\r\n$10\r\nappendonly\r\n$2\r\nno\r\n");
+  EXPECT_EQ(Run({"CONFIG", "GET", "APPEND*"}),
+            "*4\r\n$11\r\nappendfsync\r\n$2\r\nno\r\n$10\r\nappendonly\r\n$2\r\nno\r\n");
 }
 
 TEST(DefaultTtl, PlainSetGetsTheStoreDefault) {
