@@ -163,7 +163,27 @@ void CmdHello(CommandContext& ctx) {
   ctx.Reply(std::move(out));
 }
 
-// CLIENT SETNAME name | GETNAME | ID | SETINFO LIB-NAME|LIB-VER value | LIST | INFO | KILL.
+// CLIENT REPLY ON|OFF|SKIP: OFF sends no reply from now on, SKIP not the next command's; both
+// answer nothing themselves, ON answers +OK. Pub/sub messages still come, as in Redis.
+void ClientReply(CommandContext& ctx) {
+  if (ctx.args.size() != 3) return ctx.ReplyError(WrongArity("client|reply"));
+  if (EqualsIgnoreCase(ctx.args[2], "on")) {
+    ctx.client.replies_off = false;
+    return ctx.Reply(Simple("OK"));
+  }
+  if (EqualsIgnoreCase(ctx.args[2], "off")) {
+    ctx.client.replies_off = true;
+    return ctx.Reply(std::string());
+  }
+  if (EqualsIgnoreCase(ctx.args[2], "skip")) {
+    ctx.client.skip_next_reply = true;
+    return ctx.Reply(std::string());
+  }
+  ctx.ReplyError(kSyntaxError);
+}
+
+// CLIENT SETNAME name | GETNAME | ID | SETINFO LIB-NAME|LIB-VER value | LIST | INFO | KILL |
+// REPLY.
 void CmdClient(CommandContext& ctx) {
   std::string sub = ToLower(ctx.args[1]);
   size_t argc = ctx.args.size();
@@ -193,6 +213,7 @@ void CmdClient(CommandContext& ctx) {
     if (argc < 3) return ctx.ReplyError(WrongArity("client|kill"));
     return ClientKill(ctx);
   }
+  if (sub == "reply") return ClientReply(ctx);
   ctx.ReplyError("ERR unknown subcommand '" + ctx.args[1].substr(0, 128) + "'. Try CLIENT HELP.");
 }
 

@@ -135,6 +135,16 @@ bool RunsInsideMulti(const CommandSpec& spec) {
          spec.handler == CmdWatch || spec.handler == CmdQuit;
 }
 
+// What CLIENT REPLY OFF / SKIP does not silence: CLIENT REPLY itself (ON replies while replies
+// were off) and the (un)subscribe confirmations, which Redis pushes like messages.
+bool NeverMuted(const CommandSpec& spec, const std::vector<std::string>& args) {
+  if (spec.handler == CmdSubscribe || spec.handler == CmdPSubscribe ||
+      spec.handler == CmdUnsubscribe || spec.handler == CmdPUnsubscribe) {
+    return true;
+  }
+  return spec.handler == CmdClient && args.size() > 1 && EqualsIgnoreCase(args[1], "reply");
+}
+
 // Redis 7's text: the name and up to ~128 bytes of the arguments, each quoted.
 std::string UnknownCommand(const std::vector<std::string>& args) {
   std::string text =
@@ -221,6 +231,9 @@ void CommandExecutor::ExecuteIn(ClientState& client, std::vector<std::string>& a
                         CountingReply(std::move(reply), counters_, slot, clock_, start, false));
   }
   reply = CountingReply(std::move(reply), counters_, slot, clock_, start, /*ran=*/true);
+  bool mute = client.replies_off || client.skip_next_reply;
+  client.skip_next_reply = false;
+  if (mute && !NeverMuted(*spec, args)) reply = std::move(reply).Muted();
   if (notifier_.classes() != 0) reply = notifier_.Watch(std::move(reply), args, name, NowMs());
   CommandContext ctx{*this, client, args, reply};
   spec->handler(ctx);

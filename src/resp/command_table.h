@@ -117,6 +117,7 @@ void CmdPubSub(CommandContext& ctx);
 void ClientList(CommandContext& ctx);  // CLIENT subcommands of resp/cmd_client.cc
 void ClientInfoCommand(CommandContext& ctx);
 void ClientKill(CommandContext& ctx);
+void ClientReply(CommandContext& ctx);  // CLIENT REPLY, resp/cmd_connection.cc
 
 // A RESP2 client with subscriptions may run only these (Redis 7's rule), else it gets
 // SubscribedModeError: Redis's text, naming the command as Redis does ('client|list').

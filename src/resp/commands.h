@@ -41,6 +41,8 @@ struct ClientState {
   std::string lib_name;
   std::string lib_ver;
   bool close_after_reply = false;  // set by QUIT
+  bool replies_off = false;        // CLIENT REPLY OFF
+  bool skip_next_reply = false;    // CLIENT REPLY SKIP: the next command's reply is not sent
   uint32_t auth_failures = 0;      // failed AUTH / HELLO AUTH; the connection slows each one
   Proto proto = Proto::kResp2;     // HELLO 3 switches to RESP3
   PubSubState pubsub;              // channels and patterns subscribed (SUBSCRIBE...)

@@ -105,11 +105,20 @@ void ReplyFn::operator()(std::string reply, ReplyClaim claim) const {
 }
 
 ReplyFn ReplyFn::Observed(std::function<void(std::string_view reply)> observe) && {
+  return std::move(*this).Through(
+      [observe = std::move(observe)](std::string& reply) { observe(reply); });
+}
+
+ReplyFn ReplyFn::Muted() && {
+  return std::move(*this).Through([](std::string& reply) { reply.clear(); });
+}
+
+ReplyFn ReplyFn::Through(std::function<void(std::string& reply)> step) && {
   std::shared_ptr<ReplyBudget> budget = this->budget();
   auto inner = std::make_shared<ReplyFn>(std::move(*this));
   return ReplyFn(std::move(budget),
-                 [inner, observe = std::move(observe)](std::string reply, ReplyClaim claim) {
-                   observe(reply);
+                 [inner, step = std::move(step)](std::string reply, ReplyClaim claim) {
+                   step(reply);
                    (*inner)(std::move(reply), std::move(claim));
                  });
 }

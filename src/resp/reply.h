@@ -200,6 +200,8 @@ class ReplyFn {
   // This reply, which shows its bytes to `observe` just before they are handed over (keyspace
   // notifications). Never built in place; the budget and the count stay this reply's.
   ReplyFn Observed(std::function<void(std::string_view reply)> observe) &&;
+  // This reply, handed over empty whatever it was (CLIENT REPLY OFF / SKIP).
+  ReplyFn Muted() &&;
   void operator()(std::string reply) const;                    // counted as it is handed over
   void operator()(std::string reply, ReplyClaim claim) const;  // built under `claim`
   // The reply, built under `claim` straight into its connection's output when that can be done
@@ -209,6 +211,8 @@ class ReplyFn {
 
  private:
   void Hand(std::string reply, ReplyClaim claim) const;
+  // This reply, through `step` (which may change it) on its way.
+  ReplyFn Through(std::function<void(std::string& reply)> step) &&;
   const std::shared_ptr<ReplyBudget>& budget() const {
     return target_ != nullptr ? target_->reply_budget() : budget_;
   }

@@ -204,6 +204,19 @@ TEST_F(NotifyTest, ExpiredKeysAreAnnouncedOnceWhetherReadOrSwept) {
   EXPECT_EQ(subscriber_->frames().size(), 2u);
 }
 
+// Redis's keyspace tests silence their subscriber's replies (CLIENT REPLY OFF / SKIP).
+TEST_F(NotifyTest, ClientReplyOffAndSkipSilenceRepliesNotEvents) {
+  Send({"CONFIG", "SET", "notify-keyspace-events", "E$"});
+  EXPECT_EQ(Send({"CLIENT", "REPLY", "OFF"}), "");
+  EXPECT_EQ(Send({"SET", "a", "1"}), "");
+  EXPECT_EQ(Send({"CLIENT", "REPLY", "ON"}), "+OK\r\n");
+  EXPECT_EQ(Send({"CLIENT", "REPLY", "SKIP"}), "");
+  EXPECT_EQ(Send({"GET", "a"}), "");
+  EXPECT_EQ(Send({"GET", "a"}), "$1\r\n1\r\n");
+  EXPECT_EQ(Send({"CLIENT", "REPLY", "MAYBE"}), "-ERR syntax error\r\n");
+  EXPECT_EQ(FramesAfter(1), (std::vector<std::string>{Frame("__keyevent@0__:set", "a")}));
+}
+
 TEST_F(NotifyTest, ConfigAnswersRedisErrors) {
   EXPECT_EQ(Send({"CONFIG", "SET", "notify-keyspace-events", "Kq"}),
             "-ERR CONFIG SET failed (possibly related to argument 'notify-keyspace-events') - "
