@@ -47,13 +47,18 @@ double ThreadCpuSeconds() {
 }
 
 enum class Phase {
-  kPinging,   // PING sent, waiting for +PONG (establishment)
-  kIdle,      // waiting for its next start (think time or schedule)
-  kAwaitGet,  // GET sent
-  kAwaitSet,  // SET sent
-  kDone,      // no more interactions for this connection
-  kDead,      // closed after a failure
+  kPinging,      // PING sent, waiting for +PONG (establishment)
+  kIdle,         // waiting for its next start (think time or schedule)
+  kAwaitGet,     // GET sent
+  kAwaitSet,     // SET sent
+  kAwaitExpire,  // EXPIRE sent (a cold read)
+  kDone,         // no more interactions for this connection
+  kDead,         // closed after a failure
 };
+
+bool InFlight(Phase p) {
+  return p == Phase::kAwaitGet || p == Phase::kAwaitSet || p == Phase::kAwaitExpire;
+}
 
 struct Conn {
   long index = 0;  // among all C connections (every thread's)
@@ -69,6 +74,7 @@ struct Conn {
   long slot = 0;     // which owned session is next
   long current = 0;  // which owned session the interaction in progress uses
   long session = -1;
+  uint64_t started = 0;            // interactions this connection started
   std::vector<uint32_t> acked;     // per owned session: counter of the last acknowledged write
   std::vector<uint8_t> uncertain;  // per owned session: the last write failed (either value ok)
   TimePoint start;                 // the interaction's start (intended, in open loop)
@@ -144,6 +150,8 @@ class Worker {
   void ScheduleNext(size_t i, TimePoint now);
   std::string Key(long session) const { return o_.key_prefix + std::to_string(session); }
   std::string_view ValueFor(size_t i, uint32_t counter);
+  bool ColdRead(const Conn& c) const;
+  void FinishInteraction(size_t i, TimePoint now);
   bool Matches(size_t i, const Reply& reply);
   void Wait(TimePoint until);
 
@@ -182,8 +190,12 @@ void Worker::Connect() {
     conn.owned = (o_.sessions - c + C - 1) / C;
     conn.acked.assign(static_cast<size_t>(conn.owned), 0);
     conn.uncertain.assign(static_cast<size_t>(conn.owned), 0);
-    conn.base.resize(o_.value_bytes);
-    for (auto& ch : conn.base) ch = static_cast<char>('a' + rng() % 26);
+    if (o_.values && !o_.values->empty()) {
+      conn.base = (*o_.values)[static_cast<size_t>(c) % o_.values->size()];
+    } else {
+      conn.base.resize(o_.value_bytes);
+      for (auto& ch : conn.base) ch = static_cast<char>('a' + rng() % 26);
+    }
     int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
     sockaddr_un addr{};
     addr.sun_family = AF_UNIX;
@@ -340,10 +352,15 @@ void Worker::OnReply(size_t i) {
         ++r_.read_hits;
       }
       std::string key = Key(c.session);
-      std::string_view value = ValueFor(i, c.acked[static_cast<size_t>(c.current)] + 1);
       std::string ttl = std::to_string(o_.ttl_seconds);
-      AppendCommand(&c.out, {"SET", key, value, "EX", ttl});
-      c.phase = Phase::kAwaitSet;
+      if (ColdRead(c)) {
+        AppendCommand(&c.out, {"EXPIRE", key, ttl});
+        c.phase = Phase::kAwaitExpire;
+      } else {
+        std::string_view value = ValueFor(i, c.acked[static_cast<size_t>(c.current)] + 1);
+        AppendCommand(&c.out, {"SET", key, value, "EX", ttl});
+        c.phase = Phase::kAwaitSet;
+      }
       c.op_sent = Clock::now();
       Flush(i);
       return;
@@ -354,6 +371,7 @@ void Worker::OnReply(size_t i) {
       if (reply.type == Reply::Type::kSimple && reply.text == "OK") {
         ++c.acked[s];
         c.uncertain[s] = 0;
+        ++r_.run_writes;
         if (c.in_window) ++r_.writes_acked;
       } else {
         c.uncertain[s] = 1;
@@ -366,17 +384,47 @@ void Worker::OnReply(size_t i) {
         }
         ++r_.errors;
       }
-      if (c.in_window) {
-        ++r_.interactions;
-        r_.interaction.Record(Ns(now - c.start));
+      FinishInteraction(i, now);
+      return;
+    }
+    case Phase::kAwaitExpire: {
+      if (c.in_window) r_.expire.Record(Ns(now - c.op_sent));
+      if (reply.type == Reply::Type::kInteger) {
+        if (c.in_window) ++r_.expires_acked;
+      } else {
+        ++r_.errors;
+        if (reply.type == Reply::Type::kError) {
+          ++r_.error_replies;
+          Fail("EXPIRE: " + reply.text);
+        } else {
+          ++r_.bad_replies;
+          Fail("EXPIRE answered with something other than an integer");
+        }
       }
-      c.phase = Phase::kIdle;
-      ScheduleNext(i, now);
+      FinishInteraction(i, now);
       return;
     }
     default:
       Kill(i, "a reply arrived that no request asked for");
   }
+}
+
+// Interaction n of a connection is a cold read when it carries the running total of
+// n * expire_ratio past a whole number: evenly spread, the same in every run.
+bool Worker::ColdRead(const Conn& c) const {
+  if (o_.expire_ratio <= 0 || o_.populate) return false;
+  auto n = static_cast<double>(c.started);
+  return std::floor(n * o_.expire_ratio) > std::floor((n - 1) * o_.expire_ratio);
+}
+
+void Worker::FinishInteraction(size_t i, TimePoint now) {
+  Conn& c = conns_[i];
+  if (c.in_window) {
+    ++r_.interactions;
+    r_.interaction.Record(Ns(now - c.start));
+  }
+  c.phase = Phase::kIdle;
+  ScheduleNext(i, now);
 }
 
 void Worker::StartInteraction(size_t i, TimePoint start) {
@@ -386,6 +434,7 @@ void Worker::StartInteraction(size_t i, TimePoint start) {
   c.slot = (c.slot + 1) % c.owned;
   c.start = start;
   c.in_window = start >= t0_ && start < t1_;
+  ++c.started;
   ++r_.attempts;
   AppendCommand(&c.out, {"GET", Key(c.session)});
   c.phase = Phase::kAwaitGet;
@@ -489,7 +538,7 @@ void Worker::Load(const Schedule& s) {
       if (conns_[t.conn].phase == Phase::kIdle) StartInteraction(t.conn, open_loop_ ? t.due : now);
     }
     bool busy = std::any_of(conns_.begin(), conns_.end(), [](const Conn& c) {
-      return c.phase == Phase::kIdle || c.phase == Phase::kAwaitGet || c.phase == Phase::kAwaitSet;
+      return c.phase == Phase::kIdle || InFlight(c.phase);
     });
     if (!busy || now >= s.drain_end) {
       finished_at_ = now;
@@ -503,12 +552,12 @@ void Worker::Load(const Schedule& s) {
   }
   if (!ended) cpu_seconds_ = ThreadCpuSeconds() - cpu0;
   for (Conn& c : conns_) {
-    if ((c.phase == Phase::kAwaitGet || c.phase == Phase::kAwaitSet) && c.in_window) {
+    if (InFlight(c.phase) && c.in_window) {
       ++r_.unfinished;
       ++r_.errors;
       Fail("an interaction was still unanswered at the drain deadline");
     }
-    bool in_flight = c.phase == Phase::kAwaitGet || c.phase == Phase::kAwaitSet;
+    bool in_flight = InFlight(c.phase);
     if (open_loop_ && in_flight && c.due < t1_) {
       // A connection stuck behind its schedule: its intended starts up to the window's end
       // never began.

@@ -15,6 +15,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -27,6 +28,13 @@ struct DriverOptions {
   int connections = 64;
   long sessions = 64;         // >= connections; connection c owns sessions c, c+C, c+2C, ...
   size_t value_bytes = 2080;  // >= 16 (the first 16 bytes carry the write's counter)
+  // When set and not empty: connection c writes values[c % size] (each >= 16 bytes, the first
+  // 16 replaced by the counter) instead of value_bytes of letters.
+  std::shared_ptr<const std::vector<std::string>> values;
+  // The fraction of interactions that are cold reads: GET then EXPIRE key ttl, no SET (the
+  // runtime slides an unchanged session's deadline). Spread evenly over each connection's
+  // interactions; never in a populate run.
+  double expire_ratio = 0;
   int ttl_seconds = 1800;
   std::string key_prefix = "lg:";
   double warmup_seconds = 2;

@@ -17,7 +17,9 @@
 #include <fstream>
 #include <iostream>
 #include <map>
+#include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -34,6 +36,7 @@ using skydb::loadgen::DriverResult;
 
 struct Flags {
   DriverOptions load;
+  std::string value_file;  // framed values (bench/sessiongen), empty: value_bytes of letters
   skydb::loadgen::StoreExpectation expect;
   skydb::loadgen::Limits limits;
   std::vector<int> server_pids;
@@ -46,6 +49,24 @@ std::string ReadLoad() {
   std::string a, b, c;
   f >> a >> b >> c;
   return a + " " + b + " " + c;
+}
+
+// Reads bench/sessiongen's framing: each value a 4-byte big-endian length, then its bytes.
+// Returns the reason the file cannot be used, or nothing.
+std::optional<std::string> ReadValues(const std::string& path, std::vector<std::string>* out) {
+  std::ifstream f(path, std::ios::binary);
+  if (!f) return "cannot open " + path;
+  unsigned char head[4];
+  while (f.read(reinterpret_cast<char*>(head), 4)) {
+    uint32_t n = (uint32_t{head[0]} << 24) | (uint32_t{head[1]} << 16) | (uint32_t{head[2]} << 8) |
+                 uint32_t{head[3]};
+    if (n < 16 || n > (512u << 20)) return path + ": a value of " + std::to_string(n) + " bytes";
+    std::string v(n, '\0');
+    if (!f.read(v.data(), n)) return path + ": truncated";
+    out->push_back(std::move(v));
+  }
+  if (out->empty()) return path + ": no values";
+  return std::nullopt;
 }
 
 void RaiseFileLimit() {
@@ -126,6 +147,9 @@ ordered_json Conditions(const Flags& f, const std::map<std::string, std::string>
       {"expected_store", f.expect.store},
       {"expected_durability", f.expect.durability},
       {"value_bytes", f.load.value_bytes},
+      {"value_file", f.value_file},
+      {"value_count", f.load.values ? f.load.values->size() : 0},
+      {"expire_ratio", f.load.expire_ratio},
       {"ttl_seconds", f.load.ttl_seconds},
       {"sessions", f.load.sessions},
       {"connections", f.load.connections},
@@ -218,6 +242,7 @@ int Run(const Flags& f) {
                                 : ordered_json(nullptr)},
       {"max_foreign_cores", f.limits.max_foreign_cores},
       {"writes_acked", t.writes_acked},
+      {"run_writes", t.run_writes},
       {"store_check", mismatch ? *mismatch : "ok"},
       {"first_failure", t.first_failure},
   };
@@ -228,11 +253,13 @@ int Run(const Flags& f) {
         {"interactions", t.interactions},
         {"interactions_per_s", secs > 0 ? static_cast<double>(t.interactions) / secs : 0},
         {"writes_per_s", secs > 0 ? static_cast<double>(t.writes_acked) / secs : 0},
+        {"expires_per_s", secs > 0 ? static_cast<double>(t.expires_acked) / secs : 0},
         {"read_hits", t.read_hits},
         {"missed_intended_starts", t.missed},
         {"interaction", Latency(t.interaction)},
         {"get", Latency(t.get)},
         {"set", Latency(t.set)},
+        {"expire", Latency(t.expire)},
         {"generator_threads", r.threads},
     };
     if (f.load.rate > 0 && !f.load.populate) {
@@ -260,7 +287,8 @@ int Run(const Flags& f) {
     };
     res["server_counters_delta"] = {{"store_writes", counter("store_writes")},
                                     {"store_commits", counter("store_commits")},
-                                    {"store_committed_rows", counter("store_committed_rows")}};
+                                    {"store_committed_rows", counter("store_committed_rows")},
+                                    {"aof_bytes", counter("aof_current_size")}};
     out["result"] = res;
   } else {
     out["result"] = nullptr;
@@ -286,6 +314,11 @@ int main(int argc, char** argv) {
   app.add_option("--sessions", f.load.sessions, "sessions (keys); default = connections");
   app.add_option("--value-bytes", f.load.value_bytes, "bytes per SET value")
       ->check(CLI::Range(16, 512 << 20));
+  app.add_option("--value-file", f.value_file,
+                 "values to write (bench/sessiongen's framing); --value-bytes becomes their mean");
+  app.add_option("--expire-ratio", f.load.expire_ratio,
+                 "fraction of interactions that are cold reads: GET then EXPIRE, no SET")
+      ->check(CLI::Range(0.0, 1.0));
   app.add_option("--ttl", f.load.ttl_seconds, "SET ... EX seconds")->check(CLI::Range(1, 1 << 30));
   app.add_option("--key-prefix", f.load.key_prefix, "key prefix (default: unique per run)");
   app.add_option("--warmup", f.load.warmup_seconds, "seconds excluded before the window")
@@ -339,6 +372,17 @@ int main(int argc, char** argv) {
                  "drives its own connections\n",
                  f.load.threads, f.load.connections);
     return 2;
+  }
+  if (!f.value_file.empty()) {
+    auto values = std::make_shared<std::vector<std::string>>();
+    if (auto bad = ReadValues(f.value_file, values.get())) {
+      std::fprintf(stderr, "skydb_loadgen: --value-file: %s\n", bad->c_str());
+      return 2;
+    }
+    size_t total = 0;
+    for (const auto& v : *values) total += v.size();
+    f.load.value_bytes = total / values->size();
+    f.load.values = std::move(values);
   }
   if (app.count("--key-prefix") == 0) {
     f.load.key_prefix =

@@ -157,10 +157,13 @@ void LoadTally::Merge(const LoadTally& other) {
   missed += other.missed;
   interactions += other.interactions;
   writes_acked += other.writes_acked;
+  expires_acked += other.expires_acked;
+  run_writes += other.run_writes;
   read_hits += other.read_hits;
   interaction.Merge(other.interaction);
   get.Merge(other.get);
   set.Merge(other.set);
+  expire.Merge(other.expire);
   if (!other.first_failure.empty() &&
       (first_failure.empty() || other.first_failure_ns < first_failure_ns)) {
     first_failure = other.first_failure;

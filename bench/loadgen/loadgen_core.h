@@ -74,10 +74,13 @@ struct LoadTally {
   uint64_t missed = 0;           // open loop: intended starts in the window never started
   uint64_t interactions = 0;     // completed, started in the window
   uint64_t writes_acked = 0;     // SET +OK, interactions started in the window
+  uint64_t expires_acked = 0;    // cold reads' EXPIRE answered, interactions in the window
+  uint64_t run_writes = 0;       // SET +OK over the whole run, warm-up and drain included
   uint64_t read_hits = 0;        // GETs in the window that found a value
-  Histogram interaction;         // start (intended in open loop) → SET reply
+  Histogram interaction;         // start (intended in open loop) → SET or EXPIRE reply
   Histogram get;                 // GET sent → reply
   Histogram set;                 // SET sent → reply
+  Histogram expire;              // EXPIRE sent → reply (cold reads)
   std::string first_failure;     // the first error seen, verbatim, for the report
   int64_t first_failure_ns = 0;  // when (steady clock), so the earliest wins a merge
 

@@ -130,10 +130,13 @@ TEST(LoadgenLoadTally, MergeSumsEveryCounterAndKeepsTheEarliestFailure) {
   a.stale_reads = 1;
   a.interactions = 90;
   a.writes_acked = 89;
+  a.expires_acked = 9;
+  a.run_writes = 120;
   a.read_hits = 80;
   a.interaction.Record(500);
   a.get.Record(200);
   a.set.Record(300);
+  a.expire.Record(150);
   a.first_failure = "SET: later";
   a.first_failure_ns = 2000;
   b.established = 2;
@@ -145,10 +148,13 @@ TEST(LoadgenLoadTally, MergeSumsEveryCounterAndKeepsTheEarliestFailure) {
   b.missed = 7;
   b.interactions = 45;
   b.writes_acked = 45;
+  b.expires_acked = 4;
+  b.run_writes = 60;
   b.read_hits = 40;
   b.interaction.Record(900'000);
   b.get.Record(100);
   b.set.Record(100);
+  b.expire.Record(120);
   b.first_failure = "GET: earlier";
   b.first_failure_ns = 1000;
 
@@ -170,6 +176,9 @@ TEST(LoadgenLoadTally, MergeSumsEveryCounterAndKeepsTheEarliestFailure) {
   EXPECT_EQ(sum.interaction.max(), 900'000u);
   EXPECT_EQ(sum.get.count(), 2u);
   EXPECT_EQ(sum.set.count(), 2u);
+  EXPECT_EQ(sum.expires_acked, 13u);
+  EXPECT_EQ(sum.run_writes, 180u);
+  EXPECT_EQ(sum.expire.count(), 2u);
   EXPECT_EQ(sum.first_failure, "GET: earlier");
   EXPECT_EQ(sum.first_failure_ns, 1000);
 
