@@ -20,8 +20,10 @@
 # PUBLISH fan-out to 100 subscribers against redis-server (bench/pubsub_fanout.py), cached GET
 # at -P 1 and -P 16 against redis-server (bench/resp_bench.sh) and instructions per pipelined
 # GET against redis-server's (bench/profile_get.sh, callgrind), each with its own conditions.
+# --value-file F: every arm writes the values of F (bench/sessiongen's framing, e.g. the 37 KB
+# gob-like sessions bench/run_all.sh generates) instead of 2,080 random bytes.
 # Usage: bench/run_store_bench.sh [--seconds 10] [--repeats 3] [--force]
-#        [--arms "skydb naive raw raw1 skydb256"] [--no-sweep] [--no-extras]
+#        [--arms "skydb naive raw raw1 skydb256"] [--no-sweep] [--no-extras] [--value-file F]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -31,6 +33,7 @@ force=0
 arms="skydb naive raw raw1 skydb256"
 sweep=1
 extras=1
+value_file=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --seconds) seconds="$2"; shift 2 ;;
@@ -41,6 +44,7 @@ while [ $# -gt 0 ]; do
                                        # issues writes; base-skydb: $BENCH_BASE_BUILD_DIR's
     --no-sweep) sweep=0; shift ;;
     --no-extras) extras=0; shift ;;
+    --value-file) value_file=$(realpath "$2"); shift 2 ;;
     *) echo "unknown argument $1" >&2; exit 2 ;;
   esac
 done
@@ -110,11 +114,19 @@ if [ -n "$base_build" ]; then
   base_src=$(sed -n 's/^CMAKE_HOME_DIRECTORY:INTERNAL=//p' "$base_build/CMakeCache.txt")
   base_commit=$(git -C "$base_src" rev-parse --short HEAD)$(git -C "$base_src" diff --quiet || echo -dirty)
 fi
+value_bytes=2080
+value_args=""
+if [ -n "$value_file" ]; then
+  value_bytes=$(python3 -c 'import struct,sys; d=open(sys.argv[1],"rb").read(); i=n=t=0
+while i < len(d): k=struct.unpack(">I", d[i:i+4])[0]; i+=4+k; n+=1; t+=k
+print(t // n)' "$value_file")
+  value_args="--value-file $value_file"
+fi
 conditions() {
-  printf '{"conditions":{"commit":"%s","base_commit":"%s","host":"%s","kernel":"%s","cores":%s,"load_start":%s,"load_now":%s,"postgres":"%s","value_bytes":2080,"seconds":%s,"repeats":%s,"disk":"%s"}}\n' \
+  printf '{"conditions":{"commit":"%s","base_commit":"%s","host":"%s","kernel":"%s","cores":%s,"load_start":%s,"load_now":%s,"postgres":"%s","value_bytes":%s,"value_file":"%s","seconds":%s,"repeats":%s,"disk":"%s"}}\n' \
     "$(git rev-parse --short HEAD)$(git diff --quiet || echo -dirty)" "$base_commit" "$(hostname)" \
     "$(uname -r)" "$cores" "$load_start" "$(cut -d' ' -f1 /proc/loadavg)" \
-    "$("$bin/postgres" --version)" "$seconds" "$repeats" "$1"
+    "$("$bin/postgres" --version)" "$value_bytes" "$value_file" "$seconds" "$repeats" "$1"
 }
 
 arm_args() {  # $1 arm name: skydb[256][-wN][-oN][-lN], naive, raw, raw1
@@ -144,7 +156,7 @@ run_arm() {  # $1 disk model, $2 arm; store_bench recreates sky_sessions from sk
     arm=${arm#base-}
   fi
   # shellcheck disable=SC2046
-  line=$("$bench_bin" $(arm_args "$arm") --conninfo "$conninfo" \
+  line=$("$bench_bin" $(arm_args "$arm") $value_args --conninfo "$conninfo" \
          --seconds "$seconds" --postmaster-pid "$pg_pid" || true)
   echo "{\"disk\":\"$1\",\"arm\":\"$2\",\"result\":$line}" | tee -a "$out"
 }
@@ -194,7 +206,9 @@ for disk in ("native", "slow"):
             print(f"{'':8} WAL: commits/flush {statistics.median(x['commits_per_flush'] for x in v):5.2f}  "
                   f"writes/flush {statistics.median(x['writes_per_flush'] for x in v):6.1f}  "
                   f"ms/flush {statistics.median(x['flush_ms'] for x in v):6.3f}  "
-                  f"flushing {statistics.median(x['flush_busy'] for x in v) * 100:3.0f}% of the run")
+                  f"flushing {statistics.median(x['flush_busy'] for x in v) * 100:3.0f}% of the run"
+                  + (f"  WAL bytes/write {statistics.median(x['wal_bytes_per_write'] for x in v):7.0f}"
+                     if all("wal_bytes_per_write" in x for x in v) else ""))
         elif any("wal_flushes" in x for x in v):  # files from before have no such field
             print(f"{'':8} WAL: counters not read in every run (see store_bench's stderr)")
     if "naive" in med and "skydb" in med:

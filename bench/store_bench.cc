@@ -47,6 +47,7 @@ struct Args {
   double seconds = 10;
   double warmup = 2;
   int value_bytes = 2080;
+  std::string value_file;  // bench/sessiongen's framed values; value_bytes becomes their mean
   int sessions_per_writer = 100;
   int pool = 6;             // naive pool size
   int store_writers = 0;    // skydb group-commit writers; 0: what tuning derives for this host
@@ -76,6 +77,8 @@ bool ParseArgs(int argc, char** argv, Args& a) {
       a.warmup = std::stod(v);
     else if (k == "--value-bytes")
       a.value_bytes = std::stoi(v);
+    else if (k == "--value-file")
+      a.value_file = v;
     else if (k == "--pool")
       a.pool = std::stoi(v);
     else if (k == "--store-writers")
@@ -127,7 +130,25 @@ class ValuePool {
       values_.push_back(std::move(v));
     }
   }
+  // The values of bench/sessiongen's file (each a 4-byte big-endian length, then the bytes).
+  explicit ValuePool(const std::string& path) {
+    std::ifstream f(path, std::ios::binary);
+    unsigned char head[4];
+    while (f.read(reinterpret_cast<char*>(head), 4)) {
+      uint32_t n = (uint32_t{head[0]} << 24) | (uint32_t{head[1]} << 16) |
+                   (uint32_t{head[2]} << 8) | uint32_t{head[3]};
+      std::string v(n, '\0');
+      if (!f.read(v.data(), n)) break;
+      values_.push_back(std::move(v));
+    }
+  }
   const std::string& Pick(std::mt19937_64& rng) const { return values_[rng() % values_.size()]; }
+  bool empty() const { return values_.empty(); }
+  int mean_bytes() const {
+    size_t total = 0;
+    for (const auto& v : values_) total += v.size();
+    return values_.empty() ? 0 : static_cast<int>(total / values_.size());
+  }
 
  private:
   std::vector<std::string> values_;
@@ -145,17 +166,20 @@ struct WalCounters {
   double flushes = 0;   // wal_sync: fsync/fdatasync calls on WAL
   double flush_ms = 0;  // wal_sync_time: 0 unless track_wal_io_timing is on
   double commits = 0;   // xact_commit of this database
+  double lsn = 0;       // pg_current_wal_lsn() in bytes: exact, unlike the published counters
 };
 
 WalCounters ReadWalCounters(PGconn* c) {
   WalCounters w;
-  PGresult* r = PQexec(c,
-                       "SELECT wal_sync, wal_sync_time, (SELECT xact_commit FROM pg_stat_database"
-                       " WHERE datname = current_database()) FROM pg_stat_wal");
+  PGresult* r =
+      PQexec(c,
+             "SELECT wal_sync, wal_sync_time, (SELECT xact_commit FROM pg_stat_database"
+             " WHERE datname = current_database()), pg_current_wal_lsn() - '0/0' FROM pg_stat_wal");
   if (PQresultStatus(r) == PGRES_TUPLES_OK && PQntuples(r) == 1) {
     w.flushes = std::atof(PQgetvalue(r, 0, 0));
     w.flush_ms = std::atof(PQgetvalue(r, 0, 1));
     w.commits = std::atof(PQgetvalue(r, 0, 2));
+    w.lsn = std::atof(PQgetvalue(r, 0, 3));
   } else {  // the WAL fields then read 0: say why
     std::fprintf(stderr, "store_bench: cannot read pg_stat_wal: %s", PQerrorMessage(c));
   }
@@ -404,7 +428,13 @@ int main(int argc, char** argv) {
     return 2;
   }
   spdlog::set_level(spdlog::level::warn);
-  ValuePool values(a.value_bytes, 1024);
+  ValuePool values =
+      a.value_file.empty() ? ValuePool(a.value_bytes, 1024) : ValuePool(a.value_file);
+  if (values.empty()) {
+    std::fprintf(stderr, "store_bench: no values in %s\n", a.value_file.c_str());
+    return 2;
+  }
+  a.value_bytes = values.mean_bytes();
   g_values = &values;
   if (!a.keep_table) {
     // Every arm starts from an empty table made by skydb's own schema steps.
@@ -526,7 +556,7 @@ int main(int argc, char** argv) {
       "\"cpu_us_per_write\":%.1f,\"client_cpu_s\":%.2f,\"postgres_cpu_s\":%.2f,"
       "\"rows_per_commit\":%.1f,\"store_writers\":%d,\"overlap_rows\":%zu,\"loops\":%d,"
       "\"wal_flushes\":%.0f,\"commits_per_flush\":%.2f,\"writes_per_flush\":%.1f,"
-      "\"flush_ms\":%.3f,\"flush_busy\":%.2f}\n",
+      "\"flush_ms\":%.3f,\"flush_busy\":%.2f,\"wal_bytes_per_write\":%.0f,\"value_file\":\"%s\"}\n",
       a.mode.c_str(), a.mode == "raw" ? a.raw_connections : a.writers, a.value_bytes, elapsed,
       writes, rec.errors.load(), static_cast<double>(writes) / elapsed, Percentile(lat, 0.50),
       Percentile(lat, 0.99), lat.empty() ? 0.0 : *std::max_element(lat.begin(), lat.end()),
@@ -536,6 +566,7 @@ int main(int argc, char** argv) {
       store_writers, a.mode == "skydb" ? overlap_rows : size_t{0}, a.mode == "skydb" ? a.loops : 0,
       flushes, flushes > 0 ? (wal1.commits - wal0.commits) / flushes : 0.0,
       flushes > 0 ? static_cast<double>(writes) / flushes : 0.0,
-      flushes > 0 ? flush_ms / flushes : 0.0, flush_ms / 1000 / elapsed);
+      flushes > 0 ? flush_ms / flushes : 0.0, flush_ms / 1000 / elapsed,
+      writes > 0 ? (wal1.lsn - wal0.lsn) / static_cast<double>(writes) : 0.0, a.value_file.c_str());
   return writes > 0 && rec.errors.load() == 0 ? 0 : 1;
 }
