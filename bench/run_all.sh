@@ -3,7 +3,13 @@
 #   load      skydb tiered sync | tiered async | memory-only | redis-server appendfsync always |
 #             redis-server appendfsync everysec | naive PostgreSQL store (one INSERT ... ON
 #             CONFLICT per write, own transaction, 6-connection pool, on a skydb-tuned cluster),
-#             driven by skydb_loadgen (GET then SET EX 1800 of 2,080 bytes per interaction):
+#             driven by skydb_loadgen (GET then SET EX 1800 per interaction; every
+#             --expire-ratio-th one a cold read, GET then EXPIRE 1800, as the runtime does),
+#             for each value model of --values: 2080 (2,080 bytes of letters, the model every
+#             earlier table used), gob37k (37 KB gob-encoded Sky.Live-shaped sessions from
+#             bench/sessiongen, seeded) and rand37k (the same sizes of random bytes: the
+#             incompressible worst case); WAL bytes (PostgreSQL arms) or append-only-file bytes
+#             (redis arms) per acknowledged write, over the whole run:
 #             a closed-loop saturation run, then an open-loop run at half of it; the
 #             memory-speed arms (memory, tiered-async and their redis anchor, redis-everysec)
 #             with --threads generator threads (default 2), the others with one;
@@ -23,6 +29,9 @@
 # Usage: bench/run_all.sh [--seconds 10] [--warmup 2] [--connections 64] [--repeats 3]
 #                         [--threads 2] [--threaded-arms "memory tiered-async redis-everysec"]
 #                         [--disks "native slow"] [--skip-memory] [--skip-startup] [--force]
+#                         [--values "2080 gob37k rand37k"] [--arms "tiered-sync redis-always ..."]
+#                         [--expire-ratio 0.1] [--max-foreign-cores 0.25]
+# The value files are generated at the start (Go from Debian: apt-get install golang-go).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -40,6 +49,10 @@ disks="native slow"
 skip_memory=0
 skip_startup=0
 force=0
+values="2080 gob37k rand37k"
+expire_ratio=0.1
+arm_list=""
+max_foreign=0.25
 while [ $# -gt 0 ]; do
   case "$1" in
     --seconds) seconds="$2"; shift 2 ;;
@@ -52,6 +65,12 @@ while [ $# -gt 0 ]; do
     --skip-memory) skip_memory=1; shift ;;
     --skip-startup) skip_startup=1; shift ;;
     --force) force=1; shift ;;
+    --values) values="$2"; shift 2 ;;
+    --arms) arm_list="$2"; shift 2 ;;
+    --expire-ratio) expire_ratio="$2"; shift 2 ;;
+    # Above the default, a window where other processes ran is reported, not refused: every
+    # line carries the gate it passed (checks.max_foreign_cores) and what it saw.
+    --max-foreign-cores) max_foreign="$2"; shift 2 ;;
     *) echo "run_all.sh: unknown argument $1 (see the usage line at the top)" >&2; exit 2 ;;
   esac
 done
@@ -61,6 +80,21 @@ if ! [[ "$threads" =~ ^[1-9][0-9]*$ ]] || [ "$threads" -gt "$connections" ]; the
   exit 2
 fi
 arms=(tiered-sync tiered-async memory redis-always redis-everysec naive)
+if [ -n "$arm_list" ]; then
+  for a in $arm_list; do
+    case " ${arms[*]} " in
+      *" $a "*) ;;
+      *) echo "run_all.sh: --arms: no arm named $a (arms: ${arms[*]})" >&2; exit 2 ;;
+    esac
+  done
+  read -r -a arms <<<"$arm_list"
+fi
+for v in $values; do
+  case "$v" in
+    2080|gob37k|rand37k) ;;
+    *) echo "run_all.sh: --values: no value model $v (2080 gob37k rand37k)" >&2; exit 2 ;;
+  esac
+done
 for a in $threaded_arms; do
   case " ${arms[*]} " in
     *" $a "*) ;;
@@ -91,11 +125,12 @@ if above && [ "$force" -eq 0 ]; then
        "--force and the output is flagged as not a result)" >&2
   exit 3
 fi
-ndisks=$(wc -w <<<"$disks")
+ndisks=$(( $(wc -w <<<"$disks") * $(wc -w <<<"$values") ))
 slot=$(awk -v s="$seconds" -v w="$warmup" 'BEGIN{print 2 * (s + w) + 4}')
 estimate=$(awk -v n="$ndisks" -v r="$repeats" -v a="${#arms[@]}" -v s="$slot" \
   -v m="$skip_memory" -v u="$skip_startup" 'BEGIN{printf "%.0f", (n*r*a*s + (m?0:90) + (u?0:120)) / 60}')
-echo "run_all.sh: ${#arms[@]} arms × $repeats repeats × disks ($disks), ~$slot s a slot;" \
+echo "run_all.sh: ${#arms[@]} arms × $repeats repeats × disks ($disks) × values ($values)," \
+     "~$slot s a slot;" \
      "expect about $estimate minutes" >&2
 
 pgver=$(/usr/lib/postgresql/15/bin/postgres --version)
@@ -110,6 +145,28 @@ commit="$(git rev-parse --short HEAD)$(git diff --quiet HEAD -- src bench || ech
 work=$(mktemp -d /tmp/skydb-all-XXXXXX)
 chmod 0755 "$work"
 server_pids=()
+mkdir -p "$work/values"
+
+# The value files of the 37 KB models, from bench/sessiongen (seeded: the same seed writes the
+# same values, but for the order of map entries, which Go's gob writes as the map iterates).
+value_args_of() {  # value model → skydb_loadgen arguments
+  case "$1" in
+    2080) echo "--value-bytes 2080" ;;
+    gob37k) echo "--value-file $work/values/gob37k.bin" ;;
+    rand37k) echo "--value-file $work/values/rand37k.bin" ;;
+  esac
+}
+for v in $values; do
+  [ "$v" = 2080 ] && continue
+  if ! command -v go >/dev/null; then
+    echo "run_all.sh: the $v values need Go (apt-get install -y golang-go)" >&2
+    exit 2
+  fi
+  flag=""
+  [ "$v" = rand37k ] && flag="-incompressible"
+  env GOCACHE="$work/gocache" GOPATH="$work/gopath" GO111MODULE=off go run bench/sessiongen/main.go \
+    -seed 1 -count 256 -size 37000 $flag -out "$work/values/$v.bin"
+done
 
 stop_servers() {
   local p
@@ -120,7 +177,7 @@ stop_servers() {
   done
   server_pids=()
 }
-cleanup() { stop_servers; rm -rf "$work"; }
+cleanup() { stop_servers; chmod -R u+w "$work" 2>/dev/null; rm -rf "$work"; }
 trap cleanup EXIT
 
 wait_ping() {  # $1 socket, $2 pid: PONG within 120 s, or the server's log and exit
@@ -181,6 +238,19 @@ print("host=%s port=%s user=%s dbname=%s" % (s["socket_dir"], s["port"], s["supe
   pids=("${server_pids[@]}")
 }
 
+# PostgreSQL's WAL position (bytes) of the cluster under arm directory $1, or nothing.
+wal_lsn() {
+  [ -f "$1/run/skydb.status.json" ] || return 0
+  python3 - "$1/run/skydb.status.json" <<'PY' 2>/dev/null || true
+import json, subprocess, sys
+s = json.load(open(sys.argv[1]))
+out = subprocess.run(["psql", "-qAt", "-h", s["socket_dir"], "-p", str(s["port"]), "-U", s["superuser"],
+                      "-d", s["database"], "-c", "SELECT pg_current_wal_lsn() - '0/0'"],
+                     capture_output=True, text=True).stdout.strip()
+print(out)
+PY
+}
+
 threads_of() {  # arm → skydb_loadgen --threads
   case " $threaded_arms " in
     *" $1 "*) echo "$threads" ;;
@@ -205,29 +275,35 @@ record() {  # $1 phase JSON fields (without braces), $2 loadgen JSON → one lin
   echo "{$1,\"forced_above_load\":$forced,\"run\":$2}" >>"$out"
 }
 
-run_load() {  # $1 arm, $2 disk, $3 repeat, $4 loop (closed|half), $5 extra loadgen args
-  local expect pid_args=() p line nthreads
+run_load() {  # $1 arm, $2 disk, $3 repeat, $4 loop (closed|half), $5 extra loadgen args, $6 values
+  local expect pid_args=() p line nthreads wal0 wal1 dir="$work/$2/$1"
   read -r -a expect <<<"$(expect_of "$1")"
   nthreads=$(threads_of "$1")
   for p in "${pids[@]}"; do pid_args+=(--server-pid "$p"); done
+  wal0=$(wal_lsn "$dir")
   # shellcheck disable=SC2086
   line=$("$loadgen" --socket "$sock" --expect-store "${expect[0]}" \
            --expect-durability "${expect[1]}" --connections "$connections" --warmup "$warmup" \
            --threads "$nthreads" \
            --duration "$seconds" --commit "$commit" "${pid_args[@]}" --label "arm=$1" \
            --label "disk=$2" --label "repeat=$3" --label "phase=$4" --label "postgres=$pgver" \
-           --label "redis=$redisver" $5 || true)
+           --label "redis=$redisver" --label "values=$6" --expire-ratio "$expire_ratio" \
+           --max-foreign-cores "$max_foreign" \
+           $(value_args_of "$6") $5 || true)
+  wal1=$(wal_lsn "$dir")
   [ -n "$line" ] || line='{"valid":false,"invalid_reasons":["skydb_loadgen printed nothing"],"result":null}'
-  record "\"phase\":\"load\",\"arm\":\"$1\",\"disk\":\"$2\",\"repeat\":$3,\"loop\":\"$4\",\"threads\":$nthreads" \
+  record "\"phase\":\"load\",\"arm\":\"$1\",\"disk\":\"$2\",\"values\":\"$6\",\"repeat\":$3,\"loop\":\"$4\",\"threads\":$nthreads,\"wal_bytes\":${wal1:-null},\"wal_bytes_before\":${wal0:-null}" \
     "$line"
   echo "$line"
 }
 
 loadgen_threads=$(for a in "${arms[@]}"; do printf '%s=%s ' "$a" "$(threads_of "$a")"; done)
 python3 - "$commit" "$cores" "$force" "$seconds" "$warmup" "$connections" "$repeats" "$disks" \
-  "$loadgen_threads" >"$out" <<'PY'
-import json, os, platform, subprocess, sys
-commit, cores, force, seconds, warmup, conns, repeats, disks, threads = sys.argv[1:]
+  "$loadgen_threads" "$values" "$expire_ratio" "$work/values" >"$out" <<'PY'
+import hashlib, json, os, platform, subprocess, sys
+commit, cores, force, seconds, warmup, conns, repeats, disks, threads, values, expire, vdir = sys.argv[1:]
+files = {v: os.path.join(vdir, v + ".bin") for v in values.split() if v != "2080"}
+digests = {v: hashlib.sha256(open(f, "rb").read()).hexdigest()[:16] for v, f in files.items()}
 run = lambda *a: subprocess.run(a, capture_output=True, text=True).stdout.strip()
 cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), "")
 mem = next(int(l.split()[1]) // 1024 for l in open("/proc/meminfo") if l.startswith("MemTotal"))
@@ -237,28 +313,32 @@ print(json.dumps({"phase": "conditions", "commit": commit, "host": platform.node
   "postgres": run("/usr/lib/postgresql/15/bin/postgres", "--version"),
   "redis": run("redis-server", "--version"), "compiler_build": os.environ.get("BENCH_BUILD_DIR", "build"),
   "seconds": float(seconds), "warmup": float(warmup), "connections": int(conns),
-  "repeats": int(repeats), "disks": disks.split(), "value_bytes": 2080, "fsync_model_us": 1000,
+  "repeats": int(repeats), "disks": disks.split(), "values": values.split(),
+  "value_files_sha256_16": digests, "expire_ratio": float(expire),
+  "go": run("go", "version") if files else "", "fsync_model_us": 1000,
   "loadgen_threads": {a: int(n) for a, n in (kv.split("=") for kv in threads.split())}}))
 PY
 
 for disk in $disks; do
+ for vmodel in $values; do
   for repeat in $(seq "$repeats"); do
     order=("${arms[@]}")
     if [ $((repeat % 2)) -eq 0 ]; then
       order=(); for ((i = ${#arms[@]} - 1; i >= 0; i--)); do order+=("${arms[$i]}"); done
     fi
     for arm in "${order[@]}"; do
-      echo "== $disk · repeat $repeat · $arm" >&2
+      echo "== $disk · $vmodel · repeat $repeat · $arm" >&2
       start_arm "$arm" "$disk"
-      closed=$(run_load "$arm" "$disk" "$repeat" closed "")
+      closed=$(run_load "$arm" "$disk" "$repeat" closed "" "$vmodel")
       rate=$(python3 -c 'import json,sys; r=json.loads(sys.argv[1]).get("result") or {}
 print(int(r.get("interactions_per_s", 0) / 2))' "$closed")
       if [ "$rate" -gt 0 ]; then
-        run_load "$arm" "$disk" "$repeat" half "--rate $rate" >/dev/null
+        run_load "$arm" "$disk" "$repeat" half "--rate $rate" "$vmodel" >/dev/null
       fi
       stop_servers
     done
   done
+ done
 done
 
 if [ "$skip_memory" -eq 0 ]; then

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Prints the table of one bench/run_all.sh run from its .jsonl: conditions first, then per disk
-model the medians and ranges over the valid repeats of every arm, the ratios to the naive store
+model and value model the medians and ranges over the valid repeats of every arm, the ratios to the naive store
 and to redis-server, then memory and startup. Invalid runs are listed with their reasons and
 never enter a median. Usage: summarise_all.py bench/results/all-<timestamp>.jsonl"""
 import json
@@ -32,6 +32,24 @@ def threads_of(run):
     return run.get("conditions", {}).get("threads", 1)
 
 
+def values_of(r):
+    """The value model of one load line (files before --values existed wrote 2,080 bytes)."""
+    return r.get("values", "2080")
+
+
+def wal_per_write(r):
+    """WAL bytes (PostgreSQL arms) or append-only-file bytes (redis arms) per acknowledged write
+    over the whole run, or None when the run did not record them."""
+    run = r["run"]
+    writes = (run.get("checks") or {}).get("run_writes")
+    if not writes:
+        return None
+    if r.get("wal_bytes") is not None and r.get("wal_bytes_before") is not None:
+        return (r["wal_bytes"] - r["wal_bytes_before"]) / writes
+    aof = ((run.get("result") or {}).get("server_counters_delta") or {}).get("aof_bytes")
+    return aof / writes if aof is not None else None
+
+
 def main(path):
     rows = [json.loads(line) for line in open(path) if line.strip()]
     cond = next((r for r in rows if r.get("phase") == "conditions"), {})
@@ -44,14 +62,17 @@ def main(path):
     print("load at the end:", end.get("load_end", "?"))
 
     invalid = [r for r in loads if not r["run"].get("valid")]
-    for disk in cond.get("disks", ["native", "slow"]):
+    models = cond.get("values", ["2080"])
+    for disk, model in [(d, m) for d in cond.get("disks", ["native", "slow"]) for m in models]:
         closed = {a: [] for a in ARMS}
         half = {a: [] for a in ARMS}
         threads = {a: set() for a in ARMS}
         for r in loads:
-            if r["disk"] != disk or not r["run"].get("valid"):
+            if r["disk"] != disk or values_of(r) != model or not r["run"].get("valid"):
                 continue
             result = dict(r["run"]["result"])
+            result["wal_per_write"] = wal_per_write(r)
+            result["foreign_cores"] = r["run"]["checks"].get("foreign_cpu_cores")
             busy = r["run"]["checks"].get("machine_busy_cores")
             cores = r["run"].get("conditions", {}).get("cores_available")
             if busy is not None and cores:
@@ -62,11 +83,13 @@ def main(path):
             continue
         label = "this machine's disk" if disk == "native" else "1 ms fsync model (LD_PRELOAD)"
         mixed = full = False
-        print(f"\n== {disk}: {label} ==")
+        vlabel = {"2080": "2,080 B letters", "gob37k": "37 KB gob-like sessions",
+                  "rand37k": "37 KB incompressible"}.get(model, model)
+        print(f"\n== {disk}: {label} · values {vlabel} ==")
         print(f"{'arm':15} {'saturated interactions/s':34} {'vs naive':>8} {'vs redis':>9} "
               f"{'GET p50 µs':>10} {'SET p99 µs at half load':>26} "
               f"{'interaction p99 µs at half load':>31} {'server CPU µs/write':>19} "
-              f"{'server cores':>12} {'gen thr':>7}")
+              f"{'server cores':>12} {'gen thr':>7} {'WAL/AOF B/write':>15} {'max foreign':>13}")
         med = {a: statistics.median([x["interactions_per_s"] for x in v]) if v else None
                for a, v in closed.items()}
         for arm in ARMS:
@@ -88,6 +111,8 @@ def main(path):
                 core50 += "‡"  # the machine, not only the server, was full
                 full = True
             thr = ",".join(str(t) for t in sorted(threads[arm]))
+            wal = [x["wal_per_write"] for x in runs if x.get("wal_per_write") is not None]
+            foreign = [x["foreign_cores"] for x in runs if x.get("foreign_cores") is not None]
             anchor = REDIS_OF[arm]
             vs_redis = ratio(med[arm], med[anchor])
             if threads[anchor] and threads[arm] != threads[anchor]:
@@ -96,7 +121,8 @@ def main(path):
             print(f"{arm:15} {med_range(ips):34} {ratio(med[arm], med['naive']):>8} "
                   f"{vs_redis:>9} {get50:10.0f} "
                   f"{med_range(set99):>26} {med_range(p99):>31} {med_range(cpu, '{:.1f}'):>19} "
-                  f"{core50:>12} {thr:>7}")
+                  f"{core50:>12} {thr:>7} {med_range(wal):>15} "
+                  f"{(f'{max(foreign):.2f}' if foreign else '—'):>13}")
         if mixed:
             print("† the arm and its redis anchor ran different generator thread counts")
         if full:
@@ -145,7 +171,7 @@ def main(path):
     if invalid:
         print(f"\n{len(invalid)} invalid run(s), excluded from every median:")
         for r in invalid:
-            print(f"  {r['disk']} {r['arm']} repeat {r['repeat']} {r['loop']}: "
+            print(f"  {r['disk']} {values_of(r)} {r['arm']} repeat {r['repeat']} {r['loop']}: "
                   + "; ".join(r["run"].get("invalid_reasons", [])))
     if forced:
         print("\n!! FORCED RUN ABOVE THE LOAD THRESHOLD: these figures are NOT results !!")
