@@ -80,9 +80,13 @@ if ! [[ "$threads" =~ ^[1-9][0-9]*$ ]] || [ "$threads" -gt "$connections" ]; the
   exit 2
 fi
 arms=(tiered-sync tiered-async memory redis-always redis-everysec naive)
+# Not run by default: tiered-sync with sky_sessions.data's compression set to pglz or lz4 after
+# the schema is migrated (ALTER TABLE ... SET COMPRESSION), to compare storage choices with one
+# binary in one run.
+extra_arms=(tiered-sync-pglz tiered-sync-lz4)
 if [ -n "$arm_list" ]; then
   for a in $arm_list; do
-    case " ${arms[*]} " in
+    case " ${arms[*]} ${extra_arms[*]} " in
       *" $a "*) ;;
       *) echo "run_all.sh: --arms: no arm named $a (arms: ${arms[*]})" >&2; exit 2 ;;
     esac
@@ -201,12 +205,26 @@ start_skydb_embed() {  # $1 dir, $2 durability, $3 preload
   wait_ping "$sock" $!
 }
 
+# psql on the cluster of the skydb daemon under arm directory $1, as its superuser.
+psql_arm() {
+  local dir=$1; shift
+  python3 - "$dir/run/skydb.status.json" "$@" <<'PY'
+import json, subprocess, sys
+s = json.load(open(sys.argv[1]))
+sys.exit(subprocess.run(["psql", "-qAt", "-h", s["socket_dir"], "-p", str(s["port"]), "-U",
+                         s["superuser"], "-d", s["database"]] + sys.argv[2:]).returncode)
+PY
+}
+
 # Starts arm $1 under disk model $2; sets `sock` and `pids` (the server trees to measure).
 start_arm() {
   local arm=$1 disk=$2 preload="" d="$work/$2/$1"
   [ "$disk" = slow ] && preload="$slowfsync"
   case "$arm" in
     tiered-sync) start_skydb_embed "$d" sync "$preload" ;;
+    tiered-sync-pglz|tiered-sync-lz4)
+      start_skydb_embed "$d" sync "$preload"
+      psql_arm "$d" -c "ALTER TABLE sky_sessions ALTER COLUMN data SET COMPRESSION ${arm#tiered-sync-}" ;;
     tiered-async) start_skydb_embed "$d" async "$preload" ;;
     memory)
       mkdir -p "$d"
@@ -241,14 +259,7 @@ print("host=%s port=%s user=%s dbname=%s" % (s["socket_dir"], s["port"], s["supe
 # PostgreSQL's WAL position (bytes) of the cluster under arm directory $1, or nothing.
 wal_lsn() {
   [ -f "$1/run/skydb.status.json" ] || return 0
-  python3 - "$1/run/skydb.status.json" <<'PY' 2>/dev/null || true
-import json, subprocess, sys
-s = json.load(open(sys.argv[1]))
-out = subprocess.run(["psql", "-qAt", "-h", s["socket_dir"], "-p", str(s["port"]), "-U", s["superuser"],
-                      "-d", s["database"], "-c", "SELECT pg_current_wal_lsn() - '0/0'"],
-                     capture_output=True, text=True).stdout.strip()
-print(out)
-PY
+  psql_arm "$1" -c "SELECT pg_current_wal_lsn() - '0/0'" 2>/dev/null || true
 }
 
 threads_of() {  # arm → skydb_loadgen --threads
@@ -260,7 +271,7 @@ threads_of() {  # arm → skydb_loadgen --threads
 
 expect_of() {  # arm → loadgen's --expect-store/--expect-durability
   case "$1" in
-    tiered-sync) echo "tiered sync" ;;
+    tiered-sync|tiered-sync-pglz|tiered-sync-lz4) echo "tiered sync" ;;
     tiered-async) echo "tiered async" ;;
     memory) echo "memory none" ;;
     redis-always) echo "redis always" ;;

@@ -7,9 +7,11 @@ import json
 import statistics
 import sys
 
-ARMS = ["tiered-sync", "tiered-async", "memory", "redis-always", "redis-everysec", "naive"]
+ARMS = ["tiered-sync", "tiered-sync-pglz", "tiered-sync-lz4", "tiered-async", "memory",
+        "redis-always", "redis-everysec", "naive"]
 # The anchor each arm is compared with on the "vs redis" column: durable with durable.
-REDIS_OF = {"tiered-sync": "redis-always", "naive": "redis-always", "redis-always": "redis-always",
+REDIS_OF = {"tiered-sync": "redis-always", "tiered-sync-pglz": "redis-always",
+            "tiered-sync-lz4": "redis-always", "naive": "redis-always", "redis-always": "redis-always",
             "tiered-async": "redis-everysec", "redis-everysec": "redis-everysec",
             "memory": "redis-everysec"}
 
@@ -86,7 +88,7 @@ def main(path):
         vlabel = {"2080": "2,080 B letters", "gob37k": "37 KB gob-like sessions",
                   "rand37k": "37 KB incompressible"}.get(model, model)
         print(f"\n== {disk}: {label} · values {vlabel} ==")
-        print(f"{'arm':15} {'saturated interactions/s':34} {'vs naive':>8} {'vs redis':>9} "
+        print(f"{'arm':17} {'saturated interactions/s':34} {'vs naive':>8} {'vs redis':>9} "
               f"{'GET p50 µs':>10} {'SET p99 µs at half load':>26} "
               f"{'interaction p99 µs at half load':>31} {'server CPU µs/write':>19} "
               f"{'server cores':>12} {'gen thr':>7} {'WAL/AOF B/write':>15} {'max foreign':>13}")
@@ -95,7 +97,8 @@ def main(path):
         for arm in ARMS:
             runs = closed[arm]
             if not runs:
-                print(f"{arm:15} (no valid run)")
+                if any(r["arm"] == arm for r in loads):  # arms the run did not include: no row
+                    print(f"{arm:17} (no valid run)")
                 continue
             ips = [x["interactions_per_s"] for x in runs]
             get50 = statistics.median(x["get"]["p50_us"] for x in runs)
@@ -118,7 +121,7 @@ def main(path):
             if threads[anchor] and threads[arm] != threads[anchor]:
                 vs_redis += "†"  # the two arms ran different generator thread counts
                 mixed = True
-            print(f"{arm:15} {med_range(ips):34} {ratio(med[arm], med['naive']):>8} "
+            print(f"{arm:17} {med_range(ips):34} {ratio(med[arm], med['naive']):>8} "
                   f"{vs_redis:>9} {get50:10.0f} "
                   f"{med_range(set99):>26} {med_range(p99):>31} {med_range(cpu, '{:.1f}'):>19} "
                   f"{core50:>12} {thr:>7} {med_range(wal):>15} "
