@@ -1,0 +1,152 @@
+#!/usr/bin/env bash
+# What sky_sessions' storage choice costs per value size, in PostgreSQL alone (docs/storage.md):
+# for each value model (2 KB random letters; 37 KB gob-like sessions and 37 KB random bytes
+# from bench/sessiongen; 256 KB gob-like sessions) and each layout of the data column
+# (skydb's table with STORAGE MAIN and pglz, the same with lz4, STORAGE EXTERNAL: no
+# compression), pgbench runs batched upserts (--clients connections, each transaction
+# --rows rows, like the store's group commit) of values already in the server (table
+# bench_values), so the client's transfer is not measured, only the upsert. Per arm: rows/s,
+# the PostgreSQL tree's CPU per row (utime + stime of the postmaster, its children and the
+# children it reaped), WAL bytes, full-page images and WAL records per row (pg_stat_wal), and
+# the stored size of a value (pg_column_size). Layouts alternate within each round, rounds
+# repeat (--rounds); every line carries the load average at its start.
+# A fresh cluster with the settings skydb derives for this host; a CHECKPOINT before each arm,
+# so each arm pays the full-page images of a checkpoint cycle's first touches (an upper bound
+# for a short run). Run as root (PostgreSQL runs as SKYDB_TEST_USER, default skydbtest).
+# Usage: bench/compression_bench.sh [--seconds 6] [--rounds 2] [--clients 4] [--rows 16]
+#        [--models "2k gob37k rand37k gob256k"] [--layouts "pglz lz4 external"]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+seconds=6 rounds=2 clients=4 rows=16
+models="2k gob37k rand37k gob256k"
+layouts="pglz lz4 external"
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --seconds) seconds="$2"; shift 2 ;;
+    --rounds) rounds="$2"; shift 2 ;;
+    --clients) clients="$2"; shift 2 ;;
+    --rows) rows="$2"; shift 2 ;;
+    --models) models="$2"; shift 2 ;;
+    --layouts) layouts="$2"; shift 2 ;;
+    *) echo "compression_bench.sh: unknown argument $1" >&2; exit 2 ;;
+  esac
+done
+build=${BENCH_BUILD_DIR:-build}
+[ -x "$build/src/skydb" ] || { echo "compression_bench.sh: build $build/src/skydb first" >&2; exit 2; }
+command -v go >/dev/null || { echo "compression_bench.sh: needs Go (apt-get install golang-go)" >&2; exit 2; }
+bin=/usr/lib/postgresql/15/bin
+user=${SKYDB_TEST_USER:-skydbtest}
+work=$(mktemp -d /tmp/skydb-compression-XXXXXX)
+chmod 0755 "$work"
+chown "$user" "$work"
+out="bench/results/compression-$(date -u +%Y%m%dT%H%M%SZ).jsonl"
+mkdir -p bench/results
+as_user() { runuser -u "$user" -- "$@"; }
+cleanup() {
+  as_user "$bin/pg_ctl" -D "$work/pgdata" -m fast -w stop >/dev/null 2>&1 || true
+  rm -rf "$work"
+}
+trap cleanup EXIT
+as_user "$bin/initdb" -D "$work/pgdata" -E UTF8 --locale=C --auth=trust >/dev/null
+"$build/src/skydb" tune --format conf >"$work/pgdata/skydb.conf"
+chown "$user" "$work/pgdata/skydb.conf"
+printf "include = 'skydb.conf'\nunix_socket_directories = '%s'\n" "$work" >>"$work/pgdata/postgresql.conf"
+as_user "$bin/pg_ctl" -D "$work/pgdata" -l "$work/pg.log" -w start >/dev/null
+psql_() { PGOPTIONS="-c client_min_messages=warning" psql -qAtX -h "$work" -U "$user" -d postgres "$@"; }
+
+# The values: one table, STORAGE EXTERNAL so reading one back costs no decompression.
+psql_ -c "CREATE TABLE bench_values (model text, n int, data bytea);
+          ALTER TABLE bench_values ALTER COLUMN data SET STORAGE EXTERNAL"
+declare -A count
+for m in $models; do
+  case "$m" in
+    2k) psql_ -c "INSERT INTO bench_values SELECT '2k', g, convert_to((SELECT string_agg(
+                    chr(97 + ((g * 7919 + i * 104729) % 26)), '') FROM generate_series(1, 2080) i),
+                    'UTF8') FROM generate_series(0, 255) g"
+        count[$m]=256; continue ;;
+    gob37k) args="-seed 1 -count 256 -size 37000"; count[$m]=256 ;;
+    rand37k) args="-seed 1 -count 256 -size 37000 -incompressible"; count[$m]=256 ;;
+    gob256k) args="-seed 2 -count 64 -size 262144"; count[$m]=64 ;;
+    *) echo "compression_bench.sh: no model $m" >&2; exit 2 ;;
+  esac
+  # shellcheck disable=SC2086
+  env GOCACHE="$work/gocache" GO111MODULE=off go run bench/sessiongen/main.go $args -out "$work/$m.bin"
+  python3 - "$work/$m.bin" "$m" >"$work/$m.copy" <<'PY'
+import struct, sys
+d = open(sys.argv[1], "rb").read()
+i = n = 0
+while i < len(d):
+    k = struct.unpack(">I", d[i:i + 4])[0]
+    print("%s\t%d\t\\\\x%s" % (sys.argv[2], n, d[i + 4:i + 4 + k].hex()))
+    i += 4 + k
+    n += 1
+PY
+  psql_ -c "\\copy bench_values FROM '$work/$m.copy'"
+done
+psql_ -c "CREATE INDEX ON bench_values (model, n)" -c "VACUUM ANALYZE bench_values"
+
+pm=$(head -1 "$work/pgdata/postmaster.pid")
+tree_ticks() {  # the PostgreSQL tree's CPU, in clock ticks (reaped children included)
+  local s p
+  s=$(awk '{print $14 + $15 + $16 + $17}' "/proc/$pm/stat")
+  for p in $(pgrep -P "$pm"); do s=$((s + $(awk '{print $14 + $15}' "/proc/$p/stat" 2>/dev/null || echo 0))); done
+  echo "$s"
+}
+layout_sql() {
+  case "$1" in
+    pglz) echo "ALTER TABLE t ALTER COLUMN data SET STORAGE MAIN, ALTER COLUMN data SET COMPRESSION pglz" ;;
+    lz4) echo "ALTER TABLE t ALTER COLUMN data SET STORAGE MAIN, ALTER COLUMN data SET COMPRESSION lz4" ;;
+    external) echo "ALTER TABLE t ALTER COLUMN data SET STORAGE EXTERNAL" ;;
+  esac
+}
+run_arm() {  # $1 model, $2 layout, $3 round
+  local m=$1 n=${count[$1]} sessions=1024 script="$work/upsert.sql" load w0 w1 c0 c1 res
+  psql_ -c "DROP TABLE IF EXISTS t" -c "CREATE TABLE t (id bytea PRIMARY KEY, expires_at bigint,
+    expiry_bucket bigint, data bytea NOT NULL) WITH (fillfactor = 60, toast_tuple_target = 8160)" \
+    -c "$(layout_sql "$2")" \
+    -c "INSERT INTO t SELECT convert_to('sky:sess:' || g, 'UTF8'), 1, 0, v.data
+        FROM generate_series(0, $((sessions - 1))) g JOIN bench_values v ON v.model = '$m' AND v.n = g % $n" \
+    -c "VACUUM ANALYZE t" -c "CHECKPOINT"
+  cat >"$script" <<SQL
+\\set k random(0, $((sessions - rows)))
+\\set v random(0, $((n - rows)))
+INSERT INTO t (id, data, expires_at, expiry_bucket) SELECT convert_to('sky:sess:' || (:k + g), 'UTF8'), v.data, 1, 0 FROM generate_series(0, $((rows - 1))) g JOIN bench_values v ON v.model = '$m' AND v.n = :v + g ON CONFLICT (id) DO UPDATE SET data = excluded.data, expires_at = excluded.expires_at, expiry_bucket = excluded.expiry_bucket;
+SQL
+  chmod 0644 "$script"
+  load=$(cut -d' ' -f1 /proc/loadavg)
+  w0=$(psql_ -c "SELECT wal_bytes, wal_fpi, wal_records FROM pg_stat_wal")
+  c0=$(tree_ticks)
+  res=$(as_user "$bin/pgbench" -n -h "$work" -U "$user" -c "$clients" -j 2 -T "$seconds" -f "$script" postgres 2>&1)
+  c1=$(tree_ticks)
+  sleep 1  # backends publish their WAL counters on exit
+  w1=$(psql_ -c "SELECT wal_bytes, wal_fpi, wal_records FROM pg_stat_wal")
+  stored=$(psql_ -c "SELECT avg(pg_column_size(data))::int, avg(octet_length(data))::int FROM t")
+  python3 - "$m" "$2" "$3" "$load" "$res" "$rows" "$seconds" "$c0" "$c1" "$w0" "$w1" "$stored" \
+    "$(getconf CLK_TCK)" <<'PY' | tee -a "$out"
+import json, re, sys
+m, layout, rnd, load, res, rows, secs, c0, c1, w0, w1, stored, tck = sys.argv[1:]
+tps = float(re.search(r"tps = ([0-9.]+)", res).group(1))
+writes = tps * int(rows) * float(secs)
+w0 = [float(x) for x in w0.split("|")]
+w1 = [float(x) for x in w1.split("|")]
+st, raw = (int(x) for x in stored.split("|"))
+print(json.dumps({"model": m, "layout": layout, "round": int(rnd), "load_start": float(load),
+                  "rows_per_s": round(tps * int(rows)), "value_bytes": raw, "stored_bytes": st,
+                  "cpu_us_per_row": round((int(c1) - int(c0)) / int(tck) / writes * 1e6, 1),
+                  "wal_bytes_per_row": round((w1[0] - w0[0]) / writes),
+                  "fpi_per_row": round((w1[1] - w0[1]) / writes, 2),
+                  "wal_records_per_row": round((w1[2] - w0[2]) / writes, 1)}))
+PY
+}
+
+printf '{"conditions":{"commit":"%s","host":"%s","cores":%s,"postgres":"%s","seconds":%s,"rounds":%s,"clients":%s,"rows":%s,"load_start":"%s"}}\n' \
+  "$(git rev-parse --short HEAD)$(git diff --quiet HEAD -- bench src || echo -dirty)" "$(hostname)" "$(nproc)" \
+  "$("$bin/postgres" --version)" "$seconds" "$rounds" "$clients" "$rows" "$(cut -d' ' -f1-3 /proc/loadavg)" | tee -a "$out"
+for ((r = 1; r <= rounds; r++)); do
+  for m in $models; do
+    order=$layouts
+    [ $((r % 2)) -eq 0 ] && order=$(echo "$layouts" | tr ' ' '\n' | tac | tr '\n' ' ')
+    for l in $order; do run_arm "$m" "$l" "$r"; done
+  done
+done
+echo "results: $out" >&2
