@@ -8,8 +8,9 @@
 #             for each value model of --values: 2080 (2,080 bytes of letters, the model every
 #             earlier table used), gob37k (37 KB gob-encoded Sky.Live-shaped sessions from
 #             bench/sessiongen, seeded) and rand37k (the same sizes of random bytes: the
-#             incompressible worst case); WAL bytes (PostgreSQL arms) or append-only-file bytes
-#             (redis arms) per acknowledged write, over the whole run:
+#             incompressible worst case); WAL bytes per acknowledged write over the whole run
+#             (PostgreSQL arms; redis-server's AOF size is recorded but shrinks at each
+#             automatic rewrite, so it is not reported as bytes written):
 #             a closed-loop saturation run, then an open-loop run at half of it; the
 #             memory-speed arms (memory, tiered-async and their redis anchor, redis-everysec)
 #             with --threads generator threads (default 2), the others with one;
