@@ -122,6 +122,14 @@ const std::vector<Migration>& AllMigrations() {
        " IF EXISTS (SELECT 1 FROM pg_proc WHERE proname = 'create_distributed_table') THEN"
        " PERFORM create_distributed_table('sky_fields', 'id', colocate_with => 'sky_sessions');"
        " END IF; END $$"},
+      // Large sessions (docs/storage.md): a value past toast_tuple_target (a 37 KB session) is
+      // compressed on every write before it goes to TOAST, and lz4 does that at about half of
+      // pglz's CPU. Only where the server has lz4; stored values keep pglz until rewritten.
+      {124, "sky_sessions data compressed with lz4",
+       "DO $$ BEGIN"
+       " IF EXISTS (SELECT 1 FROM pg_settings WHERE name = 'default_toast_compression'"
+       " AND 'lz4' = ANY (enumvals)) THEN"
+       " ALTER TABLE sky_sessions ALTER COLUMN data SET COMPRESSION lz4; END IF; END $$"},
   };
   return kMigrations;
 }

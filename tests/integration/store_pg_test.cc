@@ -357,5 +357,40 @@ TEST(PostgresDurable, CommitsRunPreparedStatements) {
   EXPECT_EQ(log.Count("prepared statement skydb_read_many on the reader 0 connection"), 1);
 }
 
+// The first row's first column of `sql`, as text.
+std::string QueryText(const std::string& sql) {
+  PGconn* conn = PQconnectdb(g_cluster->ConnInfo().c_str());
+  PGresult* res = PQexec(conn, sql.c_str());
+  std::string text = PQresultStatus(res) == PGRES_TUPLES_OK && PQntuples(res) == 1
+                         ? PQgetvalue(res, 0, 0)
+                         : "error: " + std::string(PQresultErrorMessage(res));
+  PQclear(res);
+  PQfinish(conn);
+  return text;
+}
+
+// A value past a page (a 37 KB session) goes to TOAST compressed, with lz4 where the server
+// has it (migration 124), and reads back byte for byte.
+TEST(PostgresDurable, LargeValuesAreCompressedWithLz4WhereTheServerHasIt) {
+  ResetSchema();
+  auto durable = NewPostgresDurable(g_cluster->ConnInfo(), "large", 1, 1);
+  std::string value;
+  for (int i = 0; value.size() < 40000; ++i) {
+    value += "<li class=\"item\" id=\"item-" + std::to_string(i) + "\">row " +
+             std::to_string(i * 7) + "</li>";
+  }
+  auto w = DurableWrite::Of(DurableWrite::Kind::kUpsert, "large", value, 0);
+  ASSERT_TRUE(durable->CommitBatch(0, {w}).ok());
+  auto read = durable->ReadMany(0, {"large"}, NowMs());
+  ASSERT_TRUE(read.ok()) << read.error().message;
+  ASSERT_TRUE((*read)[0].has_value());
+  EXPECT_EQ((*read)[0]->value, value);
+  std::string has_lz4 = QueryText(
+      "SELECT 'lz4' = ANY (enumvals) FROM pg_settings WHERE name = 'default_toast_compression'");
+  EXPECT_EQ(QueryText("SELECT pg_column_compression(data) FROM sky_sessions"),
+            has_lz4 == "t" ? "lz4" : "pglz");
+  EXPECT_LT(std::stoi(QueryText("SELECT pg_column_size(data) FROM sky_sessions")), 20000);
+}
+
 }  // namespace
 }  // namespace skydb::testing
