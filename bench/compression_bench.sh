@@ -41,17 +41,8 @@ chmod 0755 "$work"
 chown "$user" "$work"
 out="bench/results/compression-$(date -u +%Y%m%dT%H%M%SZ).jsonl"
 mkdir -p bench/results
-as_user() { runuser -u "$user" -- "$@"; }
-cleanup() {
-  as_user "$bin/pg_ctl" -D "$work/pgdata" -m fast -w stop >/dev/null 2>&1 || true
-  rm -rf "$work"
-}
-trap cleanup EXIT
-as_user "$bin/initdb" -D "$work/pgdata" -E UTF8 --locale=C --auth=trust >/dev/null
-"$build/src/skydb" tune --format conf >"$work/pgdata/skydb.conf"
-chown "$user" "$work/pgdata/skydb.conf"
-printf "include = 'skydb.conf'\nunix_socket_directories = '%s'\n" "$work" >>"$work/pgdata/postgresql.conf"
-as_user "$bin/pg_ctl" -D "$work/pgdata" -l "$work/pg.log" -w start >/dev/null
+# shellcheck source=bench/tuned_cluster.sh
+. bench/tuned_cluster.sh
 psql_() { PGOPTIONS="-c client_min_messages=warning" psql -qAtX -h "$work" -U "$user" -d postgres "$@"; }
 
 # The values: one table, STORAGE EXTERNAL so reading one back costs no decompression.

@@ -15,14 +15,8 @@ bin=/usr/lib/postgresql/15/bin
 user=${SKYDB_TEST_USER:-skydbtest}
 work=$(mktemp -d /tmp/skydb-storage-XXXXXX)
 chmod 0755 "$work"; chown "$user" "$work"
-as_user() { runuser -u "$user" -- "$@"; }
-cleanup() { as_user "$bin/pg_ctl" -D "$work/pgdata" -m fast -w stop >/dev/null 2>&1 || true; rm -rf "$work"; }
-trap cleanup EXIT
-as_user "$bin/initdb" -D "$work/pgdata" -E UTF8 --locale=C --auth=trust >/dev/null
-"$build/src/skydb" tune --format conf > "$work/pgdata/skydb.conf"
-chown "$user" "$work/pgdata/skydb.conf"
-printf "include = 'skydb.conf'\nunix_socket_directories = '%s'\n" "$work" >> "$work/pgdata/postgresql.conf"
-as_user "$bin/pg_ctl" -D "$work/pgdata" -l "$work/log" -w start >/dev/null
+# shellcheck source=bench/tuned_cluster.sh
+. bench/tuned_cluster.sh
 conninfo="host=$work dbname=postgres user=$user"
 psqlc() { "$bin/psql" -X -q -A -t "$conninfo" -c "$1"; }
 echo "commit $(git rev-parse --short HEAD)$(git diff --quiet || echo -dirty) · $(uname -r) · $(nproc) cores · $("$bin/postgres" --version) · $writes writes over $sessions sessions of 2080 B"
