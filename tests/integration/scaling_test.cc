@@ -21,11 +21,17 @@
 #include "pubsub_payload.h"
 #include "resp_client.h"
 #include "skydb/env.h"
+#include "skydb/schema.h"
 #include "supervisor_support.h"
 #include "test_cluster.h"
 
 namespace skydb::testing {
 namespace {
+
+// What a daemon logs when it brought a new database to the current schema.
+std::string AppliedEveryMigration() {
+  return "applied " + std::to_string(AllMigrations().size()) + " migration(s)";
+}
 
 using std::chrono::milliseconds;
 using std::chrono::seconds;
@@ -156,13 +162,14 @@ TEST_F(ExternalTest, DaemonsStartingTogetherMigrateOnceAndReadEachOthersWrites) 
   }
   int migrated = 0;
   for (auto& daemon : d) {
-    migrated += daemon->LogContains("applied 6 migration(s)") ? 1 : 0;
-    EXPECT_TRUE(daemon->LogContains("applied 6 migration(s)") || daemon->LogContains("up to date"))
+    migrated += daemon->LogContains(AppliedEveryMigration()) ? 1 : 0;
+    EXPECT_TRUE(daemon->LogContains(AppliedEveryMigration()) || daemon->LogContains("up to date"))
         << daemon->Log();
     EXPECT_TRUE(daemon->LogContains("shared coherence")) << daemon->Log();
   }
   EXPECT_EQ(migrated, 1);
-  EXPECT_EQ(Q("SELECT count(*) FROM skydb_schema_migrations", "t_coherence"), "6");
+  EXPECT_EQ(Q("SELECT count(*) FROM skydb_schema_migrations", "t_coherence"),
+            std::to_string(AllMigrations().size()));
 
   RespClient a = Client(sockets[0]), b = Client(sockets[1]), c = Client(sockets[2]);
   for (int i = 0; i < 50; ++i) {
@@ -819,8 +826,8 @@ TEST_F(ExternalTest, ThroughPgBouncerInTransactionModeTheLedgerHoldsAcrossItsRes
   auto b = StartExternal(url, dir_b, sets);
   ASSERT_TRUE(WaitForPong(StoreSocket(dir_a), seconds(60))) << a->Log() << bouncer.Log();
   ASSERT_TRUE(WaitForPong(StoreSocket(dir_b), seconds(60))) << b->Log() << bouncer.Log();
-  EXPECT_EQ((a->LogContains("applied 6 migration(s)") ? 1 : 0) +
-                (b->LogContains("applied 6 migration(s)") ? 1 : 0),
+  EXPECT_EQ((a->LogContains(AppliedEveryMigration()) ? 1 : 0) +
+                (b->LogContains(AppliedEveryMigration()) ? 1 : 0),
             1)
       << a->Log() << b->Log();
 

@@ -14,6 +14,7 @@
 #include "base/strings.h"
 #include "cli_support.h"
 #include "skydb/env.h"
+#include "skydb/schema.h"
 #include "supervisor_support.h"
 
 namespace skydb::testing {
@@ -74,7 +75,8 @@ TEST_F(SupervisorIntegrationTest, FreshDirReadySelectStopCleanlyAndReuse) {
   EXPECT_EQ(dashed.out, "app\n") << dashed.err;
   EXPECT_EQ(Psql(dir_, "SHOW data_checksums"), "on");
   EXPECT_EQ(Psql(dir_, "SHOW listen_addresses"), "");
-  EXPECT_EQ(Psql(dir_, "SELECT max(version) FROM skydb_schema_migrations"), "124");
+  EXPECT_EQ(Psql(dir_, "SELECT max(version) FROM skydb_schema_migrations"),
+            std::to_string(AllMigrations().back().version));
   EXPECT_TRUE(d->WaitLogContains("skydb ready: PostgreSQL 15", seconds(5))) << d->Log();
   EXPECT_TRUE(d->LogContains("postgres: ")) << "PostgreSQL's stderr is forwarded, tagged";
   auto owner = NewRealFileSystem()->Stat(dir_ + "/pgdata");
