@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The checks on the tree itself, as CI runs them (tools/test.sh): every C++ file formatted as
 # .clang-format says (tools/format.sh --check); every file and function within its size bound,
-# with the sizes printed (tools/code_sizes.py); bench/results within its cap and free of profiler
-# dumps; every library of src/ layered by its include path.
+# with the sizes printed (tools/code_sizes.py); bench/results within its cap, free of profiler
+# dumps and holding only results the docs cite; every library of src/ layered by its include path.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash tools/format.sh --check
@@ -14,7 +14,18 @@ if [ "$results_kib" -gt 2560 ] || find bench/results -name '*.callgrind' | grep 
        "keep only what docs/performance.md cites; profiles belong outside the repository" >&2
   exit 1
 fi
-echo "lint: bench/results holds ${results_kib} KiB (at most 2560), no profiler dumps"
+# ...and only what the docs cite: each result's run stamp (…THHMMSSZ) appears in docs/ or README.md.
+uncited=()
+for entry in bench/results/*; do
+  stamp=$(basename "$entry" | grep -oE 'T[0-9]{6}Z' | head -1 || true)
+  if [ -z "$stamp" ] || ! grep -rqF -- "$stamp" docs README.md; then uncited+=("$entry"); fi
+done
+if [ "${#uncited[@]}" -gt 0 ]; then
+  echo "tools/lint.sh: bench/results holds results no doc cites: ${uncited[*]};" \
+       "cite them (docs/performance.md) or leave them out of the repository" >&2
+  exit 1
+fi
+echo "lint: bench/results holds ${results_kib} KiB (at most 2560), no profiler dumps, all cited"
 # Every library of src/ sees its own folder, include/ and the headers other libraries export,
 # never all of src/ (cmake/SkydbLayering.cmake; docs/architecture.md).
 for cmakelists in src/*/CMakeLists.txt; do
