@@ -28,11 +28,29 @@ struct AppEnvironment {
   const std::string* Find(const std::string& name) const;
 };
 
-// `config.data_dir` should be absolute; a relative one is made absolute against the current
-// directory. InvalidArgument when a path is not UTF-8 (no URL or JSON could carry it).
+// Where the app's database is: what a database source reports when it is ready
+// (src/daemon/database_source.h). All empty: no database (a memory-only store).
+struct AppDatabaseAddress {
+  std::string url;         // an external database: store.database_url, as configured
+  std::string socket_dir;  // the private cluster: PostgreSQL's socket directory (DIR/run)
+  std::string database;    // the private cluster: the app's database and role
+  std::string role;
+};
+
+// The contract for an app of `database` whose store listens on `store_socket`.
+// InvalidArgument when a path is not UTF-8 (no URL or JSON could carry it).
+Result<AppEnvironment> AppEnvironmentFor(const AppDatabaseAddress& database,
+                                         const std::string& store_socket);
+// What the database source `config` selects would report, for a caller with no daemon to ask
+// (`skydb env`, `skydb status`, the embedding API before it is ready): the socket directory from
+// skydb/data_dir_layout.h. `config.data_dir` should be absolute; a relative one is made absolute
+// against the current directory.
+AppDatabaseAddress ConfiguredAppDatabase(const Config& config);
+// AppEnvironmentFor(ConfiguredAppDatabase(config), StoreSocketPath(config)), with data_dir made
+// absolute the same way.
 Result<AppEnvironment> AppEnvironmentFor(const Config& config);
 
-// The store socket's path: resp.socket, else DATA_DIR/run/skydb.sock.
+// The store socket's path: resp.socket, else DATA_DIR/run/skydb.sock (skydb/data_dir_layout.h).
 std::string StoreSocketPath(const Config& config);
 // A unix socket path holds at most this many bytes (sockaddr_un's sun_path, less its NUL).
 inline constexpr size_t kMaxSocketPathBytes = 107;

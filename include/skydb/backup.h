@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "skydb/config.h"
+#include "skydb/data_dir_layout.h"
 #include "skydb/env.h"
 #include "skydb/result.h"
 
@@ -130,7 +131,7 @@ Status ArchiveWal(FileSystem& fs, const std::string& repo, const std::string& wa
 
 // Where the daemon's archive_command records its last failure: DIR/run/archive-failure.txt.
 inline std::string ArchiveFailureFile(const std::string& data_dir) {
-  return data_dir + "/run/archive-failure.txt";
+  return DataDirLayout::For(data_dir).archive_failure;
 }
 
 // What the last archive-wal failure wrote: "" when the last attempt succeeded.

@@ -1,5 +1,6 @@
 // The bundle as a discovery source, and which bundle applies (configured file over embedded).
 #include "skydb/bundle.h"
+#include "skydb/data_dir_layout.h"
 
 namespace skydb {
 namespace {
@@ -59,7 +60,7 @@ std::unique_ptr<BundleSlot> NewBundleSlot(BundleArchive archive, std::string run
 Result<std::unique_ptr<BundleSlot>> BundleSlotFor(const std::string& configured_file,
                                                   const std::string& data_dir, FileSystem& fs,
                                                   BundleOutput* out) {
-  std::string runtime = data_dir + "/runtime";
+  std::string runtime = DataDirLayout::For(data_dir).runtime;
   if (!configured_file.empty()) {
     auto archive = BundleArchive::FromFile(fs, configured_file);
     if (!archive.ok()) {

@@ -8,6 +8,7 @@
 #include "base/strings.h"
 #include "cli/command.h"
 #include "skydb/bundle.h"
+#include "skydb/data_dir_layout.h"
 
 namespace skydb::cli {
 namespace {
@@ -112,7 +113,7 @@ int RunList(const CommandContext& ctx) {
     ListOne("configured (postgres.bundle) " + config->postgres.bundle,
             BundleArchive::FromFile(*fs, config->postgres.bundle));
   }
-  std::string runtime = config->data_dir + "/runtime";
+  std::string runtime = DataDirLayout::For(config->data_dir).runtime;
   auto entries = fs->ListDir(runtime);
   std::cout << "extracted under " << runtime << ":";
   int shown = 0;
@@ -134,7 +135,7 @@ int RunExtract(const CommandContext& ctx) {
   if (!config) return kExitUsage;
   FileSystem* fs = ctx.env.fs;
   auto abs = fs->RealPath(config->data_dir);
-  std::string runtime = (abs.ok() ? *abs : config->data_dir) + "/runtime";
+  std::string runtime = DataDirLayout::For(abs.ok() ? *abs : config->data_dir).runtime;
   Result<BundleArchive> archive =
       Error::NotFound("no bundle: this skydb has none embedded and postgres.bundle is not set");
   if (!config->postgres.bundle.empty()) {

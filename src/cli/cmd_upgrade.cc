@@ -13,6 +13,7 @@
 #include "base/strings.h"
 #include "cli/command.h"
 #include "skydb/bundle.h"
+#include "skydb/data_dir_layout.h"
 #include "skydb/discovery.h"
 #include "skydb/supervisor.h"
 #include "skydb/upgrade.h"
@@ -83,7 +84,7 @@ Result<UpgradeBinaries> OldBinaries(Env& env, const Config& config, const Upgrad
   if (!flags.from_bin_dir.empty()) {
     return ExplicitBinDir(env, flags.from_bin_dir, "--from-bin-dir", pin);
   }
-  std::string runtime = config.data_dir + "/runtime";
+  std::string runtime = DataDirLayout::For(config.data_dir).runtime;
   if (auto entries = env.fs->ListDir(runtime); entries.ok()) {
     for (const auto& entry : *entries) {
       auto text = env.fs->ReadFile(runtime + "/" + entry + "/manifest.json");

@@ -11,6 +11,7 @@
 #include "base/strings.h"
 #include "skydb/app_env.h"
 #include "skydb/backup.h"
+#include "skydb/data_dir_layout.h"
 
 namespace skydb::cli {
 namespace {
@@ -186,7 +187,7 @@ std::vector<Finding> CheckDataDir(const FileSystem& fs, const std::string& data_
   auto info = fs.Stat(data_dir);
   if (!info.ok()) return {MissingDataDir(data_dir, info.error())};
   std::vector<Finding> findings{CheckDataDirItself(data_dir, *info, expected_owner)};
-  const std::string pgdata = data_dir + "/pgdata";
+  const std::string pgdata = DataDirLayout::For(data_dir).pgdata;
   if (auto pg = fs.Stat(pgdata); pg.ok()) {
     findings.push_back(CheckPgdata(pgdata, *pg, expected_owner));
   }

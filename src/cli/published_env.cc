@@ -2,6 +2,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "skydb/data_dir_layout.h"
+
 namespace skydb::cli {
 
 std::optional<AppEnvironment> ParseJsonEnvironment(const std::string& text) {
@@ -16,9 +18,10 @@ std::optional<AppEnvironment> ParseJsonEnvironment(const std::string& text) {
 }
 
 std::optional<AppEnvironment> PublishedEnvironment(const FileSystem& fs, const std::string& dir) {
-  auto lock = ProbeDirLock(dir + "/skydb.lock");
+  const DataDirLayout layout = DataDirLayout::For(dir);
+  auto lock = ProbeDirLock(layout.lock_file);
   if (!lock.ok() || !lock->held) return std::nullopt;
-  auto text = fs.ReadFile(dir + "/run/app.json");
+  auto text = fs.ReadFile(layout.app_json);
   if (!text.ok()) return std::nullopt;
   return ParseJsonEnvironment(*text);
 }

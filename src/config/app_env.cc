@@ -6,6 +6,7 @@
 #include <filesystem>
 
 #include "base/strings.h"
+#include "skydb/data_dir_layout.h"
 
 namespace skydb {
 namespace {
@@ -45,6 +46,16 @@ std::string JsonString(const std::string& s) {
   return out + "\"";
 }
 
+// data_dir absolute and normalised, without trailing slashes.
+Config WithAbsoluteDataDir(const Config& config) {
+  Config c = config;
+  std::error_code ec;
+  auto abs = std::filesystem::absolute(c.data_dir, ec);
+  if (!ec) c.data_dir = abs.lexically_normal().string();
+  while (c.data_dir.size() > 1 && c.data_dir.back() == '/') c.data_dir.pop_back();
+  return c;
+}
+
 }  // namespace
 
 const std::string* AppEnvironment::Find(const std::string& name) const {
@@ -55,7 +66,8 @@ const std::string* AppEnvironment::Find(const std::string& name) const {
 }
 
 std::string StoreSocketPath(const Config& config) {
-  return config.resp.socket.empty() ? config.data_dir + "/run/skydb.sock" : config.resp.socket;
+  return config.resp.socket.empty() ? DataDirLayout::For(config.data_dir).store_socket
+                                    : config.resp.socket;
 }
 
 std::vector<std::string> SocketPathProblems(const Config& config, bool embedded) {
@@ -65,17 +77,15 @@ std::vector<std::string> SocketPathProblems(const Config& config, bool embedded)
     std::string fix;
   };
   const std::string dir_fix = "choose a --data-dir (data_dir) of at most ";
+  const DataDirLayout layout = DataDirLayout::For(config.data_dir);
   std::vector<Socket> sockets;
-  if (embedded) {
-    sockets.push_back({"PostgreSQL's socket", config.data_dir + "/run/.s.PGSQL.5432", dir_fix});
-  }
+  if (embedded) sockets.push_back({"PostgreSQL's socket", layout.postgres_socket, dir_fix});
   sockets.push_back({"the store socket", StoreSocketPath(config),
                      config.resp.socket.empty() ? dir_fix : "set resp.socket to a shorter path"});
   if (!config.http.listen.empty() && config.http.listen != "tcp") {
     const std::string& listen = config.http.listen;
     bool relative = listen.front() != '/';
-    sockets.push_back({"the HTTP socket (http.listen)",
-                       relative ? config.data_dir + "/run/" + listen : listen,
+    sockets.push_back({"the HTTP socket (http.listen)", layout.InRun(listen),
                        relative ? dir_fix : "set http.listen to a shorter path"});
   }
   std::vector<std::string> problems;
@@ -134,32 +144,24 @@ std::string RedactedDatabaseUrl(const std::string& url) {
   return out;
 }
 
-Result<AppEnvironment> AppEnvironmentFor(const Config& config) {
-  Config c = config;
-  std::error_code ec;
-  auto abs = std::filesystem::absolute(c.data_dir, ec);
-  if (!ec) c.data_dir = abs.lexically_normal().string();
-  while (c.data_dir.size() > 1 && c.data_dir.back() == '/') c.data_dir.pop_back();
+Result<AppEnvironment> AppEnvironmentFor(const AppDatabaseAddress& database,
+                                         const std::string& store_socket) {
   AppEnvironment env;
-  if (c.store.kind != StoreKind::kMemory) {
-    if (!c.store.database_url.empty()) {
-      env.vars.emplace_back("DATABASE_URL", c.store.database_url);
-      env.vars.emplace_back("SKY_DB_PATH", c.store.database_url);
-    } else {
-      std::string socket_dir = c.data_dir + "/run";
-      std::string url = EmbeddedDatabaseUrl(socket_dir, c.app.database, c.app.role);
-      env.vars.emplace_back("DATABASE_URL", url);
-      env.vars.emplace_back("SKY_DB_PATH", url);
-      env.vars.emplace_back("PGHOST", socket_dir);
-      env.vars.emplace_back("PGPORT", "5432");
-      env.vars.emplace_back("PGDATABASE", c.app.database);
-      env.vars.emplace_back("PGUSER", c.app.role);
-    }
+  if (!database.url.empty()) {
+    env.vars.emplace_back("DATABASE_URL", database.url);
+    env.vars.emplace_back("SKY_DB_PATH", database.url);
+  } else if (!database.socket_dir.empty()) {
+    std::string url = EmbeddedDatabaseUrl(database.socket_dir, database.database, database.role);
+    env.vars.emplace_back("DATABASE_URL", url);
+    env.vars.emplace_back("SKY_DB_PATH", url);
+    env.vars.emplace_back("PGHOST", database.socket_dir);
+    env.vars.emplace_back("PGPORT", "5432");
+    env.vars.emplace_back("PGDATABASE", database.database);
+    env.vars.emplace_back("PGUSER", database.role);
   }
-  std::string socket = StoreSocketPath(c);
   env.vars.emplace_back("SKY_LIVE_STORE", "redis");
-  env.vars.emplace_back("SKY_LIVE_STORE_PATH", socket);
-  env.vars.emplace_back("REDIS_URL", "unix://" + socket);
+  env.vars.emplace_back("SKY_LIVE_STORE_PATH", store_socket);
+  env.vars.emplace_back("REDIS_URL", "unix://" + store_socket);
   for (const auto& [name, value] : env.vars) {
     if (!IsValidUtf8(value) || value.find('\n') != std::string::npos) {
       return Error::InvalidArgument(name + " would not be valid UTF-8 on one line; choose a " +
@@ -167,6 +169,18 @@ Result<AppEnvironment> AppEnvironmentFor(const Config& config) {
     }
   }
   return env;
+}
+
+AppDatabaseAddress ConfiguredAppDatabase(const Config& config) {
+  if (config.store.kind == StoreKind::kMemory) return {};
+  if (!config.store.database_url.empty()) return {config.store.database_url, "", "", ""};
+  return {"", DataDirLayout::For(WithAbsoluteDataDir(config).data_dir).run, config.app.database,
+          config.app.role};
+}
+
+Result<AppEnvironment> AppEnvironmentFor(const Config& config) {
+  Config c = WithAbsoluteDataDir(config);
+  return AppEnvironmentFor(ConfiguredAppDatabase(c), StoreSocketPath(c));
 }
 
 std::string RenderShellEnvironment(const AppEnvironment& env) {

@@ -92,8 +92,9 @@ AppRunner::~AppRunner() {
   thread_.join();
 }
 
-void AppRunner::OnReady() {
+void AppRunner::OnReady(std::vector<std::string> env) {
   MutexLock lock(mu_);
+  env_ = std::move(env);
   ready_ = true;
   cv_.NotifyAll();
 }
@@ -179,7 +180,10 @@ std::optional<AppReport> AppRunner::AwaitReport(std::chrono::milliseconds timeou
 bool AppRunner::RunOnce(AppBackoff& backoff) {
   AppRequest start;
   start.argv = options_.argv;
-  start.env = options_.env;
+  {
+    MutexLock lock(mu_);
+    start.env = env_;
+  }
   if (Status sent = launcher_.Send(start); !sent.ok()) {
     spdlog::error("{}: {}; skydb stops", tag_, sent.error().message);
     Finish(1, true);

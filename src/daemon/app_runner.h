@@ -68,7 +68,6 @@ int ShellStatus(int exit_code, int term_signal);
 
 struct AppRunnerOptions {
   std::vector<std::string> argv;  // APP ARGS…; APP without a slash is looked up on PATH
-  std::vector<std::string> env;   // the app's whole environment, NAME=value
   std::string user;               // for messages
   AppRestart restart = AppRestart::kNo;
   std::chrono::milliseconds stop_timeout{10000};
@@ -84,8 +83,9 @@ class AppRunner {
   AppRunner(const AppRunner&) = delete;
   AppRunner& operator=(const AppRunner&) = delete;
 
-  // The lifecycle is ready: start the app.
-  void OnReady();
+  // The lifecycle is ready: start the app with `env`, its whole environment (NAME=value; the
+  // contract the lifecycle published at READY, through AppProcessEnvironment).
+  void OnReady(std::vector<std::string> env);
   // Stops the app (or keeps it from starting) and waits until it is gone; idempotent.
   void Stop();
   // Forwards `sig` (SIGHUP) to the running app.
@@ -116,6 +116,7 @@ class AppRunner {
   mutable Mutex mu_;
   CondVar cv_;
   bool ready_ GUARDED_BY(mu_) = false;
+  std::vector<std::string> env_ GUARDED_BY(mu_);  // from OnReady
   bool stop_ GUARDED_BY(mu_) = false;
   bool done_ GUARDED_BY(mu_) = false;
   std::optional<int> status_ GUARDED_BY(mu_);

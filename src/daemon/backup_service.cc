@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "skydb/backup.h"
+#include "skydb/data_dir_layout.h"
 #include "skydb/status_file.h"
 
 namespace skydb::daemon {
@@ -121,12 +122,12 @@ void BackupService::WatchArchiver() {
 
 // What pg_basebackup needs, from the supervisor's status file (the binaries, port and role).
 Result<BackupTarget> BackupService::TargetFor(const BackupConfig& policy) const {
-  SKYDB_ASSIGN_OR_RETURN(std::string text,
-                         env_.fs->ReadFile(config_.data_dir + "/run/skydb.status.json"));
+  const DataDirLayout layout = DataDirLayout::For(config_.data_dir);
+  SKYDB_ASSIGN_OR_RETURN(std::string text, env_.fs->ReadFile(layout.status_file));
   SKYDB_ASSIGN_OR_RETURN(supervisor::StatusRecord record, supervisor::ParseStatusJson(text));
   BackupTarget target;
   target.bin_dir = record.bin_dir;
-  target.pgdata = config_.data_dir + "/pgdata";
+  target.pgdata = layout.pgdata;
   target.socket_dir = cluster_.socket_dir();
   target.port = record.port;
   target.superuser = record.superuser;

@@ -33,8 +33,7 @@ Status CheckReadyFd(int fd) {
 
 std::string ReadyLine(const Config& config, const ReadyInfo& info) {
   nlohmann::ordered_json line;
-  auto contract = AppEnvironmentFor(config);
-  const std::string* url = contract.ok() ? contract->Find("DATABASE_URL") : nullptr;
+  const std::string* url = info.environment.Find("DATABASE_URL");
   line["database_url"] = url != nullptr ? nlohmann::ordered_json(*url) : nullptr;
   line["store_socket"] = JsonBytes<nlohmann::ordered_json>(info.store_socket);
   if (!info.http_socket.empty()) {

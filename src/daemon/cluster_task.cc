@@ -3,6 +3,7 @@
 #include "daemon/database_source.h"
 #include "daemon/privileges.h"
 #include "daemon/run_dir.h"
+#include "skydb/data_dir_layout.h"
 
 namespace skydb::daemon {
 
@@ -12,7 +13,8 @@ Status RunOnStoppedCluster(Env& env, const Config& config,
   absolute.data_dir = AbsolutePath(config.data_dir);
   SKYDB_RETURN_IF_ERROR(DropRootForGood(env, absolute));
   SKYDB_RETURN_IF_ERROR(PrepareRunDir(env, absolute));
-  SKYDB_ASSIGN_OR_RETURN(auto lock, env.host->LockExclusive(absolute.data_dir + "/skydb.lock"));
+  const DataDirLayout layout = DataDirLayout::For(absolute.data_dir);
+  SKYDB_ASSIGN_OR_RETURN(auto lock, env.host->LockExclusive(layout.lock_file));
   SKYDB_ASSIGN_OR_RETURN(RunAs self, LookupUserByUid(env.host->EffectiveUid()));
   auto source = NewEmbeddedCluster(env, absolute, Profile::kEmbedded);
   SKYDB_RETURN_IF_ERROR(source->Prepare());
@@ -21,7 +23,7 @@ Status RunOnStoppedCluster(Env& env, const Config& config,
   Status ran = source->Run([&](const DatabaseReady& ready) {
     if (ran_work) return;  // ready again after a crash: the work ran once
     ran_work = true;
-    result = work({ready.conninfo, absolute.data_dir + "/pgdata", self.name});
+    result = work({ready.conninfo, layout.pgdata, self.name});
     source->RequestStop();
   });
   if (!ran.ok()) return std::move(ran).error();

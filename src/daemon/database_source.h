@@ -4,7 +4,9 @@
 //
 // Run() blocks on the lifecycle's thread until RequestStop() (or a failure it cannot recover
 // from) and calls `ready` each time the database becomes ready for the store: once for an
-// external database or none, after every (re)start for a supervised cluster.
+// external database or none, after every (re)start for a supervised cluster. The ready signal
+// says where the app finds the database too (DatabaseReady::app): the lifecycle publishes the
+// app's DATABASE_URL from it, so only the source knows where its database listens.
 //
 // Thread-safety: Run on one thread; RequestStop, Reload, Answers and the accessors from any.
 // Failure: Prepare and Run return one sentence naming what failed and what to do.
@@ -16,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "skydb/app_env.h"
 #include "skydb/config.h"
 #include "skydb/env.h"
 #include "skydb/result.h"
@@ -30,6 +33,8 @@ struct DatabaseReady {
   Pools pools;              // the store's connections, from tuning
   std::string banner;       // what the ready line says about the database
   int restarts = 0;         // > 0: ready again after a restart
+  // Where the app finds its database: the source of the app's DATABASE_URL (skydb/app_env.h).
+  AppDatabaseAddress app;
 };
 
 class DatabaseSource {

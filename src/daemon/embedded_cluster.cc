@@ -171,6 +171,7 @@ class EmbeddedCluster final : public DatabaseSource {
     r.description = "private cluster " + supervisor_->SocketDir();
     r.pools = settings_.pools;
     r.restarts = snap.restarts;
+    r.app = {"", supervisor_->SocketDir(), config_.app.database, config_.app.role};
     r.banner = "PostgreSQL " + snap.server_version + " (binaries " + binaries_.bin_dir + " from " +
                BinarySourceName(binaries_.source) + ": " + binaries_.origin + "), data dir " +
                config_.data_dir + ", socket " + supervisor_->SocketDir() +

@@ -46,7 +46,13 @@ class ExternalDatabase final : public DatabaseSource {
     spdlog::info("schema of {}: {}", where_,
                  *migrated == 0 ? std::string("up to date")
                                 : "applied " + std::to_string(*migrated) + " migration(s)");
-    ready({config_.store.database_url, where_, pools_, where_, 0});
+    DatabaseReady r;
+    r.conninfo = config_.store.database_url;
+    r.description = where_;
+    r.pools = pools_;
+    r.banner = where_;
+    r.app.url = config_.store.database_url;  // the app is given the URL as configured
+    ready(r);
     MutexLock lock(mu_);
     while (!stop_) cv_.Wait(mu_);
     return Ok();
@@ -132,7 +138,10 @@ class NoDatabase final : public DatabaseSource {
   std::string mode() const override { return "memory"; }
   Status Prepare() override { return Ok(); }
   Status Run(const std::function<void(const DatabaseReady&)>& ready) override {
-    ready({"", "memory", Pools{}, "memory", 0});
+    DatabaseReady r;
+    r.description = "memory";
+    r.banner = "memory";
+    ready(r);  // no database: neither the store nor the app gets a URL
     MutexLock lock(mu_);
     while (!stop_) cv_.Wait(mu_);
     return Ok();

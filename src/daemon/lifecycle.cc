@@ -7,6 +7,7 @@
 #include "daemon/observing.h"
 #include "daemon/run_dir.h"
 #include "skydb/app_env.h"
+#include "skydb/data_dir_layout.h"
 #include "skydb/log.h"
 #include "tls/tls_context.h"
 
@@ -45,7 +46,8 @@ Config Lifecycle::ConfigNow() const {
 Status Lifecycle::LockDataDir() {
   Config config = ConfigNow();
   SKYDB_RETURN_IF_ERROR(PrepareRunDir(env_, config));
-  SKYDB_ASSIGN_OR_RETURN(dir_lock_, env_.host->LockExclusive(config.data_dir + "/skydb.lock"));
+  SKYDB_ASSIGN_OR_RETURN(dir_lock_,
+                         env_.host->LockExclusive(DataDirLayout::For(config.data_dir).lock_file));
   return Ok();
 }
 
@@ -128,7 +130,11 @@ void Lifecycle::OnDatabaseReady(const DatabaseReady& ready) {
     return;
   }
   // Before READY: a unit ordered after this one reads it as its EnvironmentFile=.
-  WriteAppEnvironment();
+  // The app may run in another directory: its store socket is an absolute path.
+  std::string socket = clients_->SocketPath();
+  if (!socket.empty() && socket.front() != '/') socket = AbsolutePath(socket);
+  Result<AppEnvironment> contract = AppEnvironmentFor(ready.app, socket);
+  WriteAppEnvironment(contract);
   if (source_->mode() == "memory") {
     spdlog::warn(
         "skydb ready: MEMORY-ONLY store (store.kind = memory): nothing written "
@@ -147,6 +153,7 @@ void Lifecycle::OnDatabaseReady(const DatabaseReady& ready) {
   if (on_ready_) {
     ReadyInfo info;
     info.store_socket = clients_->SocketPath();
+    if (contract.ok()) info.environment = *contract;
     info.database = ready.description;
     info.http_port = observing_->http_port();
     info.http_socket = observing_->http_socket();
@@ -159,13 +166,10 @@ void Lifecycle::OnDatabaseReady(const DatabaseReady& ready) {
 // and DIR/run/app.json, the same as JSON, which `skydb status` and `skydb env` read while the
 // daemon runs (the caller's own configuration may differ); both readable by the app's group. A
 // failure is logged, not fatal: the store already serves.
-void Lifecycle::WriteAppEnvironment() {
-  Config config = ConfigNow();
-  const std::string run = AbsolutePath(config.data_dir) + "/run";
-  auto contract = AppEnvironmentFor(config);
-  for (const auto& [name, render] : {std::pair{"/app.env", &RenderSystemdEnvironment},
-                                     std::pair{"/app.json", &RenderJsonEnvironment}}) {
-    const std::string path = run + name;
+void Lifecycle::WriteAppEnvironment(const Result<AppEnvironment>& contract) {
+  const auto layout = DataDirLayout::For(AbsolutePath(ConfigNow().data_dir));
+  for (const auto& [path, render] : {std::pair{layout.app_env, &RenderSystemdEnvironment},
+                                     std::pair{layout.app_json, &RenderJsonEnvironment}}) {
     Status written = contract.ok() ? env_.fs->WriteFileAtomic(path, render(*contract), 0640)
                                    : Status(contract.error());
     if (written.ok() && app_group_) {

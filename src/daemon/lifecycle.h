@@ -25,6 +25,7 @@
 
 #include "daemon/database_source.h"
 #include "daemon/serving.h"
+#include "skydb/app_env.h"
 #include "skydb/config.h"
 #include "skydb/env.h"
 #include "skydb/mutex.h"
@@ -38,9 +39,12 @@ class Observing;
 // app's environment in `skydb run`).
 struct ReadyInfo {
   std::string store_socket;  // the Redis-protocol unix socket
-  std::string database;      // the database's description
-  int http_port = 0;         // 0: HTTP endpoints off or on a unix socket
-  std::string http_socket;   // when http.listen names a unix socket
+  // The app's connection contract (skydb/app_env.h), from the database source's ready signal
+  // and the store's socket; empty when it could not be made (the reason was logged).
+  AppEnvironment environment;
+  std::string database;     // the database's description
+  int http_port = 0;        // 0: HTTP endpoints off or on a unix socket
+  std::string http_socket;  // when http.listen names a unix socket
   pid_t pid = 0;
 };
 
@@ -70,7 +74,7 @@ class Lifecycle {
   Status LoadTls();  // resp.tls, http.tls: the certificate, before anything listens
   void ReloadTls(const TlsConfig& files);
   void OnDatabaseReady(const DatabaseReady& ready);
-  void WriteAppEnvironment();
+  void WriteAppEnvironment(const Result<AppEnvironment>& contract);
   Config ConfigNow() const;
 
   Env& env_;

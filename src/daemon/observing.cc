@@ -6,6 +6,7 @@
 
 #include "daemon/run_dir.h"
 #include "skydb/app_env.h"
+#include "skydb/data_dir_layout.h"
 
 #ifndef SKYDB_VERSION_TEXT
 #define SKYDB_VERSION_TEXT "0.0.0"
@@ -25,8 +26,7 @@ HttpOptions HttpOptionsFrom(const Config& config) {
   o.port = static_cast<int>(config.http.port);
   o.allow_remote = config.http.allow_remote;
   if (!config.http.listen.empty() && config.http.listen != "tcp") {
-    const std::string& path = config.http.listen;
-    o.unix_path = path.front() == '/' ? path : config.data_dir + "/run/" + path;
+    o.unix_path = DataDirLayout::For(config.data_dir).InRun(config.http.listen);
     // The config table accepts only octal modes up to 0777.
     o.unix_mode = static_cast<uint32_t>(std::strtoul(config.http.socket_mode.c_str(), nullptr, 8));
     o.unix_group = config.http.socket_group;

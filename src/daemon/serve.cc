@@ -136,19 +136,19 @@ int RunDaemon(Env& env, const DaemonOptions& options) {
   LifecycleOptions lifecycle_options{options.config, nullptr};
   lifecycle_options.on_ready = [&](const ReadyInfo& info) {
     if (options.ready_fd != -1) WriteReadyLine(options.ready_fd, ReadyLine(options.config, info));
-    if (app) app->OnReady();
+    if (app) app->OnReady(AppProcessEnvironment(info.environment, app_user.user));
   };
   Lifecycle lifecycle(lifecycle_env, std::move(lifecycle_options),
                       NewDatabaseSource(lifecycle_env, options.config, options.profile));
   if (launcher) {
-    auto contract = AppEnvironmentFor(options.config);
-    if (!contract.ok()) {
+    // The app's environment comes with READY (ReadyInfo::environment); a contract that could
+    // not be made at all is refused now, before anything starts.
+    if (auto contract = AppEnvironmentFor(options.config); !contract.ok()) {
       spdlog::error("skydb cannot start the app: {}", contract.error().message);
       return 2;
     }
     AppRunnerOptions run;
     run.argv = options.app;
-    run.env = AppProcessEnvironment(*contract, app_user.user);
     run.user = app_user.user.name;
     run.restart = options.config.app.restart;
     run.stop_timeout = options.config.app.stop_timeout;

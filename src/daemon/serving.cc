@@ -3,13 +3,13 @@
 #include <spdlog/spdlog.h>
 
 #include "pgconn/pubsub_carrier.h"
+#include "skydb/app_env.h"
 
 namespace skydb::daemon {
 
 RespServerOptions RespOptionsFrom(const Config& config, const std::string& app_group) {
   RespServerOptions o;
-  o.unix_path =
-      config.resp.socket.empty() ? config.data_dir + "/run/skydb.sock" : config.resp.socket;
+  o.unix_path = StoreSocketPath(config);
   o.unix_group = config.resp.socket_group.empty() ? app_group : config.resp.socket_group;
   o.tcp_enabled = config.resp.tcp_port != 0;
   o.tcp_host = config.resp.bind;

@@ -40,17 +40,6 @@ Status EnsureOwner(FileSystem& fs, HostOps& host, const std::string& path,
 
 }  // namespace
 
-DataDirLayout DataDirLayout::For(const std::string& root) {
-  std::string base = root;
-  while (base.size() > 1 && base.back() == '/') base.pop_back();
-  return {base,
-          base + "/pgdata",
-          base + "/run",
-          base + "/runtime",
-          base + "/skydb.lock",
-          base + "/run/skydb.status.json"};
-}
-
 Status CheckDirSafe(const std::string& path, const FileInfo& info) {
   if (info.type != FileType::kDirectory) {
     return Error::Conflict(path +

@@ -10,21 +10,14 @@
 #include <optional>
 #include <string>
 
+#include "skydb/data_dir_layout.h"
 #include "skydb/env.h"
 #include "skydb/supervisor.h"
 
 namespace skydb::supervisor {
 
-struct DataDirLayout {
-  std::string root;         // DIR
-  std::string pgdata;       // DIR/pgdata
-  std::string run;          // DIR/run: sockets and the status file
-  std::string runtime;      // DIR/runtime: extracted bundles
-  std::string lock_file;    // DIR/skydb.lock
-  std::string status_file;  // DIR/run/skydb.status.json
-
-  static DataDirLayout For(const std::string& root);
-};
+// DIR's paths (skydb/data_dir_layout.h), under the name the supervisor has always used.
+using ::skydb::DataDirLayout;
 
 // Refuses a directory group- or other-writable, or not a directory, saying how to fix it.
 Status CheckDirSafe(const std::string& path, const FileInfo& info);

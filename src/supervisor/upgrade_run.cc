@@ -39,7 +39,7 @@ class Upgrader {
       : o_(o), env_(env), os_(os), layout_(supervisor::DataDirLayout::For(o.data_dir)) {
     work_ = layout_.root + "/upgrade";
     new_ = work_ + "/new";
-    run_ = work_ + "/run";
+    run_ = DataDirLayout::For(work_).run;  // the temporary cluster's sockets
     dump_ = work_ + "/dump";
     old_kept_ = work_ + "/old-" + std::to_string(o.plan.old_bin.version.major);
   }

@@ -78,6 +78,40 @@ TEST(AppEnvironmentTest, PathThatIsNotUtf8IsRefused) {
   EXPECT_THAT(env.error().message, HasSubstr("UTF-8"));
 }
 
+TEST(AppEnvironmentTest, TheDatabaseAddressAndSocketAreTakenAsGiven) {
+  auto env = AppEnvironmentFor(AppDatabaseAddress{"", "/s", "db", "r"}, "/sock/store");
+  ASSERT_TRUE(env.ok());
+  EXPECT_EQ(*env->Find("DATABASE_URL"), "postgresql:///db?host=/s&user=r");
+  EXPECT_EQ(*env->Find("PGHOST"), "/s");
+  EXPECT_EQ(*env->Find("REDIS_URL"), "unix:///sock/store");
+  auto external = AppEnvironmentFor(AppDatabaseAddress{"postgresql://h/x", "", "", ""}, "/k");
+  ASSERT_TRUE(external.ok());
+  EXPECT_EQ(*external->Find("DATABASE_URL"), "postgresql://h/x");
+  EXPECT_EQ(external->Find("PGHOST"), nullptr);
+  auto none = AppEnvironmentFor(AppDatabaseAddress{}, "/k");
+  ASSERT_TRUE(none.ok());
+  EXPECT_EQ(none->Find("DATABASE_URL"), nullptr);
+}
+
+// What a daemon's database source would report, for callers with no daemon to ask: the socket
+// dir is DIR/run of the layout (skydb/data_dir_layout.h).
+TEST(AppEnvironmentTest, ConfiguredAppDatabaseFollowsTheStoreKind) {
+  Config embedded = EmbeddedAt("/var/lib/shop/");
+  AppDatabaseAddress a = ConfiguredAppDatabase(embedded);
+  EXPECT_EQ(a.url, "");
+  EXPECT_EQ(a.socket_dir, "/var/lib/shop/run");
+  EXPECT_EQ(a.database, "app");
+  EXPECT_EQ(a.role, "app");
+  Config external = embedded;
+  external.store.database_url = "postgresql://h/x";
+  EXPECT_EQ(ConfiguredAppDatabase(external).url, "postgresql://h/x");
+  EXPECT_EQ(ConfiguredAppDatabase(external).socket_dir, "");
+  Config memory = embedded;
+  memory.store.kind = StoreKind::kMemory;
+  EXPECT_EQ(ConfiguredAppDatabase(memory).url, "");
+  EXPECT_EQ(ConfiguredAppDatabase(memory).socket_dir, "");
+}
+
 TEST(AppEnvironmentTest, RenderingsQuoteWhatTheirReadersNeed) {
   AppEnvironment env;
   env.vars = {{"A", "it's \"x\" \\ $HOME"}};

@@ -12,7 +12,9 @@
 #include <atomic>
 #include <condition_variable>
 #include <future>
+#include <memory>
 #include <mutex>
+#include <optional>
 #include <sstream>
 #include <thread>
 
@@ -83,7 +85,7 @@ class ScriptedSource final : public DatabaseSource {
   Status Run(const std::function<void(const DatabaseReady&)>& ready) override {
     ran = true;
     for (int i = 0; i < readies && !Stopped(); ++i) {
-      ready({"host=/fake", "fake cluster", Pools{}, "PostgreSQL fake", i});
+      ready({"host=/fake", "fake cluster", Pools{}, "PostgreSQL fake", i, app});
     }
     std::unique_lock<std::mutex> lock(mu);
     cv.wait(lock, [&] { return stop; });
@@ -107,6 +109,7 @@ class ScriptedSource final : public DatabaseSource {
   }
 
   int readies = 1;
+  AppDatabaseAddress app;  // what the ready signal says about the app's database
   std::atomic<bool> answers{true};
   std::atomic<bool> ran{false};
   std::vector<std::string> reloaded;
@@ -181,6 +184,7 @@ class LifecycleTest : public ::testing::Test {
     auto source = std::make_unique<ScriptedSource>();
     auto clients = std::make_unique<ScriptedClients>();
     source->readies = readies_;
+    source->app = app_;
     source->answers = answers_;
     clients->fail_opens = fail_opens_;
     clients->block_open = block_open_;
@@ -189,6 +193,14 @@ class LifecycleTest : public ::testing::Test {
     lifecycle_ = std::make_unique<Lifecycle>(env_, LifecycleOptions{config_, std::move(on_ready)},
                                              std::move(source), std::move(clients));
     return std::async(std::launch::async, [this] { return lifecycle_->Run(); });
+  }
+  // Starts a lifecycle (its exit status arrives in `run`) and waits for its on_ready.
+  std::optional<ReadyInfo> StartUntilReady(std::future<int>& run) {
+    auto told = std::make_shared<std::promise<ReadyInfo>>();
+    run = Start([told](const ReadyInfo& info) { told->set_value(info); });
+    auto future = told->get_future();
+    if (future.wait_for(std::chrono::seconds(5)) != std::future_status::ready) return std::nullopt;
+    return future.get();
   }
   bool WaitFor(const std::function<bool()>& condition) {
     for (int i = 0; i < 1000 && !condition(); ++i) std::this_thread::sleep_for(milliseconds(5));
@@ -202,6 +214,7 @@ class LifecycleTest : public ::testing::Test {
   Env env_;
   Config config_;
   int readies_ = 1;
+  AppDatabaseAddress app_;
   bool answers_ = true;
   int fail_opens_ = 0;
   bool block_open_ = false;
@@ -211,12 +224,10 @@ class LifecycleTest : public ::testing::Test {
 };
 
 TEST_F(LifecycleTest, ReadyOpensTheStoreThenReadyIsSentAndTheStopIsOrdered) {
-  std::promise<ReadyInfo> told;
-  auto run = Start([&](const ReadyInfo& info) { told.set_value(info); });
-  auto future = told.get_future();
-  ASSERT_EQ(future.wait_for(std::chrono::seconds(5)), std::future_status::ready);
-  ReadyInfo info = future.get();
-  EXPECT_EQ(info.store_socket, "/fake/run/skydb.sock");
+  std::future<int> run;
+  std::optional<ReadyInfo> info = StartUntilReady(run);
+  ASSERT_TRUE(info.has_value());
+  EXPECT_EQ(info->store_socket, "/fake/run/skydb.sock");
   EXPECT_EQ(notifier_.Count("READY=1"), 1);
   EXPECT_TRUE(fs_.IsDirectory("/srv/app/run"));
   lifecycle_->RequestStop();
@@ -226,6 +237,37 @@ TEST_F(LifecycleTest, ReadyOpensTheStoreThenReadyIsSentAndTheStopIsOrdered) {
   // The listener and the store stop before the database is told to.
   std::lock_guard<std::mutex> lock(clients_->mu);
   EXPECT_EQ(clients_->events, (std::vector<std::string>{"open", "stop"}));
+}
+
+// DATABASE_URL is what the database source said at ready, not what the configuration would
+// make of the data dir: the published files and the ready info carry the source's socket dir.
+TEST_F(LifecycleTest, TheAppsDatabaseComesFromTheReadySignal) {
+  app_ = {"", "/elsewhere/sockets", "shop", "shop_web"};
+  std::future<int> run;
+  std::optional<ReadyInfo> info = StartUntilReady(run);
+  ASSERT_TRUE(info.has_value());
+  const std::string url = "postgresql:///shop?host=/elsewhere/sockets&user=shop_web";
+  ASSERT_NE(info->environment.Find("DATABASE_URL"), nullptr);
+  EXPECT_EQ(*info->environment.Find("DATABASE_URL"), url);
+  EXPECT_EQ(*info->environment.Find("SKY_LIVE_STORE_PATH"), "/fake/run/skydb.sock");
+  auto json = fs_.ReadFile("/srv/app/run/app.json");
+  ASSERT_TRUE(json.ok()) << json.error().message;
+  EXPECT_NE(json->find("\"DATABASE_URL\":\"" + url + "\""), std::string::npos) << *json;
+  auto systemd = fs_.ReadFile("/srv/app/run/app.env");
+  ASSERT_TRUE(systemd.ok());
+  EXPECT_NE(systemd->find("PGHOST=\"/elsewhere/sockets\""), std::string::npos) << *systemd;
+  lifecycle_->RequestStop();
+  EXPECT_EQ(run.get(), 0);
+}
+
+TEST_F(LifecycleTest, ASourceWithoutADatabaseGivesTheAppNoDatabaseUrl) {
+  std::future<int> run;
+  std::optional<ReadyInfo> info = StartUntilReady(run);
+  ASSERT_TRUE(info.has_value());
+  EXPECT_EQ(info->environment.Find("DATABASE_URL"), nullptr);
+  EXPECT_NE(info->environment.Find("REDIS_URL"), nullptr);
+  lifecycle_->RequestStop();
+  EXPECT_EQ(run.get(), 0);
 }
 
 TEST_F(LifecycleTest, AStoreThatCannotOpenWhilePostgresIsDownOpensAtTheNextReady) {

@@ -22,6 +22,13 @@ TEST(DataDirTest, LayoutUnderRoot) {
   EXPECT_EQ(l.runtime, "/srv/sky/runtime");
   EXPECT_EQ(l.lock_file, "/srv/sky/skydb.lock");
   EXPECT_EQ(l.status_file, "/srv/sky/run/skydb.status.json");
+  EXPECT_EQ(l.store_socket, "/srv/sky/run/skydb.sock");
+  EXPECT_EQ(l.postgres_socket, "/srv/sky/run/.s.PGSQL.5432");
+  EXPECT_EQ(l.app_env, "/srv/sky/run/app.env");
+  EXPECT_EQ(l.app_json, "/srv/sky/run/app.json");
+  EXPECT_EQ(l.archive_failure, "/srv/sky/run/archive-failure.txt");
+  EXPECT_EQ(l.InRun("http.sock"), "/srv/sky/run/http.sock");
+  EXPECT_EQ(l.InRun("/elsewhere/http.sock"), "/elsewhere/http.sock");
 }
 
 TEST(DataDirTest, SafeModes) {
