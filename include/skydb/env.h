@@ -94,6 +94,13 @@ struct RunAs {
   std::string home;
 };
 
+// The OS user that owns pgdata and runs PostgreSQL (its superuser role name too), or the one
+// `skydb run`'s app runs as.
+struct ClusterUser {
+  RunAs user;
+  bool drop_privileges = false;  // true when skydb runs as root and must switch to `user`
+};
+
 // Looks a user up in the password database; NotFound names the user.
 Result<RunAs> LookupUser(const std::string& name);
 
@@ -146,9 +153,10 @@ std::unique_ptr<ProcessRunner> NewRealProcessRunner();
 // Process-level facts the host-facts reader cannot get from files.
 int SchedAffinityCpuCount();  // CPUs in this process's affinity mask; 0 if unknown
 
-class BundleOutput;   // skydb/bundle.h
-class ChildLauncher;  // skydb/process.h
-class PgProbe;        // skydb/supervisor.h
+class AppLauncherForker;  // skydb/process.h
+class BundleOutput;       // skydb/bundle.h
+class ChildLauncher;      // skydb/process.h
+class PgProbe;            // skydb/supervisor.h
 
 // OS calls the FileSystem seam does not cover. Real implementation: NewRealHostOps().
 class HostOps {
@@ -203,12 +211,13 @@ std::unique_ptr<Notifier> NewSystemdNotifier();
 struct Env {
   FileSystem* fs = nullptr;
   Clock* clock = nullptr;
-  ProcessRunner* runner = nullptr;        // short commands: initdb, postgres --version
-  ChildLauncher* launcher = nullptr;      // the postmaster
-  HostOps* host = nullptr;                // chown, flock, kill, privileges
-  Notifier* notifier = nullptr;           // systemd's sd_notify
-  PgProbe* pg = nullptr;                  // PQping, migrations, the server's version
-  BundleOutput* bundle_output = nullptr;  // writes extracted PostgreSQL bundles
+  ProcessRunner* runner = nullptr;             // short commands: initdb, postgres --version
+  ChildLauncher* launcher = nullptr;           // the postmaster
+  HostOps* host = nullptr;                     // chown, flock, kill, privileges
+  Notifier* notifier = nullptr;                // systemd's sd_notify
+  PgProbe* pg = nullptr;                       // PQping, migrations, the server's version
+  BundleOutput* bundle_output = nullptr;       // writes extracted PostgreSQL bundles
+  AppLauncherForker* app_launchers = nullptr;  // `skydb run`: the app's launcher process
 };
 
 }  // namespace skydb

@@ -83,4 +83,82 @@ class ChildLauncher {
 
 std::unique_ptr<ChildLauncher> NewRealChildLauncher();
 
+// ---- `skydb run`'s app launcher ---------------------------------------------------------------
+//
+// A small process, forked before root is dropped (and before any thread exists), that becomes
+// the app's user for good and is the app's parent. The daemon drops root before PostgreSQL
+// starts, so it could neither start the app as another user nor signal it; the launcher does
+// both on its behalf, over a socketpair (src/os/app_protocol.h):
+//
+//   daemon: start ARGV ENV / signal N      launcher: started PID / exec-failed / exited STATUS
+//
+// The real one (src/os/app_launcher.cc) runs the app in its own process group (a terminal's
+// Ctrl-C reaches skydb, which stops it in order), with stdin /dev/null and stdout+stderr into
+// one pipe whose read end the daemon keeps (TakeOutput), and with PR_SET_PDEATHSIG(SIGTERM)
+// towards the launcher. The launcher dies with the daemon: EOF on the socketpair or its own
+// parent-death signal (SIGUSR1, set after its credential change, which would clear it) →
+// SIGTERM to the app, SIGKILL to its group after stop_timeout, exit; meanwhile the app's output
+// goes to the launcher's stderr (nobody reads the pipe any more, and an app that logs while it
+// stops must not block or die of SIGPIPE). Other signals (SIGTERM, SIGINT, SIGHUP to the process
+// group) it ignores: they are the daemon's, which forwards them in order. Exec failure is
+// reported through a close-on-exec pipe, so "started" means the app's program is running.
+//
+// Thread-safety: Send from any thread; Next from one thread (the app runner's).
+// Ownership: the AppLauncher owns the socket and reaps the launcher in its destructor (which
+// waits, bounded, for the launcher to stop the app).
+// Failure: Fork fails with the reason; a launcher that could not become the user says so in its
+// first report (AwaitReady); Next fails once the launcher is gone.
+
+struct AppRequest {
+  enum class Kind { kStart, kSignal };
+  Kind kind = Kind::kStart;
+  std::vector<std::string> argv;  // kStart; argv[0] without a slash is looked up on PATH
+  std::vector<std::string> env;   // kStart, NAME=value: the app's whole environment
+  int signal = 0;                 // kSignal
+};
+
+struct AppReport {
+  enum class Kind { kLauncherReady, kLauncherFailed, kStarted, kExecFailed, kExited };
+  Kind kind = Kind::kStarted;
+  std::string text;      // kLauncherReady: the user; kLauncherFailed, kExecFailed: the reason
+  pid_t pid = 0;         // kStarted
+  int error_number = 0;  // kExecFailed
+  int exit_code = -1;    // kExited
+  int term_signal = 0;   // kExited
+};
+
+struct AppLauncherSetup {
+  ClusterUser user;           // drop_privileges: become user.user with `groups`
+  std::vector<gid_t> groups;  // supplementary groups (the user's, and app.group)
+  std::chrono::milliseconds stop_timeout{10000};  // SIGTERM → SIGKILL when the daemon is gone
+};
+
+class AppLauncher {
+ public:
+  virtual ~AppLauncher() = default;
+  // The launcher's first report: it is the app's user now (or why it could not become it).
+  virtual Status AwaitReady(std::chrono::milliseconds timeout) = 0;
+  virtual Status Send(const AppRequest& request) = 0;
+  // The next report within `timeout` (nullopt when none came); fails once the launcher is gone.
+  virtual Result<std::optional<AppReport>> Next(std::chrono::milliseconds timeout) = 0;
+  // The read end of the app's output pipe; the caller takes it (once); -1 after that.
+  virtual int TakeOutput() = 0;
+  virtual pid_t pid() const = 0;
+};
+
+// Forks launchers: the Env's seam (Env::app_launchers), so that what drives the app is tested
+// with a fake and only src/os forks and signals.
+class AppLauncherForker {
+ public:
+  virtual ~AppLauncherForker() = default;
+  // Call before any thread exists (the launcher is single-threaded).
+  virtual Result<std::unique_ptr<AppLauncher>> Fork(const AppLauncherSetup& setup) = 0;
+};
+
+// The real launcher; `host` drops the launcher's privileges (HostOps::DropPrivileges).
+Result<std::unique_ptr<AppLauncher>> ForkRealAppLauncher(HostOps& host,
+                                                         const AppLauncherSetup& setup);
+// Forks real launchers; borrows `host`, which must outlive it.
+std::unique_ptr<AppLauncherForker> NewRealAppLauncherForker(HostOps& host);
+
 }  // namespace skydb

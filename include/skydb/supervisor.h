@@ -51,12 +51,6 @@ enum class SupervisorState {
 };
 const char* SupervisorStateName(SupervisorState s);
 
-// The OS user that owns pgdata and runs PostgreSQL; also its superuser role name.
-struct ClusterUser {
-  RunAs user;
-  bool drop_privileges = false;  // true when skydb runs as root and must switch to `user`
-};
-
 // Who runs the cluster: the configured run_as_user when root (refused without one), otherwise
 // the current user (a run_as_user naming someone else is refused: switching needs root).
 Result<ClusterUser> ResolveClusterUser(

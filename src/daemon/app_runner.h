@@ -1,4 +1,4 @@
-// `skydb run`'s app, from the daemon's side: started through the launcher (daemon/app_launcher.h)
+// `skydb run`'s app, from the daemon's side: started through the launcher (skydb/process.h)
 // once the lifecycle is ready, its output logged line by line as `app[NAME]: …`, restarted with
 // backoff under app.restart = on-failure, and stopped first when skydb stops (SIGTERM, SIGKILL
 // after app.stop_timeout). With app.restart = no, the app's own exit stops skydb, which then
@@ -26,6 +26,7 @@
 #include "skydb/config.h"
 #include "skydb/env.h"
 #include "skydb/mutex.h"
+#include "skydb/process.h"
 
 namespace skydb::daemon {
 

@@ -4,7 +4,7 @@
 // re-loads the configuration and applies what is reloadable. Signals are blocked in every
 // thread and taken by one signal thread with sigwait, so no handler runs in signal context.
 //
-// `skydb run` (options.app): the app's launcher (daemon/app_launcher.h) is forked before root
+// `skydb run` (options.app): the app's launcher (skydb/process.h) is forked before root
 // is dropped; the app starts once the lifecycle is ready and READY=1 waits for it; SIGTERM and
 // SIGINT stop the app first, then the lifecycle; SIGHUP goes to the app too; the exit status is
 // the app's (daemon/app_runner.h). Child mode (exit_with_parent, ready_fd): daemon/child_mode.h.

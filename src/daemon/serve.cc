@@ -67,7 +67,7 @@ Result<std::unique_ptr<AppLauncher>> ForkLauncher(Env& env, const Config& config
     if (!groups.ok()) return Error::InvalidArgument(groups.error().message + ": check app.group");
     setup.groups = *groups;
   }
-  SKYDB_ASSIGN_OR_RETURN(auto launcher, AppLauncher::Fork(*env.host, setup));
+  SKYDB_ASSIGN_OR_RETURN(auto launcher, env.app_launchers->Fork(setup));
   SKYDB_RETURN_IF_ERROR(launcher->AwaitReady(std::chrono::seconds(10)));
   return launcher;
 }

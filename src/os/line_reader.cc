@@ -48,7 +48,7 @@ void LineReader::Loop() {
     if (n < 0 || (pfds[1].revents & POLLIN) != 0) break;
     ssize_t got = ::read(fd_, buf, sizeof buf);
     // EAGAIN: a non-blocking pipe whose bytes another reader took first (the app launcher,
-    // src/daemon/app_launcher.cc, drains the app's output too while it stops the app).
+    // src/os/app_launcher.cc, drains the app's output too while it stops the app).
     if (got < 0 && (errno == EINTR || errno == EAGAIN)) continue;
     if (got <= 0) break;
     pending.append(buf, static_cast<size_t>(got));

@@ -1,5 +1,5 @@
 // Helpers shared by the process runner, the supervisor's child spawning and the app launcher
-// (src/daemon/app_launcher.cc), for the code between fork and exec.
+// (src/os/app_launcher.cc), for the code between fork and exec.
 #pragma once
 
 #include <map>

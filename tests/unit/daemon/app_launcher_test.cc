@@ -1,7 +1,9 @@
 // The app launcher's protocol (pure: frames fed whole, split at every byte and one byte at a
-// time; malformed frames), who the app runs as, the READY gate, the restart backoff, and the
-// real launcher process driven as skydb drives it (as the current user: start, output, exit,
-// exec failure, signals, and the app stopped when the daemon's end of the socket closes).
+// time; malformed frames), who the app runs as, the READY gate, the restart backoff, the app
+// runner over a fake launcher (the environment from READY, exit statuses, the stop's SIGTERM),
+// and the real launcher process (src/os/app_launcher.cc) driven as skydb drives it (as the
+// current user: start, output, exit, exec failure, signals, and the app stopped when the
+// daemon's end of the socket closes).
 #include "daemon/app_launcher.h"
 
 #include <fcntl.h>
@@ -9,12 +11,17 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <condition_variable>
+#include <functional>
 #include <mutex>
 #include <thread>
 
-#include "daemon/app_protocol.h"
 #include "daemon/app_runner.h"
+#include "os/app_protocol.h"
 #include "os/line_reader.h"
+#include "skydb/process.h"
+#include "support/fakes.h"
 
 namespace skydb::daemon {
 namespace {
@@ -203,6 +210,122 @@ TEST(AppStatusTest, SignalsBecome128PlusN) {
   EXPECT_EQ(ShellStatus(-1, SIGTERM), 143);
 }
 
+// ---- the app runner over a fake launcher -----------------------------------------------------
+
+// Answers each request from a script: a start with the next scripted reports, a signal with
+// `on_signal`'s. Records what it was sent.
+class FakeLauncher final : public AppLauncher {
+ public:
+  Status AwaitReady(milliseconds) override { return Ok(); }
+  Status Send(const AppRequest& request) override {
+    std::lock_guard lock(mu);
+    sent.push_back(request);
+    if (request.kind == AppRequest::Kind::kStart && !on_start.empty()) {
+      for (const AppReport& r : on_start.front()) reports.push_back(r);
+      on_start.erase(on_start.begin());
+    } else if (request.kind == AppRequest::Kind::kSignal) {
+      for (const AppReport& r : on_signal) reports.push_back(r);
+    }
+    cv.notify_all();
+    return Ok();
+  }
+  Result<std::optional<AppReport>> Next(milliseconds timeout) override {
+    std::unique_lock lock(mu);
+    if (!cv.wait_for(lock, timeout, [&] { return !reports.empty(); })) {
+      return std::optional<AppReport>();
+    }
+    AppReport next = reports.front();
+    reports.erase(reports.begin());
+    return std::optional<AppReport>(next);
+  }
+  int TakeOutput() override { return -1; }
+  pid_t pid() const override { return 4242; }
+
+  std::vector<AppRequest> Sent() {
+    std::lock_guard lock(mu);
+    return sent;
+  }
+
+  std::mutex mu;
+  std::condition_variable cv;
+  std::vector<std::vector<AppReport>> on_start;
+  std::vector<AppReport> on_signal;
+  std::vector<AppReport> reports;
+  std::vector<AppRequest> sent;
+};
+
+AppReport Report(AppReport::Kind kind, int code = -1, int sig = 0, int error_number = 0) {
+  AppReport r;
+  r.kind = kind;
+  r.pid = 42;
+  r.exit_code = code;
+  r.term_signal = sig;
+  r.error_number = error_number;
+  r.text = "scripted";
+  return r;
+}
+
+class AppRunnerTest : public ::testing::Test {
+ protected:
+  std::unique_ptr<AppRunner> Runner() {
+    AppRunnerOptions options;
+    options.argv = {"/usr/bin/app", "--flag"};
+    options.user = "web";
+    options.request_stop = [this] { stop_requested_ = true; };
+    options.on_exec = [this] { ++execs_; };
+    return std::make_unique<AppRunner>(launcher_, std::move(options), clock_);
+  }
+  bool WaitFor(const std::function<bool()>& condition) {
+    for (int i = 0; i < 1000 && !condition(); ++i) std::this_thread::sleep_for(milliseconds(5));
+    return condition();
+  }
+
+  FakeLauncher launcher_;
+  testing::FakeClock clock_;
+  std::atomic<bool> stop_requested_{false};
+  std::atomic<int> execs_{0};
+};
+
+TEST_F(AppRunnerTest, TheAppGetsTheEnvironmentFromReadyAndItsExitStopsSkydb) {
+  launcher_.on_start = {{Report(AppReport::Kind::kStarted), Report(AppReport::Kind::kExited, 3)}};
+  auto runner = Runner();
+  EXPECT_TRUE(launcher_.Sent().empty());  // nothing starts before READY
+  runner->OnReady({"DATABASE_URL=postgresql:///app?host=/d/run", "HOME=/home/web"});
+  ASSERT_TRUE(WaitFor([&] { return stop_requested_.load(); }));
+  EXPECT_EQ(runner->exit_status(), 3);
+  EXPECT_EQ(execs_, 1);
+  auto sent = launcher_.Sent();
+  ASSERT_EQ(sent.size(), 1u);
+  EXPECT_EQ(sent[0].argv, (std::vector<std::string>{"/usr/bin/app", "--flag"}));
+  EXPECT_EQ(sent[0].env, (std::vector<std::string>{"DATABASE_URL=postgresql:///app?host=/d/run",
+                                                   "HOME=/home/web"}));
+}
+
+TEST_F(AppRunnerTest, AnAppThatCannotBeExecutedStopsSkydbWith127) {
+  launcher_.on_start = {{Report(AppReport::Kind::kExecFailed, -1, 0, ENOENT)}};
+  auto runner = Runner();
+  runner->OnReady({});
+  ASSERT_TRUE(WaitFor([&] { return stop_requested_.load(); }));
+  EXPECT_EQ(runner->exit_status(), 127);
+  EXPECT_EQ(execs_, 0);
+}
+
+// skydb stops: the runner asks the launcher to SIGTERM the app, and reports how it ended.
+TEST_F(AppRunnerTest, AStopSignalsTheAppThroughTheLauncher) {
+  launcher_.on_start = {{Report(AppReport::Kind::kStarted)}};
+  launcher_.on_signal = {Report(AppReport::Kind::kExited, -1, SIGTERM)};
+  auto runner = Runner();
+  runner->OnReady({});
+  ASSERT_TRUE(WaitFor([&] { return execs_ == 1; }));
+  runner->Stop();
+  auto sent = launcher_.Sent();
+  ASSERT_EQ(sent.size(), 2u);
+  EXPECT_EQ(sent[1].kind, AppRequest::Kind::kSignal);
+  EXPECT_EQ(sent[1].signal, SIGTERM);
+  EXPECT_EQ(runner->exit_status(), 128 + SIGTERM);
+  EXPECT_FALSE(stop_requested_);  // skydb's own stop: the app does not stop it again
+}
+
 // ---- the real launcher, as the current user ------------------------------------------------
 
 class LauncherTest : public ::testing::Test {
@@ -214,7 +337,7 @@ class LauncherTest : public ::testing::Test {
     ASSERT_TRUE(self.ok());
     setup.user = ClusterUser{*self, false};
     setup.stop_timeout = milliseconds(500);
-    auto launcher = AppLauncher::Fork(*host_, setup);
+    auto launcher = ForkRealAppLauncher(*host_, setup);
     ASSERT_TRUE(launcher.ok()) << launcher.error().message;
     launcher_ = std::move(launcher).value();
     ASSERT_TRUE(launcher_->AwaitReady(seconds(5)).ok());
@@ -331,7 +454,7 @@ TEST(LauncherRaceTest, TheAppStopsOnTimeWhileTheDaemonStillReadsItsOutput) {
   auto host = NewRealHostOps();
   AppLauncherSetup setup = QuickStopSetup();
   for (int round = 0; round < 50; ++round) {
-    auto launcher = AppLauncher::Fork(*host, setup);
+    auto launcher = ForkRealAppLauncher(*host, setup);
     ASSERT_TRUE(launcher.ok()) << launcher.error().message;
     ASSERT_TRUE((*launcher)->AwaitReady(seconds(5)).ok());
     pid_t launcher_pid = (*launcher)->pid();
@@ -361,7 +484,7 @@ TEST(LauncherStderrTest, TheAppStopsWhenTheLaunchersStderrIsClosed) {
   ::dup2(broken[1], STDERR_FILENO);  // the launcher inherits a pipe nobody reads
   ::close(broken[1]);
   ::close(broken[0]);
-  auto launcher = AppLauncher::Fork(*host, QuickStopSetup());
+  auto launcher = ForkRealAppLauncher(*host, QuickStopSetup());
   ::dup2(saved, STDERR_FILENO);
   ::close(saved);
   ASSERT_TRUE(launcher.ok()) << launcher.error().message;

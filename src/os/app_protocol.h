@@ -1,4 +1,4 @@
-// The messages between the daemon and its app launcher (daemon/app_launcher.h), over a stream
+// The messages between the daemon and its app launcher (skydb/process.h), over a stream
 // socketpair. A frame is a 4-byte big-endian payload length and the payload: the message's
 // fields, each terminated by a NUL byte; the first field names the message.
 //
@@ -23,9 +23,10 @@
 #include <string_view>
 #include <vector>
 
+#include "skydb/process.h"
 #include "skydb/result.h"
 
-namespace skydb::daemon {
+namespace skydb {
 
 inline constexpr size_t kMaxAppFrame = 4 << 20;  // argv and environment together
 
@@ -45,28 +46,10 @@ class AppFrameDecoder {
   std::string buffer_;
 };
 
-struct AppRequest {
-  enum class Kind { kStart, kSignal };
-  Kind kind = Kind::kStart;
-  std::vector<std::string> argv;  // kStart
-  std::vector<std::string> env;   // kStart, NAME=value
-  int signal = 0;                 // kSignal
-};
-
-struct AppReport {
-  enum class Kind { kLauncherReady, kLauncherFailed, kStarted, kExecFailed, kExited };
-  Kind kind = Kind::kStarted;
-  std::string text;      // kLauncherReady: the user; kLauncherFailed, kExecFailed: the reason
-  pid_t pid = 0;         // kStarted
-  int error_number = 0;  // kExecFailed
-  int exit_code = -1;    // kExited
-  int term_signal = 0;   // kExited
-};
-
 AppFields RequestFields(const AppRequest& request);
 AppFields ReportFields(const AppReport& report);
 // InvalidArgument naming what is wrong with the message.
 Result<AppRequest> ParseRequest(const AppFields& fields);
 Result<AppReport> ParseReport(const AppFields& fields);
 
-}  // namespace skydb::daemon
+}  // namespace skydb

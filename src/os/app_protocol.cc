@@ -1,8 +1,8 @@
-#include "daemon/app_protocol.h"
+#include "os/app_protocol.h"
 
 #include <charconv>
 
-namespace skydb::daemon {
+namespace skydb {
 namespace {
 
 std::string Int(long long v) { return std::to_string(v); }
@@ -121,4 +121,4 @@ Result<AppReport> ParseReport(const AppFields& fields) {
   return report;
 }
 
-}  // namespace skydb::daemon
+}  // namespace skydb
