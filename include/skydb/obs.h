@@ -210,6 +210,7 @@ struct PollerOptions {
   std::chrono::milliseconds interval{5000};
   int connect_timeout_seconds = 2;  // libpq's minimum is 2
   std::chrono::milliseconds statement_timeout{2000};
+  const Clock* clock = nullptr;  // required: stamps each reading (the Env's clock)
 };
 std::unique_ptr<PostgresPoller> StartPostgresPoller(const PollerOptions& options);
 

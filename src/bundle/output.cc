@@ -100,20 +100,23 @@ class RealBundleOutput final : public BundleOutput {
                                      std::chrono::milliseconds timeout) override {
     int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
     if (fd < 0) return ErrnoError("cannot open lock file " + path, errno);
-    auto deadline = std::chrono::steady_clock::now() + timeout;
-    while (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    // The timeout counts the pauses between attempts (an attempt does not block), so no clock
+    // is read.
+    constexpr auto kPause = std::chrono::milliseconds(20);
+    for (std::chrono::milliseconds paused{0}; ::flock(fd, LOCK_EX | LOCK_NB) != 0;
+         paused += kPause) {
       if (errno != EWOULDBLOCK && errno != EINTR) {
         int err = errno;
         ::close(fd);
         return ErrnoError("cannot lock " + path, err);
       }
-      if (std::chrono::steady_clock::now() >= deadline) {
+      if (paused >= timeout) {
         ::close(fd);
         return Error::Timeout("another process held " + path + " for longer than " +
                               std::to_string(timeout.count()) +
                               " ms while extracting a bundle; check for a stuck skydb");
       }
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      std::this_thread::sleep_for(kPause);
     }
     return std::shared_ptr<void>(nullptr, [fd](void*) { ::close(fd); });
   }

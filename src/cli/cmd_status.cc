@@ -1,5 +1,6 @@
 // `skydb status [--data-dir DIR] [--json]`: is a daemon running on DIR, and what is it doing.
 // Exit status: 0 running, 3 not running (as LSB init scripts report it), 1 unreadable state.
+#include <chrono>
 #include <cstdio>
 #include <ctime>
 #include <memory>
@@ -24,9 +25,10 @@ struct StatusFlags {
   bool json = false;
 };
 
-std::string Uptime(int64_t since) {
+// `now` and `since` in seconds since the epoch.
+std::string Uptime(int64_t since, int64_t now) {
   if (since <= 0) return "-";
-  int64_t s = static_cast<int64_t>(std::time(nullptr)) - since;
+  int64_t s = now - since;
   if (s < 0) s = 0;
   char buf[48];
   std::snprintf(buf, sizeof buf, "%lldh%02lldm%02llds", static_cast<long long>(s / 3600),
@@ -58,7 +60,7 @@ AppLines AppLinesFor(const FileSystem& fs, Config config, const std::string& dir
 }
 
 void PrintText(const std::string& dir, const LockProbe& lock,
-               const std::optional<supervisor::StatusRecord>& r, const AppLines& app) {
+               const std::optional<supervisor::StatusRecord>& r, const AppLines& app, int64_t now) {
   if (!lock.held) {
     std::printf("skydb: not running on %s\n", dir.c_str());
     if (r)
@@ -67,7 +69,7 @@ void PrintText(const std::string& dir, const LockProbe& lock,
     return;
   }
   std::printf("skydb: running (pid %d, up %s)\n", static_cast<int>(lock.holder),
-              r ? Uptime(r->started_at).c_str() : "-");
+              r ? Uptime(r->started_at, now).c_str() : "-");
   std::printf("store socket: %s\n", app.store_socket.c_str());
   if (!app.database_url.empty()) std::printf("app database: %s\n", app.database_url.c_str());
   if (!r) return;
@@ -75,14 +77,14 @@ void PrintText(const std::string& dir, const LockProbe& lock,
   if (r->postgres_pid != 0) std::printf(" (pid %d)", static_cast<int>(r->postgres_pid));
   std::printf(", version %s, up %s, restarts %d\n",
               r->server_version.empty() ? "-" : r->server_version.c_str(),
-              Uptime(r->ready_since).c_str(), r->restarts);
+              Uptime(r->ready_since, now).c_str(), r->restarts);
   if (!r->last_exit.empty()) std::printf("last unexpected exit: %s\n", r->last_exit.c_str());
   std::printf("socket: %s/.s.PGSQL.%d\n", r->socket_dir.c_str(), r->port);
   std::printf("data dir: %s\n", r->data_dir.c_str());
 }
 
 void PrintJson(const std::string& dir, const LockProbe& lock,
-               const std::optional<supervisor::StatusRecord>& r, const AppLines& app) {
+               const std::optional<supervisor::StatusRecord>& r, const AppLines& app, int64_t now) {
   nlohmann::json j =
       r ? nlohmann::json::parse(supervisor::RenderStatusJson(*r)) : nlohmann::json::object();
   if (!lock.held) {
@@ -98,7 +100,7 @@ void PrintJson(const std::string& dir, const LockProbe& lock,
   j["app_database_url"] =
       app.database_url.empty() ? nlohmann::json(nullptr) : nlohmann::json(app.database_url);
   if (r && lock.held && r->started_at > 0) {
-    j["uptime_seconds"] = static_cast<int64_t>(std::time(nullptr)) - r->started_at;
+    j["uptime_seconds"] = now - r->started_at;
   }
   std::printf("%s\n", JsonText(j, 2).c_str());
 }
@@ -120,10 +122,11 @@ int RunStatus(CommandContext& ctx, const StatusFlags& flags) {
     if (auto parsed = supervisor::ParseStatusJson(*text); parsed.ok()) record = *parsed;
   }
   AppLines app = AppLinesFor(*fs, *config, layout.root);
+  const int64_t now = std::chrono::system_clock::to_time_t(ctx.env.clock->WallNow());
   if (flags.json) {
-    PrintJson(layout.root, *lock, record, app);
+    PrintJson(layout.root, *lock, record, app, now);
   } else {
-    PrintText(layout.root, *lock, record, app);
+    PrintText(layout.root, *lock, record, app, now);
   }
   return lock->held ? kExitOk : kExitNotRunning;
 }

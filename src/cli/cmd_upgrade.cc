@@ -204,14 +204,14 @@ int RunUpgradeCommand(CommandContext& ctx, const UpgradeFlags& flags) {
   options.plan = *plan;
   options.backup_repository = config->backup.repository;
   options.jobs = flags.jobs > 0 ? flags.jobs : std::max(1, SchedAffinityCpuCount());
-  auto started = std::chrono::steady_clock::now();
+  auto started = env.clock->Now();
   options.progress = [&](const std::string& line) {
-    double at = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    double at = std::chrono::duration<double>(env.clock->Now() - started).count();
     std::fprintf(stderr, "skydb upgrade: %6.1fs %s\n", at, line.c_str());
     std::fflush(stderr);
   };
   Status done = RunUpgrade(options, env, os);
-  double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  double took = std::chrono::duration<double>(env.clock->Now() - started).count();
   if (!done.ok())
     return Fail("failed after " + std::to_string(static_cast<int>(took)) +
                 " s: " + done.error().message);

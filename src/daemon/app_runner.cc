@@ -145,10 +145,8 @@ void AppRunner::Finish(std::optional<int> status, bool stop_skydb) {
 
 // True when a stop came within `delay`.
 bool AppRunner::WaitStopOr(Clock::Duration delay) {
-  auto until = std::chrono::steady_clock::now() + delay;
   MutexLock lock(mu_);
-  while (!stop_ && cv_.WaitUntil(mu_, until)) {
-  }
+  if (!stop_) cv_.WaitFor(mu_, delay);  // a timed wait: the backoff reads no clock
   return stop_;
 }
 

@@ -80,9 +80,7 @@ void BackupService::Loop() {
     lock.Unlock();
     Tick();
     lock.Lock();
-    auto until = std::chrono::steady_clock::now() + tick_;
-    while (!stop_ && cv_.WaitUntil(mu_, until)) {
-    }
+    if (!stop_) cv_.WaitFor(mu_, tick_);  // a timed wait: the tick reads no clock
   }
 }
 

@@ -81,6 +81,7 @@ void Observing::StartPostgresPolling(const std::string& conninfo) {
   if (poller_) return;
   PollerOptions options;
   options.conninfo = conninfo;
+  options.clock = env_.clock;
   poller_ = StartPostgresPoller(options);
   poller_view_ = poller_.get();
   Supervisor* supervisor = parts_.source->supervisor();
@@ -181,9 +182,8 @@ void Observing::HealthLoop() {
     }
     service_.Tick(o);
     lock.Lock();
-    auto until = std::chrono::steady_clock::now() + kHealthTick;
-    while (!stop_ && cv_.WaitUntil(mu_, until)) {
-    }
+    // A timed wait, not a clock read: the next tick comes early only if woken for the stop.
+    if (!stop_) cv_.WaitFor(mu_, kHealthTick);
   }
 }
 

@@ -85,6 +85,7 @@ Status Serving::Open(const std::string& conninfo, const std::string& description
     carrier.matches = GlobMatch;
     carrier.peer_timeout = stored.pubsub_peer_timeout;
     carrier.wait = stored.write_timeout;
+    carrier.clock = &clock_;
     carrier_ = pg::NewPubSubCarrier(std::move(carrier));
     options.pubsub_carrier = carrier_.get();
   }

@@ -66,11 +66,11 @@ class Embedded::Impl {
   }
 
   Status WaitReady(std::chrono::milliseconds timeout) {
-    auto deadline = std::chrono::steady_clock::now() + timeout;
+    auto deadline = env_.clock->Now() + timeout;
     MutexLock lock(mu_);
     while (!ready_ && !ended_) {
-      auto left = deadline - std::chrono::steady_clock::now();
-      if (left <= std::chrono::steady_clock::duration::zero()) {
+      auto left = deadline - env_.clock->Now();
+      if (left <= Clock::Duration::zero()) {
         return Error::Timeout("skydb was not ready within " + FormatDuration(timeout) +
                               "; it goes on starting (a first start runs initdb)");
       }

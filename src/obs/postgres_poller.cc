@@ -64,9 +64,7 @@ class Poller final : public PostgresPoller {
                        failures_, polled.error().message);
         }
       }
-      auto next = std::chrono::steady_clock::now() + options_.interval;
-      while (!stop_ && cv_.WaitUntil(mu_, next)) {
-      }
+      if (!stop_) cv_.WaitFor(mu_, options_.interval);  // a timed wait: no clock read
     }
   }
 
@@ -103,7 +101,7 @@ class Poller final : public PostgresPoller {
       a.ready_segments = std::strtoll(archiver.Get(0, 7).c_str(), nullptr, 10);
       a.oldest_ready_seconds = std::strtod(archiver.Get(0, 8).c_str(), nullptr);
     }
-    stats.taken_at = std::chrono::system_clock::now();
+    stats.taken_at = options_.clock->WallNow();
     return stats;
   }
 

@@ -129,7 +129,7 @@ class Carrier final : public PubSubCarrier {
   }
 
  private:
-  static SteadyTime Now() { return std::chrono::steady_clock::now(); }
+  SteadyTime Now() const { return shared_.options.clock->Now(); }
 
   static PubSubCarrierOptions WithDescription(PubSubCarrierOptions options) {
     if (options.description.empty()) options.description = DescribeThisProcess();

@@ -29,6 +29,7 @@
 #include <string>
 
 #include "pgconn/pubsub_payload.h"
+#include "skydb/env.h"
 #include "skydb/pubsub.h"
 
 namespace skydb::pg {
@@ -48,7 +49,8 @@ struct PubSubCarrierOptions {
   size_t max_queue_bytes = 64 << 20;
   std::chrono::milliseconds min_backoff{100};
   std::chrono::milliseconds max_backoff{5000};
-  std::string description;  // this daemon in skydb_pubsub_daemons ("host pid N")
+  std::string description;       // this daemon in skydb_pubsub_daemons ("host pid N")
+  const Clock* clock = nullptr;  // required: the Env's clock, for every wait bound
 };
 
 // Starts the carrier's threads, which connect in the background: never fails.

@@ -88,6 +88,7 @@ class Local final : public PubSubLocal {
 
 class CarrierTest : public ::testing::Test {
  protected:
+  std::unique_ptr<skydb::Clock> clock_ = NewRealClock();  // the Env's, for the carrier
   void SetUp() override {
     ASSERT_NE(g_cluster, nullptr);
     std::string name = ::testing::UnitTest::GetInstance()->current_test_info()->name();
@@ -110,6 +111,7 @@ class CarrierTest : public ::testing::Test {
     o.peer_timeout = seconds(2);
     o.wait = wait;
     o.description = name;
+    o.clock = clock_.get();
     auto carrier = pg::NewPubSubCarrier(std::move(o));
     carrier->Attach(&local);
     return carrier;
@@ -349,6 +351,7 @@ TEST_F(CarrierTest, AnUnreachableDatabaseIsAnsweredAtOnce) {
   pg::PubSubCarrierOptions o;
   o.conninfo = "host=/nonexistent/skydb-test dbname=x connect_timeout=1";
   o.matches = [](std::string_view, std::string_view) { return false; };
+  o.clock = clock_.get();
   auto carrier = pg::NewPubSubCarrier(std::move(o));
   carrier->Attach(&local);
   auto started = Clock::now();
