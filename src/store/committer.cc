@@ -131,8 +131,8 @@ Clock::Duration GroupCommitter::OldestPendingAge() const {
 
 GroupCommitter::Taken GroupCommitter::TakeBatch(int index) {
   MutexLock lock(mu_);
-  std::optional<std::chrono::steady_clock::time_point> gather_until;
-  uint64_t gathered_after = 0;  // batches_taken_ when gather_until was set
+  bool gathered = false;        // the gather's wait ran out
+  uint64_t gathered_after = 0;  // batches_taken_ when the gather began
   while (true) {
     if (queue_.empty() && stopping_.load()) return {};
     if (!ReadyLocked()) {
@@ -141,16 +141,16 @@ GroupCommitter::Taken GroupCommitter::TakeBatch(int index) {
     }
     if (options_.gather && !stopping_.load() && queued_writes_ < options_.batch_max_rows) {
       // Async: let writes gather for up to flush_interval after the oldest one arrived. The
-      // injected clock says how long the oldest write has waited; the wait itself is real.
-      // A deadline is for the writes queued when it was set: once any writer took a batch,
-      // the oldest write may be another one, so it is set again.
-      if (!gather_until || gathered_after != batches_taken_) {
-        auto left = options_.flush_interval - (clock_.Now() - queue_.front().enqueued);
-        gather_until = std::chrono::steady_clock::now() + std::max(left, Clock::Duration::zero());
+      // injected clock says how long the oldest write has waited; the wait is a timed wait,
+      // which reads no clock. Once any writer took a batch, the oldest write may be another
+      // one, so the gather begins again.
+      if (gathered_after != batches_taken_) {
+        gathered = false;
         gathered_after = batches_taken_;
       }
-      if (std::chrono::steady_clock::now() < *gather_until) {
-        (void)work_cv_.WaitUntil(mu_, *gather_until);
+      auto left = options_.flush_interval - (clock_.Now() - queue_.front().enqueued);
+      if (!gathered && left > Clock::Duration::zero()) {
+        gathered = !work_cv_.WaitFor(mu_, left);
         continue;
       }
     }
@@ -275,10 +275,11 @@ bool GroupCommitter::WaitBeforeRetry(std::chrono::milliseconds backoff) {
     wait = std::max(std::chrono::milliseconds(0),
                     std::min(wait, std::chrono::duration_cast<std::chrono::milliseconds>(left)));
   }
-  auto until = std::chrono::steady_clock::now() + wait;
+  auto until = clock_.Now() + wait;  // the injected clock; the wait itself is a timed wait
   MutexLock lock(mu_);
   while (!(!was_stopping && stopping_.load())) {
-    if (!retry_cv_.WaitUntil(mu_, until)) return true;
+    auto left = until - clock_.Now();
+    if (left <= Clock::Duration::zero() || !retry_cv_.WaitFor(mu_, left)) return true;
   }
   return false;
 }
