@@ -10,6 +10,7 @@ import socket
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -127,3 +128,17 @@ def write_report(prefix, conditions, results):
     with open(out, "w") as f:
         json.dump({"conditions": conditions, "results": results}, f, indent=1)
     return out
+
+
+def start_conditions(a, prefix):
+    """Refuses a loaded machine (unless --force), makes the work directory and returns it with
+    the conditions every such run records: commit, host, cores, load, fsync latency, version."""
+    load = refuse_if_loaded(a.force)
+    work = tempfile.mkdtemp(prefix=prefix)
+    os.chmod(work, 0o755)
+    return work, {
+        "commit": commit(), "host": os.uname().nodename, "cores": os.cpu_count(),
+        "load_start": load, "fsync_us_median": round(fsync_latency_us(work), 1),
+        "skydb": subprocess.run([a.skydb, "--version"], capture_output=True,
+                                text=True).stdout.strip(),
+    }

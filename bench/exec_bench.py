@@ -13,12 +13,11 @@ import shutil
 import socket
 import statistics
 import subprocess
-import tempfile
 import threading
 import time
 
-from embedded_daemon import (arguments, command, commit, disks, embedded_daemon, fsync_latency_us,
-                             refuse_if_loaded, write_report)
+from embedded_daemon import (arguments, command, disks, embedded_daemon, start_conditions,
+                             write_report)
 
 
 class Reader:
@@ -103,17 +102,9 @@ def main():
     p = arguments("MULTI + 10 SETs + EXEC against the same 10 SETs pipelined", seconds=5)
     p.add_argument("--clients", type=int, default=8)
     a = p.parse_args()
-    load = refuse_if_loaded(a.force)
     user = os.environ.get("SKYDB_TEST_USER", "skydbtest")
-    work = tempfile.mkdtemp(prefix="skydb-execbench-")
-    os.chmod(work, 0o755)
-    conditions = {
-        "commit": commit(), "host": os.uname().nodename, "cores": os.cpu_count(),
-        "load_start": load, "fsync_us_median": round(fsync_latency_us(work), 1),
-        "skydb": subprocess.run([a.skydb, "--version"], capture_output=True,
-                                text=True).stdout.strip(),
-        "clients": a.clients, "seconds_per_arm": a.seconds, "value_bytes": 2080,
-    }
+    work, conditions = start_conditions(a, "skydb-execbench-")
+    conditions.update(clients=a.clients, seconds_per_arm=a.seconds, value_bytes=2080)
     results = []
     try:
         for disk in disks(a.slowfsync):

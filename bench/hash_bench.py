@@ -15,10 +15,9 @@ import shutil
 import signal
 import statistics
 import subprocess
-import tempfile
 
-from embedded_daemon import (arguments, commit, disks, embedded_daemon, fsync_latency_us,
-                             refuse_if_loaded, wait_ping, write_report)
+from embedded_daemon import (arguments, disks, embedded_daemon, start_conditions, wait_ping,
+                             write_report)
 
 HASHES, FIELDS, FIELD_BYTES, SET_BYTES = 1000, 50, 100, 2080
 
@@ -80,20 +79,14 @@ def main():
     p = arguments("HSET of one field in a 50-field hash vs SET, skydb vs redis-server", 0)
     p.add_argument("--requests", type=int, default=20000)
     a = p.parse_args()
-    load = refuse_if_loaded(a.force)
     user = os.environ.get("SKYDB_TEST_USER", "skydbtest")
-    work = tempfile.mkdtemp(prefix="skydb-hashbench-")
-    os.chmod(work, 0o755)
-    conditions = {
-        "commit": commit(), "host": os.uname().nodename, "cores": os.cpu_count(),
-        "load_start": load, "fsync_us_median": round(fsync_latency_us(work), 1),
-        "skydb": subprocess.run([a.skydb, "--version"], capture_output=True,
-                                text=True).stdout.strip(),
+    work, conditions = start_conditions(a, "skydb-hashbench-")
+    conditions.update({
         "redis": subprocess.run(["redis-server", "--version"], capture_output=True,
                                 text=True).stdout.strip(),
         "requests_per_arm": a.requests, "clients": 50, "hashes": HASHES, "fields": FIELDS,
         "field_bytes": FIELD_BYTES, "set_bytes": SET_BYTES,
-    }
+    })
     results = []
     try:
         for disk in disks(a.slowfsync):
@@ -130,7 +123,8 @@ def main():
     finally:
         shutil.rmtree(work, ignore_errors=True)
     conditions["flag"] = ("loaded: load average above half the cores"
-                          if max(load, os.getloadavg()[0]) > os.cpu_count() * 0.5 else "")
+                          if max(conditions["load_start"], os.getloadavg()[0]) > os.cpu_count() * 0.5
+                          else "")
     print("conditions:", conditions)
     print("written to", write_report("hash", conditions, results))
 
