@@ -25,6 +25,7 @@
 #include "base/strings.h"
 #include "resp/command_table.h"
 #include "resp/encoder.h"
+#include "resp/keyspace_events.h"
 #include "resp/op_forwarder.h"
 #include "script/engine.h"
 
@@ -67,6 +68,7 @@ class ScriptJob {
 
   // Runs the script in `scope` (the store's thread, its keys locked); may run more than once.
   void Run(ScriptScope& scope) {
+    events_.clear();
     auto running = executor_.scripts().watchdog.Start();
     script::RunRequest request;
     request.body = body_;
@@ -82,6 +84,10 @@ class ScriptJob {
   }
 
   std::string TakeReply() { return std::move(reply_); }
+  // Announces the keyspace events of the script's writes, once they are committed.
+  void PublishEvents() {
+    if (!events_.empty()) executor_.notifier().handle()->Publish(events_);
+  }
 
  private:
   std::string Call(ScriptScope& scope, script::RunningScript& running,
@@ -112,6 +118,12 @@ class ScriptJob {
     CommandContext ctx{executor_, client, args, reply, &store};
     spec->handler(ctx);
     if (!replied) return ErrorReply("ERR the command did not answer inside the script");
+    if (spec->write && executor_.notifier().classes() != 0) {
+      std::vector<std::string> named = args;
+      named[0] = spec->name;
+      auto caused = EventsOfReply(named, out, executor_.NowMs());
+      events_.insert(events_.end(), caused.begin(), caused.end());
+    }
     return out;
   }
 
@@ -122,6 +134,7 @@ class ScriptJob {
   bool resp3_;
   size_t reply_limit_;
   std::string reply_;
+  std::vector<KeyEvent> events_;  // of this run's writes, in the order they were made
 };
 
 // EVAL body|EVALSHA sha, numkeys, key..., arg...: runs `body` as one store transaction.
@@ -145,7 +158,10 @@ void RunScript(CommandContext& ctx, std::string body, std::string sha, bool read
   // in EXEC's array); Transact's own outcome answers only when the store refused the unit.
   auto reply = std::make_shared<ReplyFn>(std::move(ctx.reply));
   tx::Script op{job->keys, [job](ScriptScope& scope) { job->Run(scope); },
-                [job, reply](Result<bool>) { (*reply)(job->TakeReply()); }};
+                [job, reply](Result<bool> done) {
+                  if (done.ok()) job->PublishEvents();
+                  (*reply)(job->TakeReply());
+                }};
   std::vector<TxOp> ops;
   ops.emplace_back(std::move(op));
   ctx.store().Transact(std::move(ops), nullptr, [reply](Result<bool> done) {

@@ -190,6 +190,20 @@ TEST_F(NotifyTest, TransactionEventsComeWithItsCommands) {
                                                       Frame("__keyevent@0__:set", "k")}));
 }
 
+// A script's writes are announced as the same commands sent alone would be, in order, once the
+// script's one transaction has committed.
+TEST_F(NotifyTest, AScriptsWritesAreAnnouncedAsItsCommands) {
+  Send({"CONFIG", "SET", "notify-keyspace-events", "Eh$g"});
+  EXPECT_EQ(Send({"EVAL",
+                  "redis.call('set', KEYS[1], '1'); redis.call('hset', KEYS[2], 'f', 'v');"
+                  " redis.call('get', KEYS[1]); return redis.call('del', KEYS[1])",
+                  "2", "k", "h"}),
+            ":1\r\n");
+  EXPECT_EQ(FramesAfter(3), (std::vector<std::string>{Frame("__keyevent@0__:set", "k"),
+                                                      Frame("__keyevent@0__:hset", "h"),
+                                                      Frame("__keyevent@0__:del", "k")}));
+}
+
 TEST_F(NotifyTest, ExpiredKeysAreAnnouncedOnceWhetherReadOrSwept) {
   Send({"CONFIG", "SET", "notify-keyspace-events", "Ex"});
   Send({"PSETEX", "read", "100", "1"});
