@@ -101,6 +101,7 @@ TEST(ConfigTableTest, HoldsExactlyTheConfigFields) {
                                              "resp.requirepass",
                                              "resp.max_clients",
                                              "resp.idle_timeout",
+                                             "resp.notify_keyspace_events",
                                              "resp.threads",
                                              "resp.max_output_buffer",
                                              "resp.max_reply_memory",
