@@ -714,20 +714,28 @@ TEST_F(ExternalTest, RoleNamedSkydbRestartsOnItsOwnSchema) {
             "public.sky_sessions,public.skydb_schema_migrations");
 }
 
-// Citus is not in Debian's archive: a stand-in create_distributed_table records the call the
-// migration makes when the function exists.
+// Citus is not in Debian's archive: a stand-in create_distributed_table records the calls the
+// migrations make when the function exists (sky_fields colocated with sky_sessions).
 TEST_F(ExternalTest, CitusMigrationDistributesByTheSessionKey) {
   std::string url = Database("t_citus");
-  ASSERT_TRUE(cluster_->Sql("CREATE TABLE citus_calls (tbl text, col text)", "t_citus").ok());
+  ASSERT_TRUE(
+      cluster_
+          ->Sql("CREATE TABLE citus_calls (n serial, tbl text, col text, colocate text)", "t_citus")
+          .ok());
   ASSERT_TRUE(cluster_
-                  ->Sql("CREATE FUNCTION create_distributed_table(t regclass, c text) RETURNS "
-                        "void LANGUAGE sql AS 'INSERT INTO citus_calls VALUES (t::text, c)'",
+                  ->Sql("CREATE FUNCTION create_distributed_table(t regclass, c text, "
+                        "colocate_with text DEFAULT 'default') RETURNS void LANGUAGE sql AS "
+                        "'INSERT INTO citus_calls (tbl, col, colocate) VALUES (t::text, c, "
+                        "colocate_with)'",
                         "t_citus")
                   .ok());
   std::string dir = root_.Dir("d");
   auto d = StartExternal(url, dir);
   ASSERT_TRUE(WaitForPong(StoreSocket(dir), seconds(60))) << d->Log();
-  EXPECT_EQ(Q("SELECT tbl || '/' || col FROM citus_calls", "t_citus"), "sky_sessions/id");
+  EXPECT_EQ(Q("SELECT string_agg(tbl || '/' || col || '/' || colocate, ',' ORDER BY n) FROM "
+              "citus_calls",
+              "t_citus"),
+            "sky_sessions/id/default,sky_fields/id/sky_sessions");
   EXPECT_EQ(d->StopCleanly(seconds(20)), "");
 }
 
