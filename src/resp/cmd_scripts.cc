@@ -115,12 +115,17 @@ class ScriptJob {
     OpForwarder store(
         executor_.store(), [&scope](std::vector<TxOp> ops) { return scope.Apply(std::move(ops)); },
         "This Redis command is not allowed from script");
+    // The command as its events name it, kept before the handler takes the arguments over.
+    std::vector<std::string> named;
+    bool announce = spec->write && executor_.notifier().classes() != 0;
+    if (announce) {
+      named = args;
+      named[0] = spec->name;
+    }
     CommandContext ctx{executor_, client, args, reply, &store};
     spec->handler(ctx);
     if (!replied) return ErrorReply("ERR the command did not answer inside the script");
-    if (spec->write && executor_.notifier().classes() != 0) {
-      std::vector<std::string> named = args;
-      named[0] = spec->name;
+    if (announce) {
       auto caused = EventsOfReply(named, out, executor_.NowMs());
       events_.insert(events_.end(), caused.begin(), caused.end());
     }
