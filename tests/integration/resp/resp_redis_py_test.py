@@ -148,8 +148,8 @@ class CommandsTest(unittest.TestCase):
         self.assertEqual(list(r.info("keyspace").keys()), ["db0"])
 
     def test_unknown_command(self):
-        self.assertError("unknown command 'HGET', with args beginning with: 'a' 'b' ",
-                         self.r.execute_command, "HGET", "a", "b")
+        self.assertError("unknown command 'LPUSH', with args beginning with: 'a' 'b' ",
+                         self.r.execute_command, "LPUSH", "a", "b")
 
     def test_binary_values_every_byte(self):
         value = bytes(range(256)) * 4 + b"\r\n$-1\r\n*3\r\n"
