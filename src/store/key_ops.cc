@@ -253,7 +253,7 @@ Result<bool> RenameKey(Scope& s, const std::string& from, const std::string& to,
   Entry& e = *source.entry;
   UnixMillis deadline = e.expires_at;
   ValueType type = e.type;
-  std::optional<SharedValue> value = e.value;
+  SharedValue value = e.value ? *e.value : SharedValue();  // the plan loaded it
   std::vector<std::pair<std::string, CollectionField>> fields;
   if (e.collection) fields.assign(e.collection->fields.begin(), e.collection->fields.end());
   if (!s.ReserveMore(fields.size() + 4)) {
@@ -263,7 +263,7 @@ Result<bool> RenameKey(Scope& s, const std::string& from, const std::string& to,
   if (target.entry != nullptr) s.WriteDelete(to_shard, to);
   Entry& moved = s.tier().Insert(to_shard, to);
   if (type == ValueType::kString) {
-    s.WriteValue(to_shard, moved, to, value ? *value : SharedValue(), deadline);
+    s.WriteValue(to_shard, moved, to, value, deadline);
     return true;
   }
   s.tier().SetDeadline(to_shard, moved, deadline);
