@@ -241,10 +241,12 @@ Status Upgrader::Dump(const std::vector<std::string>& databases) {
                                 "--globals-only", "-f", dump_ + "/globals.sql"}));
   for (size_t i = 0; i < databases.size(); ++i) {
     Step("dumping database " + databases[i] + " with " + o_.plan.pg_dump);
-    SKYDB_RETURN_IF_ERROR(
-        ToolOk("pg_dump of database " + databases[i],
-               {o_.plan.pg_dump, "-h", run_, "-p", port, "-U", o_.superuser, "-Fc", "-Z", "1", "-f",
-                dump_ + "/" + std::to_string(i) + ".dump", "-d", databases[i]}));
+    SKYDB_RETURN_IF_ERROR(ToolOk("pg_dump of database " + databases[i],
+                                 // Without SET COMPRESSION: the new server may lack lz4 (migration
+                                 // 124); the restored columns take its default method.
+                                 {o_.plan.pg_dump, "-h", run_, "-p", port, "-U", o_.superuser,
+                                  "-Fc", "-Z", "1", "--no-toast-compression", "-f",
+                                  dump_ + "/" + std::to_string(i) + ".dump", "-d", databases[i]}));
   }
   return Ok();
 }
