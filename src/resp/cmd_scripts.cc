@@ -32,11 +32,14 @@
 namespace skydb::resp {
 
 struct ScriptState {
+  explicit ScriptState(const Clock& clock) : watchdog(clock) {}
   script::ScriptCache cache;
   script::Watchdog watchdog;
 };
 
-std::shared_ptr<ScriptState> MakeScriptState() { return std::make_shared<ScriptState>(); }
+std::shared_ptr<ScriptState> MakeScriptState(const Clock& clock) {
+  return std::make_shared<ScriptState>(clock);
+}
 
 namespace {
 

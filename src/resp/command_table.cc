@@ -191,7 +191,8 @@ CommandExecutor::CommandExecutor(ExecutorConfig config, SessionStore& store, Clo
       store_(store),
       clock_(clock),
       counters_(counters),
-      started_(clock.Now()) {
+      started_(clock.Now()),
+      scripts_(MakeScriptState(clock)) {
   settings_.set_idle_timeout(config_.idle_timeout);
   notifier_.set_classes(config_.notify_classes);
   store_.SetExpiryListener(notifier_.handle());

@@ -171,7 +171,7 @@ class RuntimeSettings {
 
 // The daemon's scripts: their cache and the watchdog of those running (cmd_scripts.cc).
 struct ScriptState;
-std::shared_ptr<ScriptState> MakeScriptState();
+std::shared_ptr<ScriptState> MakeScriptState(const Clock& clock);
 
 class CommandExecutor {
  public:
@@ -218,7 +218,7 @@ class CommandExecutor {
   KeyspaceNotifier notifier_{pubsub_};
   RuntimeSettings settings_;
   ClientControl* client_control_ = nullptr;
-  std::shared_ptr<ScriptState> scripts_ = MakeScriptState();
+  std::shared_ptr<ScriptState> scripts_;
 };
 
 }  // namespace skydb::resp

@@ -264,8 +264,9 @@ void Hook(lua_State* L, lua_Debug*) {
   RunningScript* running = Ctx(L).request.running;
   if (running == nullptr) return;
   bool killed = running->killed.load(std::memory_order_relaxed);
-  bool overdue = !killed && !running->wrote.load(std::memory_order_relaxed) &&
-                 std::chrono::steady_clock::now() - running->started > kReadOnlyTimeLimit;
+  bool overdue = !killed && running->clock != nullptr &&
+                 !running->wrote.load(std::memory_order_relaxed) &&
+                 running->clock->Now() - running->started > kReadOnlyTimeLimit;
   if (!killed && !overdue) return;
   // From now on at every line, so that a pcall in the script cannot swallow the kill.
   lua_sethook(L, Hook, LUA_MASKLINE, 0);

@@ -31,6 +31,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "skydb/env.h"
 #include "skydb/mutex.h"
 
 namespace skydb::script {
@@ -50,7 +51,8 @@ std::string Sha1Hex(std::string_view text);
 
 // One running script, as the Watchdog sees it.
 struct RunningScript {
-  std::chrono::steady_clock::time_point started;
+  const Clock* clock = nullptr;  // the Watchdog's: the hook measures the 60 s limit with it
+  Clock::TimePoint started;
   std::atomic<bool> wrote{false};   // it ran a write command: it can no longer be killed
   std::atomic<bool> killed{false};  // SCRIPT KILL asked it to stop
 };
@@ -58,6 +60,7 @@ struct RunningScript {
 // The scripts running now, for BUSY and SCRIPT KILL.
 class Watchdog {
  public:
+  explicit Watchdog(const Clock& clock) : clock_(clock) {}
   enum class KillOutcome {
     kNotBusy,     // no script has run past kBusyThreshold
     kUnkillable,  // the busy scripts have written
@@ -70,6 +73,7 @@ class Watchdog {
   KillOutcome Kill();
 
  private:
+  const Clock& clock_;
   std::atomic<size_t> running_{0};  // lets Busy answer without the lock when nothing runs
   mutable Mutex mu_;
   std::list<std::shared_ptr<RunningScript>> scripts_ GUARDED_BY(mu_);

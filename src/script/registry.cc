@@ -6,7 +6,8 @@ namespace skydb::script {
 
 std::shared_ptr<RunningScript> Watchdog::Start() {
   auto script = std::make_shared<RunningScript>();
-  script->started = std::chrono::steady_clock::now();
+  script->clock = &clock_;
+  script->started = clock_.Now();
   MutexLock lock(mu_);
   scripts_.push_back(script);
   running_.fetch_add(1, std::memory_order_relaxed);
@@ -23,7 +24,7 @@ void Watchdog::Finish(const std::shared_ptr<RunningScript>& script) {
 
 bool Watchdog::Busy() const {
   if (running_.load(std::memory_order_relaxed) == 0) return false;
-  auto now = std::chrono::steady_clock::now();
+  auto now = clock_.Now();
   MutexLock lock(mu_);
   return std::any_of(scripts_.begin(), scripts_.end(), [now](const auto& s) {
     return now - s->started >= kBusyThreshold && !s->killed.load();
@@ -31,7 +32,7 @@ bool Watchdog::Busy() const {
 }
 
 Watchdog::KillOutcome Watchdog::Kill() {
-  auto now = std::chrono::steady_clock::now();
+  auto now = clock_.Now();
   MutexLock lock(mu_);
   KillOutcome outcome = KillOutcome::kNotBusy;
   for (const auto& s : scripts_) {

@@ -8,6 +8,8 @@
 #include <map>
 #include <thread>
 
+#include "support/fakes.h"
+
 namespace skydb::script {
 namespace {
 
@@ -214,7 +216,8 @@ TEST(ScriptEngine, DeepTablesAndLargeRepliesAreRefused) {
 }
 
 TEST(ScriptEngine, KillStopsALoopingScriptEvenInsidePcall) {
-  Watchdog watchdog;
+  testing::FakeClock clock;
+  Watchdog watchdog(clock);
   auto running = watchdog.Start();
   Fixture f;
   f.running = running.get();
@@ -228,14 +231,33 @@ TEST(ScriptEngine, KillStopsALoopingScriptEvenInsidePcall) {
   EXPECT_EQ(reply.rfind("-ERR Script killed by user with SCRIPT KILL...", 0), 0u) << reply;
 }
 
+TEST(ScriptEngine, AScriptThatDidNotWriteStopsAfterSixtySecondsOfTheWatchdogsClock) {
+  testing::FakeClock clock;
+  Watchdog watchdog(clock);
+  auto running = watchdog.Start();
+  Fixture f;
+  f.running = running.get();
+  std::thread ticker([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    clock.Advance(kReadOnlyTimeLimit + std::chrono::milliseconds(1));
+  });
+  std::string reply = f.Eval("while true do pcall(function() while true do end end) end");
+  ticker.join();
+  watchdog.Finish(running);
+  EXPECT_EQ(reply.rfind("-ERR Script killed: it ran 60 s without writing", 0), 0u) << reply;
+}
+
 TEST(ScriptEngine, WatchdogIsBusyOnlyPastTheThresholdAndKillsOnlyScriptsThatDidNotWrite) {
-  Watchdog watchdog;
+  testing::FakeClock clock;
+  Watchdog watchdog(clock);
   EXPECT_FALSE(watchdog.Busy());
   EXPECT_EQ(watchdog.Kill(), Watchdog::KillOutcome::kNotBusy);
   auto a = watchdog.Start();
   EXPECT_FALSE(watchdog.Busy());
   EXPECT_EQ(watchdog.Kill(), Watchdog::KillOutcome::kNotBusy);
-  a->started -= kBusyThreshold;
+  clock.Advance(kBusyThreshold - std::chrono::milliseconds(1));
+  EXPECT_FALSE(watchdog.Busy());
+  clock.Advance(std::chrono::milliseconds(1));
   EXPECT_TRUE(watchdog.Busy());
   a->wrote = true;
   EXPECT_EQ(watchdog.Kill(), Watchdog::KillOutcome::kUnkillable);
