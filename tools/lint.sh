@@ -2,7 +2,8 @@
 # The checks on the tree itself, as CI runs them (tools/test.sh): every C++ file formatted as
 # .clang-format says (tools/format.sh --check); every file and function within its size bound,
 # with the sizes printed (tools/code_sizes.py); bench/results within its cap, free of profiler
-# dumps and holding only results the docs cite; every library of src/ layered by its include path.
+# dumps and holding only results the docs cite; every library of src/ layered by its include path;
+# no clock read outside src/os but the protocol server's shutdown drain.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash tools/format.sh --check
@@ -39,3 +40,14 @@ if grep -n 'target_include_directories.*PROJECT_SOURCE_DIR}/src' src/CMakeLists.
   exit 1
 fi
 echo "lint: every library of src/ is layered"
+# Time comes from the Env's Clock (include/skydb/env.h): only src/os reads the system's clocks,
+# and the protocol server's shutdown drain, on purpose (docs/architecture.md, "Threads").
+clock_reads=$(grep -rnE '(steady|system|high_resolution)_clock::now|clock_gettime|gettimeofday' \
+                src --include='*.cc' --include='*.h' |
+              grep -vE '^src/os/|^src/resp/(server|loop)\.cc:' || true)
+if [ -n "$clock_reads" ]; then
+  echo "$clock_reads" >&2
+  echo "tools/lint.sh: the lines above read a clock outside src/os; use the Env's Clock" >&2
+  exit 1
+fi
+echo "lint: every clock read goes through the Env's Clock"
