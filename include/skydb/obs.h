@@ -202,6 +202,9 @@ std::optional<ProcessFigures> ReadProcessFigures(const FileSystem& fs);
 class PostgresPoller {
  public:
   virtual ~PostgresPoller() = default;  // stops and joins
+  // Ends the polls and joins the thread, before PostgreSQL stops (a poll during its shutdown
+  // would log a failure); Latest() keeps the last reading. Idempotent, any thread.
+  virtual void Stop() = 0;
   virtual std::optional<PostgresStats> Latest() const = 0;
   virtual uint64_t failures() const = 0;  // polls that failed since start
 };

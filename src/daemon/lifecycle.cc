@@ -186,6 +186,7 @@ void Lifecycle::RequestStop() {
       "database");
   observing_->service().Stopping();
   clients_->Stop(std::chrono::seconds(5), ConfigNow().supervisor.stop_timeout);
+  observing_->StopPostgresPolling();  // no poll fails on PostgreSQL's shutdown
   source_->RequestStop();
 }
 

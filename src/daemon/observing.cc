@@ -95,6 +95,10 @@ void Observing::StartPostgresPolling(const std::string& conninfo) {
   }
 }
 
+void Observing::StopPostgresPolling() {
+  if (PostgresPoller* poller = poller_view_.load()) poller->Stop();
+}
+
 void Observing::Reload(const Config& fresh) {
   MutexLock lock(backups_mu_);
   // The repository is the one archive_mode was started with: it changes only at a restart.

@@ -46,6 +46,8 @@ class Observing {
 
   // Once PostgreSQL is first ready: poll its figures over `conninfo` (and start the backups).
   void StartPostgresPolling(const std::string& conninfo);
+  // Before the database stops: the poller's last reading stays on /metrics.
+  void StopPostgresPolling();
   // SIGHUP: the backups' new schedule and retention (now, or when they start).
   void Reload(const Config& fresh);
   ServiceNotifier& service() { return service_; }

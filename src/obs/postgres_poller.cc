@@ -30,13 +30,16 @@ class Poller final : public PostgresPoller {
   explicit Poller(PollerOptions options) : options_(std::move(options)) {
     thread_ = std::thread([this] { Loop(); });
   }
-  ~Poller() override {
+  ~Poller() override { Stop(); }
+
+  void Stop() override {
     {
       MutexLock lock(mu_);
       stop_ = true;
     }
     cv_.NotifyAll();
-    thread_.join();
+    MutexLock join(join_mu_);
+    if (thread_.joinable()) thread_.join();
   }
 
   std::optional<PostgresStats> Latest() const override {
@@ -112,6 +115,7 @@ class Poller final : public PostgresPoller {
   bool stop_ GUARDED_BY(mu_) = false;
   std::optional<PostgresStats> latest_ GUARDED_BY(mu_);
   uint64_t failures_ GUARDED_BY(mu_) = 0;
+  Mutex join_mu_;  // one joiner: Stop may be called from two threads
   std::thread thread_;
 };
 
