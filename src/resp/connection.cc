@@ -54,12 +54,14 @@ ParserLimits LimitsFrom(const RespServerOptions& o) {
 // frame's bytes in the connection's budget there (so messages in transit are counted and a
 // subscriber that does not read is bounded by resp.max_output_buffer) and queues the shared
 // frame for the connection's loop (Loop::PostPush: no task per message); a refused claim posts
-// the connection's close instead. Never blocks.
+// the connection's close instead. Never blocks. On the connection's own loop thread the frame
+// goes straight into its output: the connection cannot be closed meanwhile (its close runs on
+// this thread and unsubscribes first, under the hub's lock that Deliver holds).
 class ConnectionSubscriber final : public Subscriber {
  public:
-  ConnectionSubscriber(std::weak_ptr<Connection> conn, std::shared_ptr<Loop> loop,
+  ConnectionSubscriber(Connection* raw, std::weak_ptr<Connection> conn, std::shared_ptr<Loop> loop,
                        std::shared_ptr<ReplyBudget> budget)
-      : conn_(std::move(conn)), loop_(std::move(loop)), budget_(std::move(budget)) {}
+      : raw_(raw), conn_(std::move(conn)), loop_(std::move(loop)), budget_(std::move(budget)) {}
 
   void Deliver(const SharedFrame& frame) override {
     if (closing_.load(std::memory_order_relaxed)) return;
@@ -70,10 +72,15 @@ class ConnectionSubscriber final : public Subscriber {
       });
       return;
     }
+    if (loop_->InLoopThread()) {
+      if (!conn_.expired()) raw_->Push(frame, ReplyClaim(budget_, frame->size()));
+      return;
+    }
     loop_->PostPush(conn_, frame, ReplyClaim(budget_, frame->size()));
   }
 
  private:
+  Connection* raw_;  // used only on the connection's loop thread
   std::weak_ptr<Connection> conn_;
   std::shared_ptr<Loop> loop_;
   std::shared_ptr<ReplyBudget> budget_;
@@ -118,8 +125,8 @@ Connection::~Connection() {
 
 void Connection::Start() {
   DescribeSockets();
-  client_.pubsub.subscriber =
-      std::make_shared<ConnectionSubscriber>(weak_from_this(), loop_.shared_from_this(), budget_);
+  client_.pubsub.subscriber = std::make_shared<ConnectionSubscriber>(
+      this, weak_from_this(), loop_.shared_from_this(), budget_);
 }
 
 // Redis's forms: "ip:port" for TCP, "<socket path>:0" for both ends of a unix socket.
@@ -172,7 +179,9 @@ void Connection::Push(const SharedFrame& frame, ReplyClaim claim) {
     out_.append(*frame);
     if (client_.proto == Proto::kResp3) out_[start] = '>';
     held_ += claim.Take();
-    FlushSoon();
+    // A backlog the socket did not take waits for EPOLLOUT, as Redis's does: no write that
+    // would find the socket still full.
+    if ((interest_ & EPOLLOUT) == 0) FlushSoon();
     return;
   }
   std::string& slot = slots_.emplace_back(*frame).value();
