@@ -282,7 +282,8 @@ PY
   fi
   wait_quiet
   if [ -x "$build/tests/integration/resp/resp_test_server" ]; then
-    python3 bench/pubsub_fanout.py "$build/tests/integration/resp/resp_test_server" 100 100000 16 ||
+    python3 bench/pubsub_fanout.py "$build/tests/integration/resp/resp_test_server" 100 100000 16 \
+        --rounds 3 ||
       echo "the PUBLISH row did not run"
   else
     echo "the PUBLISH row did not run: no $build/tests/integration/resp/resp_test_server"
