@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <functional>
 #include <map>
 #include <thread>
 
@@ -215,35 +216,33 @@ TEST(ScriptEngine, DeepTablesAndLargeRepliesAreRefused) {
             0u);
 }
 
-TEST(ScriptEngine, KillStopsALoopingScriptEvenInsidePcall) {
+// Runs a script that loops forever, even inside pcall, under a watchdog on a fake clock;
+// `stop` runs 100 ms into it on another thread. Returns the script's reply.
+std::string LoopUntil(const std::function<void(RunningScript&, testing::FakeClock&)>& stop) {
   testing::FakeClock clock;
   Watchdog watchdog(clock);
   auto running = watchdog.Start();
   Fixture f;
   f.running = running.get();
-  std::thread killer([&] {
+  std::thread stopper([&] {
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    running->killed.store(true);
+    stop(*running, clock);
   });
   std::string reply = f.Eval("while true do pcall(function() while true do end end) end");
-  killer.join();
+  stopper.join();
   watchdog.Finish(running);
+  return reply;
+}
+
+TEST(ScriptEngine, KillStopsALoopingScriptEvenInsidePcall) {
+  std::string reply = LoopUntil([](RunningScript& running, auto&) { running.killed.store(true); });
   EXPECT_EQ(reply.rfind("-ERR Script killed by user with SCRIPT KILL...", 0), 0u) << reply;
 }
 
 TEST(ScriptEngine, AScriptThatDidNotWriteStopsAfterSixtySecondsOfTheWatchdogsClock) {
-  testing::FakeClock clock;
-  Watchdog watchdog(clock);
-  auto running = watchdog.Start();
-  Fixture f;
-  f.running = running.get();
-  std::thread ticker([&] {
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  std::string reply = LoopUntil([](RunningScript&, testing::FakeClock& clock) {
     clock.Advance(kReadOnlyTimeLimit + std::chrono::milliseconds(1));
   });
-  std::string reply = f.Eval("while true do pcall(function() while true do end end) end");
-  ticker.join();
-  watchdog.Finish(running);
   EXPECT_EQ(reply.rfind("-ERR Script killed: it ran 60 s without writing", 0), 0u) << reply;
 }
 
