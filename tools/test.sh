@@ -45,11 +45,10 @@ phase "ASan build done"
   >build-background.log 2>&1 &
 background=$!
 trap 'kill "$background" 2>/dev/null || true' EXIT
-(cd build-asan && ctest --output-on-failure --timeout 600 -j2 -LE pg-majors)
-phase "ctest done"
-# Every supported PostgreSQL major (14-18) and `skydb upgrade` 15 -> 17 and 15 -> 18.
-(cd build-asan && ctest --output-on-failure --timeout 600 -j2 -L pg-majors)
-phase "PostgreSQL majors and upgrades done"
+# Every test, with every supported PostgreSQL major (14-18) and `skydb upgrade` 15 -> 17 and
+# 15 -> 18 (label pg-majors) among them: one run, so that those long tests overlap the others.
+(cd build-asan && ctest --output-on-failure --timeout 600 -j2)
+phase "ctest done, PostgreSQL majors and upgrades included"
 if ! wait "$background"; then
   cat build-background.log
   echo "tools/test.sh: the package or the ThreadSanitizer build failed" >&2
