@@ -439,7 +439,8 @@ int main(int argc, char** argv) {
   if (!a.keep_table) {
     // Every arm starts from an empty table made by skydb's own schema steps.
     PGconn* c = PQconnectdb(a.conninfo.c_str());
-    std::string reset = "DROP TABLE IF EXISTS sky_sessions;";
+    // sky_fields (hash fields and set members) refers to sky_sessions: both go.
+    std::string reset = "DROP TABLE IF EXISTS sky_fields, sky_sessions;";
     if (a.schema == "plain") {
       // What a first design would do: default storage and fillfactor, deadline indexed.
       reset +=
