@@ -56,6 +56,14 @@ fi
 build=${BENCH_BUILD_DIR:-build}
 [ -x "$build/bench/store_bench" ] || bash tools/build.sh release >/dev/null
 build=$(cd "$build" && pwd)
+# The 1 ms model is an LD_PRELOAD: without the library the "slow" disk would silently be this one.
+for needed in bench/libslowfsync.so src/skydb; do
+  if [ ! -e "$build/$needed" ]; then
+    echo "run_store_bench.sh: no $build/$needed: build it (cmake --build $build --target" \
+         "slowfsync skydb) or run tools/build.sh release" >&2
+    exit 2
+  fi
+done
 base_build=""
 if [ -n "${BENCH_BASE_BUILD_DIR:-}" ]; then
   base_build=$(cd "$BENCH_BASE_BUILD_DIR" && pwd)
