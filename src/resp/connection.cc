@@ -179,9 +179,7 @@ void Connection::Push(const SharedFrame& frame, ReplyClaim claim) {
     out_.append(*frame);
     if (client_.proto == Proto::kResp3) out_[start] = '>';
     held_ += claim.Take();
-    // A backlog the socket did not take waits for EPOLLOUT, as Redis's does: no write that
-    // would find the socket still full.
-    if ((interest_ & EPOLLOUT) == 0) FlushSoon();
+    FlushSoon();
     return;
   }
   std::string& slot = slots_.emplace_back(*frame).value();
