@@ -77,11 +77,6 @@ void Loop::Post(std::function<void()> task) {
 }
 
 void Loop::PostPush(std::weak_ptr<Connection> conn, SharedFrame frame, ReplyClaim claim) {
-  if (InLoopThread()) {
-    // Run by this iteration's RunTasks, or the next one's: WaitMillis does not sleep on it.
-    local_pushes_.push_back({std::move(conn), std::move(frame), std::move(claim)});
-    return;
-  }
   bool wake = false;
   {
     MutexLock lock(mu_);
@@ -109,8 +104,6 @@ void Loop::RunTasks() {
   uint64_t count = 0;
   (void)!::read(wake_fd_, &count, sizeof count);
   RunPushes(running_pushes_);
-  running_local_pushes_.swap(local_pushes_);  // a push run here cannot post another
-  RunPushes(running_local_pushes_);
   for (auto& task : batch) task();
 }
 
@@ -146,7 +139,6 @@ void Loop::Run() {
     tasks_.clear();
     pushes_.clear();
   }
-  local_pushes_.clear();
   std::vector<uint64_t> ids;
   for (auto& [id, conn] : connections_) ids.push_back(id);
   for (uint64_t id : ids) {
@@ -310,7 +302,7 @@ void Loop::RunTimers() {
 
 // At most 100 ms, so housekeeping runs and a test's fake clock is noticed without an event.
 int Loop::WaitMillis() const {
-  if (!dirty_.empty() || !local_pushes_.empty()) return 0;
+  if (!dirty_.empty()) return 0;
   if (timers_.empty()) return 100;
   auto until = timers_.begin()->first - shared_.clock->Now();
   auto ms = std::chrono::ceil<std::chrono::milliseconds>(until).count();

@@ -164,8 +164,8 @@ class Loop : public std::enable_shared_from_this<Loop> {
   void Post(std::function<void()> task);
   // Any thread. Connection::Push(frame, claim) on the loop thread, if `conn` still exists:
   // queued without a task of its own, so a PUBLISH to many subscribers costs no allocation
-  // per delivery here and one wake-up serves every push and task queued meanwhile. From the
-  // loop thread itself (a PUBLISH by one of this loop's clients) it is queued without a lock.
+  // per delivery here and one wake-up serves every push and task queued meanwhile. (On the
+  // loop thread itself the subscriber pushes straight into the connection instead.)
   void PostPush(std::weak_ptr<Connection> conn, SharedFrame frame, ReplyClaim claim);
   bool InLoopThread() const { return std::this_thread::get_id() == thread_id_.load(); }
 
@@ -222,10 +222,6 @@ class Loop : public std::enable_shared_from_this<Loop> {
   std::vector<std::function<void()>> tasks_ GUARDED_BY(mu_);
   std::vector<QueuedPush> pushes_ GUARDED_BY(mu_);  // run before tasks_, in order
   std::vector<QueuedPush> running_pushes_;  // loop thread: pushes_'s other buffer, kept sized
-  // Loop thread only: pushes posted by the loop thread, run with pushes_ (after them: a
-  // message's order is kept per publisher, and one publisher posts from one thread).
-  std::vector<QueuedPush> local_pushes_;
-  std::vector<QueuedPush> running_local_pushes_;  // local_pushes_'s other buffer, kept sized
   bool wake_pending_ GUARDED_BY(mu_) = false;
   bool stopped_ GUARDED_BY(mu_) = false;
 };
