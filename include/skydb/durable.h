@@ -132,6 +132,11 @@ class DurableBackend {
     std::vector<RowGuard> guards;
     UnixMillis now = 0;  // what "expired" means to the guards
     bool delete_all = false;
+    // Called once the guards are checked, before the writes, if any failed (per guard, as in
+    // CommitResult::refused): a failed guard saw another transaction's committed write, so it
+    // stays failed whatever becomes of this transaction. Its unit can start again at once
+    // instead of after this COMMIT. May be left uncalled (CommitResult has them too).
+    std::function<void(const std::vector<bool>& refused)> on_refused;
   };
   struct CommitResult {
     std::vector<bool> refused;  // per guard: its check failed and its writes were left out

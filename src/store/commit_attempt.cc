@@ -64,37 +64,6 @@ void GroupCommitter::CommitTaken(int index, Taken& taken) {
   }
 }
 
-bool GroupCommitter::TryCommit(int index, Attempt& attempt, Status* failed) {
-  DurableBackend::CommitRequest request;
-  request.rows = std::move(attempt.batch.rows);
-  request.cleared = std::move(attempt.batch.cleared);
-  request.fields = std::move(attempt.batch.fields);
-  request.delete_all = attempt.delete_all;
-  request.now =
-      std::chrono::duration_cast<std::chrono::milliseconds>(clock_.WallNow().time_since_epoch())
-          .count();
-  for (const auto& g : attempt.guarded) {
-    request.guards.push_back(g.guard->check);
-    request.guards.back().owns = g.owns;
-  }
-  auto result = durable_.Commit(index, request);
-  attempt.batch.rows = std::move(request.rows);
-  attempt.batch.cleared = std::move(request.cleared);
-  attempt.batch.fields = std::move(request.fields);
-  if (!result.ok()) {
-    *failed = std::move(result).error();
-    return false;
-  }
-  bool refused =
-      std::find(result->refused.begin(), result->refused.end(), true) != result->refused.end();
-  if (refused || result->unknown) SettleUngranted(attempt, result->refused, result->unknown);
-  if (!result->unknown) return true;
-  if (attempt.batch.keys.empty() && !attempt.delete_all && attempt.waiters.empty()) return true;
-  // What had no guard is committed again: its writes are idempotent.
-  *failed = Error::Unavailable("the connection to PostgreSQL was lost during COMMIT");
-  return false;
-}
-
 namespace {
 
 // Moves the writes of the keys in `gone` (sorted) from `batch` into the returned batch.
@@ -129,8 +98,50 @@ Batch TakeKeys(Batch& batch, const std::vector<std::string>& gone) {
 
 }  // namespace
 
-void GroupCommitter::SettleUngranted(Attempt& attempt, const std::vector<bool>& refused,
-                                     bool unknown) {
+bool GroupCommitter::TryCommit(int index, Attempt& attempt, Status* failed) {
+  DurableBackend::CommitRequest request;
+  request.rows = std::move(attempt.batch.rows);
+  request.cleared = std::move(attempt.batch.cleared);
+  request.fields = std::move(attempt.batch.fields);
+  request.delete_all = attempt.delete_all;
+  request.now =
+      std::chrono::duration_cast<std::chrono::milliseconds>(clock_.WallNow().time_since_epoch())
+          .count();
+  for (const auto& g : attempt.guarded) {
+    request.guards.push_back(g.guard->check);
+    request.guards.back().owns = g.owns;
+  }
+  // A refused unit runs again while this transaction commits the rest: waiting for the COMMIT
+  // would let another daemon's next write on its keys go first every time.
+  bool early = false;
+  std::vector<std::string> settled_early;
+  request.on_refused = [&](const std::vector<bool>& refused) {
+    early = true;
+    settled_early = SettleUngranted(attempt, refused, false);
+  };
+  auto result = durable_.Commit(index, request);
+  attempt.batch.rows = std::move(request.rows);
+  attempt.batch.cleared = std::move(request.cleared);
+  attempt.batch.fields = std::move(request.fields);
+  if (!settled_early.empty()) TakeKeys(attempt.batch, settled_early);  // their writes too
+  if (!result.ok()) {
+    *failed = std::move(result).error();
+    return false;
+  }
+  std::vector<bool> refused = std::move(result->refused);
+  if (early) refused.assign(attempt.guarded.size(), false);
+  bool any_refused = std::find(refused.begin(), refused.end(), true) != refused.end();
+  if (any_refused || result->unknown) SettleUngranted(attempt, refused, result->unknown);
+  if (!result->unknown) return true;
+  if (attempt.batch.keys.empty() && !attempt.delete_all && attempt.waiters.empty()) return true;
+  // What had no guard is committed again: its writes are idempotent.
+  *failed = Error::Unavailable("the connection to PostgreSQL was lost during COMMIT");
+  return false;
+}
+
+std::vector<std::string> GroupCommitter::SettleUngranted(Attempt& attempt,
+                                                         const std::vector<bool>& refused,
+                                                         bool unknown) {
   std::vector<Attempt::Guarded> kept, settled;
   std::vector<std::string> gone;
   for (size_t i = 0; i < attempt.guarded.size(); ++i) {
@@ -158,6 +169,7 @@ void GroupCommitter::SettleUngranted(Attempt& attempt, const std::vector<bool>& 
     g.guard->decided(unknown ? CommitGuard::Outcome::kUnknown : CommitGuard::Outcome::kRefused);
     if (g.waiter) g.waiter->Fire(why);
   }
+  return gone;
 }
 
 void GroupCommitter::Committed(Attempt& attempt, Clock::TimePoint started) {

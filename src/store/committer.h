@@ -55,9 +55,9 @@ class CommitListener {
   virtual ~CommitListener() = default;
   // `batch` committed. Runs on a writer thread before any waiter of the batch fires.
   virtual void OnCommitted(const Batch& batch) = 0;
-  // The writes of guarded units in `batch` were not committed (their guards refused them, or
-  // the outcome of their COMMIT is unknown): memory must forget them. Before any of their
-  // waiters fires.
+  // The writes of guarded units to `batch.keys` (with their seqs and hashes; its rows may be
+  // absent) were not committed (their guards refused them, or the outcome of their COMMIT is
+  // unknown): memory must forget them. Before any of their waiters fires.
   virtual void OnNotCommitted(const Batch& batch) = 0;
 };
 
@@ -162,8 +162,9 @@ class GroupCommitter {
   // One try at committing `attempt`'s batch; false: it failed and is to be retried.
   bool TryCommit(int index, Attempt& attempt, Status* failed);
   // The guards that did not hold (refused, or unknown) and their units are settled; the rest
-  // of the batch stays in `attempt`.
-  void SettleUngranted(Attempt& attempt, const std::vector<bool>& refused, bool unknown);
+  // of the batch stays in `attempt`. Returns the keys of the settled units (sorted).
+  std::vector<std::string> SettleUngranted(Attempt& attempt, const std::vector<bool>& refused,
+                                           bool unknown);
   void Committed(Attempt& attempt, Clock::TimePoint started);
   void Count(const Attempt& attempt, Clock::TimePoint started);  // the commit's statistics
   void FailedAttempt(Attempt& attempt, const Status& failed, int number);

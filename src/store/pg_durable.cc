@@ -41,10 +41,26 @@ DurablePoolStats PgDurable::PoolStats() const {
 
 namespace {
 
+bool Excluded(const std::vector<std::string>& left_out, const std::string& key) {
+  return std::binary_search(left_out.begin(), left_out.end(), key);
+}
+
+// Every write of the request belongs to a failed guard: the transaction has nothing to commit.
+bool NothingKept(const DurableBackend::CommitRequest& request,
+                 const std::vector<std::string>& left_out) {
+  if (request.delete_all && left_out.empty()) return false;
+  auto out = [&](const DurableWrite& w) { return Excluded(left_out, w.key); };
+  return std::all_of(request.rows.begin(), request.rows.end(), out) &&
+         std::all_of(request.fields.begin(), request.fields.end(), out) &&
+         std::all_of(request.cleared.begin(), request.cleared.end(),
+                     [&](const std::string& key) { return Excluded(left_out, key); });
+}
+
 // Commit's transaction after BEGIN: the guards' rows locked and checked (`refused` per guard),
-// FLUSHALL's delete, then the writes of the guards that held and of no guard.
+// FLUSHALL's delete, then the writes of the guards that held and of no guard. `*kept` false:
+// nothing was left to write, and the transaction is to be rolled back (no WAL flush).
 Status TransactionBody(LazyConnection& writer, const DurableBackend::CommitRequest& request,
-                       std::vector<bool>* refused) {
+                       std::vector<bool>* refused, bool* kept) {
   if (!request.guards.empty()) SKYDB_RETURN_IF_ERROR(CheckGuards(writer, request, refused));
   std::vector<std::string> left_out;
   for (size_t g = 0; g < request.guards.size(); ++g) {
@@ -52,6 +68,9 @@ Status TransactionBody(LazyConnection& writer, const DurableBackend::CommitReque
     left_out.insert(left_out.end(), request.guards[g].owns.begin(), request.guards[g].owns.end());
   }
   std::sort(left_out.begin(), left_out.end());
+  if (!left_out.empty() && request.on_refused) request.on_refused(*refused);
+  *kept = !(!left_out.empty() && NothingKept(request, left_out));
+  if (!*kept) return Ok();
   // A FLUSHALL is a unit of its own: a failed guard is its own.
   if (request.delete_all && left_out.empty()) {
     auto deleted = writer.Exec(sql::kDeleteAll, {});
@@ -79,7 +98,12 @@ Result<DurableBackend::CommitResult> PgDurable::Commit(int writer_index,
   }
   auto begun = writer.Exec(sql::kBegin, {});
   if (!begun.ok()) return std::move(begun).error().Within("commit");
-  Status body = TransactionBody(writer, request, &result.refused);
+  bool kept = true;
+  Status body = TransactionBody(writer, request, &result.refused, &kept);
+  if (body.ok() && !kept) {
+    (void)writer.Exec(sql::kRollback, {});  // it wrote nothing worth keeping
+    return result;
+  }
   if (body.ok()) {
     auto committed = writer.Exec(sql::kCommitTransaction, {});
     if (committed.ok()) return result;

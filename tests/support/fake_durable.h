@@ -10,6 +10,7 @@
 #include <mutex>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "skydb/durable.h"
@@ -36,8 +37,12 @@ struct FakeDurableState {
   std::function<void(std::map<std::string, DurableValue>& rows)> before_guard;
   // Runs after a row was read, outside the lock: a read whose answer is delayed in flight.
   std::function<void(const std::string& key)> after_read;
-  int guarded_commits = 0;  // guards that held (their writes committed)
-  int refused_commits = 0;  // guards whose rows had changed
+  // Runs inside a guarded commit once its guards are checked and the refused ones reported
+  // (CommitRequest::on_refused), before its writes.
+  std::function<void()> after_guards;
+  bool fail_after_guards = false;  // the next commit fails after its guards (then resets)
+  int guarded_commits = 0;         // guards that held (their writes committed)
+  int refused_commits = 0;         // guards whose rows had changed
 };
 
 class FakeDurable final : public DurableBackend {
@@ -71,6 +76,11 @@ class FakeDurable final : public DurableBackend {
     for (size_t g = 0; g < request.guards.size(); ++g) {
       if (result.refused[g])
         left_out.insert(request.guards[g].owns.begin(), request.guards[g].owns.end());
+    }
+    if (any_refused && request.on_refused) request.on_refused(result.refused);
+    if (!request.guards.empty() && state_->after_guards) state_->after_guards();
+    if (std::exchange(state_->fail_after_guards, false)) {
+      return Error::Unavailable("fake: the commit failed after its guards");
     }
     auto kept = [&](const std::vector<DurableWrite>& writes) {
       std::vector<DurableWrite> out;

@@ -30,7 +30,7 @@ class RecordingListener final : public CommitListener {
   }
   void OnNotCommitted(const Batch& batch) override {
     std::lock_guard<std::mutex> lock(mu);
-    for (const auto& row : batch.rows) not_committed.push_back(row.key);
+    for (const auto& key : batch.keys) not_committed.push_back(key);
   }
   std::mutex mu;
   std::map<std::string, uint64_t> committed;
@@ -424,6 +424,77 @@ TEST_F(CommitterTest, AGuardedUnitWhoseRowChangedCommitsNothingAndSaysSo) {
   EXPECT_EQ(state_->refused_commits, 1);
   EXPECT_EQ(state_->rows["k"].value, "from another daemon");
   EXPECT_EQ(state_->rows.count("k2"), 0u) << "a refused transaction applied part of itself";
+}
+
+// Another daemon's next write must not win every race: a refused unit hears so as soon as its
+// rows are checked, before the COMMIT of the rest of its batch (a WAL flush) ends.
+TEST_F(CommitterTest, ARefusedUnitIsDecidedBeforeItsBatchsCommitEnds) {
+  Open(CommitterOptions{});
+  auto decided = std::make_shared<std::atomic<int>>(0);
+  auto was_refused = std::make_shared<std::atomic<bool>>(false);
+  std::optional<int> decided_before_commit_ended;
+  {
+    std::lock_guard<std::mutex> lock(state_->mu);
+    state_->before_guard = [](std::map<std::string, DurableValue>& rows) {
+      DurableValue row;
+      row.value = "from another daemon";
+      rows["k"] = row;
+    };
+    state_->after_guards = [&] { decided_before_commit_ended = decided->load(); };
+  }
+  // Both units queue behind a running commit, so they become one batch.
+  Hold(true);
+  auto running = Unit({Upsert("first", "v")});
+  ASSERT_TRUE(WaitHeld(1));
+  auto refused = Unit({Upsert("k", "tx")}, GuardOn("k", std::nullopt, decided, was_refused));
+  auto plain = Unit({Upsert("other", "v")});
+  Hold(false);
+  ExpectReady({&running});
+  ASSERT_EQ(refused.wait_for(std::chrono::seconds(10)), std::future_status::ready);
+  EXPECT_EQ(refused.get().error().code, ErrorCode::kConflict);
+  ExpectReady({&plain});
+  EXPECT_TRUE(*was_refused);
+  EXPECT_EQ(*decided, 1);
+  std::lock_guard<std::mutex> lock(state_->mu);
+  EXPECT_EQ(decided_before_commit_ended, 1) << "the refusal waited for the batch's COMMIT";
+  EXPECT_EQ(state_->rows["k"].value, "from another daemon");
+  EXPECT_EQ(state_->rows["other"].value, "v");
+  EXPECT_EQ(committer_->queued(), 0u);
+}
+
+// A batch that fails after its refused units were settled is retried without their writes.
+TEST_F(CommitterTest, ARetriedBatchLeavesOutTheUnitsRefusedBeforeItFailed) {
+  Open(CommitterOptions{});
+  auto decided = std::make_shared<std::atomic<int>>(0);
+  int commits_failed = 0;
+  {
+    std::lock_guard<std::mutex> lock(state_->mu);
+    state_->before_guard = [](std::map<std::string, DurableValue>& rows) {
+      DurableValue row;
+      row.value = "from another daemon";
+      rows["k"] = row;
+    };
+    state_->after_guards = [&] {
+      if (commits_failed++ == 0) state_->fail_after_guards = true;
+    };
+  }
+  Hold(true);
+  auto running = Unit({Upsert("first", "v")});
+  ASSERT_TRUE(WaitHeld(1));
+  auto refused = Unit({Upsert("k", "tx")}, GuardOn("k", std::nullopt, decided));
+  auto plain = Unit({Upsert("other", "v")});
+  Hold(false);
+  ExpectReady({&running});
+  ASSERT_EQ(refused.wait_for(std::chrono::seconds(10)), std::future_status::ready);
+  EXPECT_EQ(refused.get().error().code, ErrorCode::kConflict);
+  ExpectReady({&plain});
+  EXPECT_EQ(*decided, 1);
+  std::lock_guard<std::mutex> lock(state_->mu);
+  EXPECT_EQ(commits_failed, 1) << "the retry checked the refused unit's guard again";
+  EXPECT_EQ(state_->refused_commits, 1);
+  EXPECT_EQ(state_->rows["k"].value, "from another daemon") << "a refused write was retried";
+  EXPECT_EQ(state_->rows["other"].value, "v");
+  EXPECT_EQ(committer_->queued(), 0u);
 }
 
 TEST_F(CommitterTest, AGuardedUnitIsRetriedAndCheckedAgainAfterAFailedCommit) {
