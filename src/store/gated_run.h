@@ -8,10 +8,10 @@
 
 namespace skydb::store {
 
-// Fetches, then guarded commits refused by another daemon's writes: how often an operation may
-// start again before it gives up.
+// How often an operation may fetch again because its value left memory before it gives up. A
+// guarded commit refused by another daemon's writes starts again until it has been refused for
+// store.write_timeout: a key other daemons write without pause can take many tries.
 inline constexpr int kMaxFetches = 3;
-inline constexpr int kMaxGuardedRuns = 50;
 
 template <typename T, typename Apply>
 class GatedRun final : public GatedOp {
@@ -128,9 +128,13 @@ class GatedRun final : public GatedOp {
       MutexLock lock(mu_);
       stashed_ = false;
     }
-    if (outcome == CommitGuard::Outcome::kRefused && ++guarded_runs_ < kMaxGuardedRuns) {
-      fetches_ = 0;
-      return Attempt();  // memory forgot the refused writes; on fresh rows again
+    if (outcome == CommitGuard::Outcome::kRefused) {
+      auto now = runner_.clock_.Now();
+      if (guarded_runs_++ == 0) first_refused_ = now;
+      if (now - first_refused_ < runner_.options_.write_timeout) {
+        fetches_ = 0;
+        return Attempt();  // memory forgot the refused writes; on fresh rows again
+      }
     }
     std::vector<std::shared_ptr<GatedOp>> ready;
     {
@@ -209,6 +213,7 @@ class GatedRun final : public GatedOp {
   StoreCallback<T> done_;
   int fetches_ = 0;
   std::atomic<int> guarded_runs_{0};
+  Clock::TimePoint first_refused_;  // by the decision thread of the first refusal
   std::atomic<bool> decided_{false};
   std::atomic<bool> replied_{false};  // done_ ran (a stalled guarded run replies early)
   // A guarded run's result and waits, held until its guard is decided; its decision, if it came

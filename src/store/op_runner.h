@@ -42,6 +42,7 @@ struct RunnerOptions {
   ScopeConfig scope;
   Durability durability = Durability::kSync;
   std::chrono::milliseconds async_max_lag{100};
+  std::chrono::milliseconds write_timeout{10000};  // how long guarded commits may be refused
 };
 
 class OpRunner {

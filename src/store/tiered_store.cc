@@ -42,6 +42,7 @@ RunnerOptions RunnerOptionsFor(const TieredOptions& o, bool durable) {
   r.scope.sync = durable && o.durability == Durability::kSync;
   r.durability = o.durability;
   r.async_max_lag = o.async_max_lag;
+  r.write_timeout = o.write_timeout;
   return r;
 }
 

@@ -290,17 +290,21 @@ TEST_F(ExternalTest, IncrementsAndSetNxOnTwoDaemonsHaveOneWinnerEach) {
   std::mutex mu;
   std::set<long long> answered;
   long acked = 0, errors = 0;
+  std::chrono::steady_clock::duration slowest{};
   std::vector<std::thread> clients;
   for (int c = 0; c < 2; ++c) {
     clients.emplace_back([&, c] {
       RespClient client = Client(sockets[c]);
       for (int r = 0; r < kRounds; ++r) {
         std::vector<std::vector<std::string>> pipeline(kDepth, {"INCR", "counter"});
+        auto sent = std::chrono::steady_clock::now();
         auto replies = client.Pipeline(pipeline);
         ASSERT_TRUE(replies.ok());
         std::lock_guard<std::mutex> lock(mu);
+        slowest = std::max(slowest, std::chrono::steady_clock::now() - sent);
         for (const auto& reply : *replies) {
           if (reply.type != RespReply::Type::kInteger) {
+            ADD_FAILURE() << "INCR answered " << reply.text;
             ++errors;
             continue;
           }
@@ -315,7 +319,8 @@ TEST_F(ExternalTest, IncrementsAndSetNxOnTwoDaemonsHaveOneWinnerEach) {
   RespClient reader = Client(sockets[1]);
   EXPECT_EQ(Get(reader, "counter"), std::to_string(acked));
   std::cout << "[ measured ] " << acked << " increments on two daemons, final value "
-            << Get(reader, "counter") << "\n";
+            << Get(reader, "counter") << "; slowest pipeline of " << kDepth << ": "
+            << std::chrono::duration_cast<std::chrono::milliseconds>(slowest).count() << " ms\n";
 
   constexpr int kKeys = 300;
   std::vector<std::vector<std::string>> nx;

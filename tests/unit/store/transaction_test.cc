@@ -382,6 +382,39 @@ TEST(WatchTest, SharedCoherenceReadsOfAHeldKeyWaitForTheGuard) {
   }
 }
 
+// Another daemon writing a key without pause refuses a guarded commit every time: the
+// operation starts again on fresh rows until it has been refused for store.write_timeout (by
+// the store's clock), however many tries that takes, then fails with nothing applied.
+TEST(WatchTest, SharedCoherenceRetriesARefusedCommitForTheWriteTimeout) {
+  TieredOptions options = FakeOptions(Durability::kSync, /*shared=*/true);
+  options.write_timeout = milliseconds(500);
+  FakeTieredHarness a(options);
+  ASSERT_TRUE(a.Set("k", "1", Expiry::None()).ok());
+  int other_writes = 0;
+  {
+    std::lock_guard<std::mutex> lock(a.state().mu);
+    a.state().before_guard = [&other_writes](std::map<std::string, DurableValue>& rows) {
+      rows["k"].value = std::to_string(100 + ++other_writes);
+    };
+  }
+  Pending<IncrReply> incr;
+  a.store().Increment(IncrRequest::Integer("k", 1), incr.cb());
+  auto refusals = [&] {
+    std::lock_guard<std::mutex> lock(a.state().mu);
+    return a.state().refused_commits;
+  };
+  ASSERT_TRUE(WaitFor([&] { return refusals() > 100; })) << refusals();
+  EXPECT_FALSE(incr.answered()) << "gave up after " << refusals() << " refusals";
+  a.clock().Advance(milliseconds(600));
+  auto failed = incr.get();
+  ASSERT_FALSE(failed.ok());
+  EXPECT_EQ(failed.error().code, ErrorCode::kConflict) << failed.error().message;
+  std::lock_guard<std::mutex> lock(a.state().mu);
+  a.state().before_guard = nullptr;
+  EXPECT_EQ(a.state().rows["k"].value, std::to_string(100 + other_writes))
+      << "a refused increment was applied";
+}
+
 // A guarded commit that outlives store.write_timeout: EXEC fails with the timeout, and what
 // waits for its keys fails too (never answered from the undecided write); once PostgreSQL is
 // back the guard decides and the keys answer again.
