@@ -206,10 +206,13 @@ class DurableBackend {
 // PostgreSQL behind the tiered store: `writers` connections (one per group-commit writer),
 // `readers` for loading evicted values, one for the sweeper. Connections open lazily and are
 // reopened after a failure; nothing connects here. `transaction_pooling` (store.pooler =
-// "transaction"): no named prepared statements, and no sweeper lock (a session lock would stay
-// on a pooled server connection): every daemon sweeps, which deleting expired rows tolerates.
+// "transaction"): no named prepared statements; the sweeper and its session lock (one sweeper
+// per database, the one that announces `expired`) go over `direct_conninfo`, a connection that
+// bypasses the pooler; without it there is no lock (it would stay on a pooled server
+// connection): every daemon sweeps, which deleting expired rows tolerates, and none announces.
 std::unique_ptr<DurableBackend> NewPostgresDurable(const std::string& conninfo,
                                                    const std::string& description, int writers,
-                                                   int readers, bool transaction_pooling = false);
+                                                   int readers, bool transaction_pooling = false,
+                                                   const std::string& direct_conninfo = "");
 
 }  // namespace skydb

@@ -49,8 +49,11 @@ Result<std::unique_ptr<SessionStore>> OpenSessionStore(const StoreOpenRequest& r
   }
   TieredOptions options =
       TieredOptionsFrom(request.config, request.store_pool, request.store_writers, request.shared);
+  // Under transaction pooling the sweeper's session lock needs the direct connection that
+  // pub/sub's LISTEN uses.
   auto durable = NewPostgresDurable(request.conninfo, request.description, options.writers,
-                                    options.readers, request.config.pooler == Pooler::kTransaction);
+                                    options.readers, request.config.pooler == Pooler::kTransaction,
+                                    request.config.pubsub_database_url);
   auto store = NewTieredStore(options, clock, std::move(durable));
   if (!store.ok()) {
     return std::move(store).error().Within("cannot open the PostgreSQL session store (" +

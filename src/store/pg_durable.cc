@@ -9,11 +9,21 @@ namespace skydb::store {
 using pg::Int8Param;
 using pg::LazyConnection;
 
+namespace {
+
+// The sweeper holds a session lock: under transaction pooling only a direct connection can.
+bool SweeperHasSession(bool transaction_pooling, const std::string& direct_conninfo) {
+  return !transaction_pooling || !direct_conninfo.empty();
+}
+
+}  // namespace
+
 PgDurable::PgDurable(std::string conninfo, std::string description, int writers, int readers,
-                     bool transaction_pooling)
+                     bool transaction_pooling, const std::string& direct_conninfo)
     : description_(std::move(description)),
-      sweeper_(conninfo, "sweeper", !transaction_pooling),
-      sweeper_lock_(!transaction_pooling) {
+      sweeper_(transaction_pooling && !direct_conninfo.empty() ? direct_conninfo : conninfo,
+               "sweeper", SweeperHasSession(transaction_pooling, direct_conninfo)),
+      sweeper_lock_(SweeperHasSession(transaction_pooling, direct_conninfo)) {
   bool named = !transaction_pooling;
   for (int i = 0; i < writers; ++i) {
     writers_.push_back(
@@ -142,7 +152,8 @@ Result<bool> PgDurable::SweeperLock() {
 Result<std::vector<std::string>> PgDurable::ExpiredBetween(UnixMillis after, UnixMillis upto,
                                                            int limit) {
   std::vector<std::string> keys;
-  // Without the lock (transaction pooling) every daemon would announce: none does.
+  // Without the lock (transaction pooling, no direct connection) every daemon would announce:
+  // none does.
   if (!sweeper_lock_) return keys;
   SKYDB_ASSIGN_OR_RETURN(bool sweeper, SweeperLock());
   if (!sweeper) return keys;  // another daemon announces
@@ -169,9 +180,10 @@ namespace skydb {
 
 std::unique_ptr<DurableBackend> NewPostgresDurable(const std::string& conninfo,
                                                    const std::string& description, int writers,
-                                                   int readers, bool transaction_pooling) {
+                                                   int readers, bool transaction_pooling,
+                                                   const std::string& direct_conninfo) {
   return std::make_unique<store::PgDurable>(conninfo, description, writers, readers,
-                                            transaction_pooling);
+                                            transaction_pooling, direct_conninfo);
 }
 
 }  // namespace skydb

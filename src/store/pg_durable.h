@@ -20,7 +20,7 @@ namespace skydb::store {
 class PgDurable final : public DurableBackend {
  public:
   PgDurable(std::string conninfo, std::string description, int writers, int readers,
-            bool transaction_pooling);
+            bool transaction_pooling, const std::string& direct_conninfo);
 
   std::string Describe() const override { return description_; }
   DurablePoolStats PoolStats() const override;
@@ -51,7 +51,7 @@ class PgDurable final : public DurableBackend {
   std::vector<std::unique_ptr<pg::LazyConnection>> readers_;
   std::unique_ptr<pg::LazyConnection> index_;
   pg::LazyConnection sweeper_;
-  const bool sweeper_lock_;  // false under transaction pooling: every daemon sweeps
+  const bool sweeper_lock_;  // false under transaction pooling without a direct connection
   bool holds_sweeper_lock_ = false;
   // Whether this process is the database's sweeper (takes the lock when it is free).
   Result<bool> SweeperLock();

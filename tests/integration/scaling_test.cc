@@ -870,8 +870,35 @@ TEST_F(ExternalTest, ThroughPgBouncerInTransactionModeTheLedgerHoldsAcrossItsRes
     EXPECT_EQ(Lines(la.Verify(StoreSocket(dir))), "");
     EXPECT_EQ(Lines(lb.Verify(StoreSocket(dir))), "");
   }
-  EXPECT_EQ(Q("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory'", "t_bouncer_tx"), "0");
   EXPECT_FALSE(a->LogContains("prepared statement")) << a->Log();
+
+  // A key's expiry is announced once, to the subscribers of both daemons.
+  std::vector<RespClient> expired;
+  for (const std::string& dir : {dir_a, dir_b}) {
+    RespClient config = Client(StoreSocket(dir));
+    ASSERT_TRUE(config.Command({"CONFIG", "SET", "notify-keyspace-events", "Ex"})->IsOk());
+    expired.push_back(Client(StoreSocket(dir)));
+    ASSERT_TRUE(expired.back().Command({"SUBSCRIBE", "__keyevent@0__:expired"}).ok());
+  }
+  ASSERT_TRUE(TwoListening("t_bouncer_tx"));
+  // The announcer reads from its first sweep (every second) after CONFIG SET turned `x` on.
+  ASSERT_TRUE(Client(StoreSocket(dir_b)).Command({"SET", "short", "v", "PX", "1500"})->IsOk());
+  for (auto& subscriber : expired) {
+    auto event = subscriber.Next();
+    ASSERT_TRUE(event.ok()) << event.error().message << a->Log() << b->Log();
+    ASSERT_EQ(event->elements.size(), 3u);
+    EXPECT_EQ(event->elements[2].text, "short");
+  }
+  std::this_thread::sleep_for(milliseconds(2500));  // two more sweeps
+  for (auto& subscriber : expired) {
+    auto pong = subscriber.Command({"PING"});
+    ASSERT_TRUE(pong.ok());
+    ASSERT_FALSE(pong->elements.empty());
+    EXPECT_EQ(pong->elements[0].text, "pong") << "the expiry was announced twice";
+  }
+  // The one advisory lock is the sweeper's, which announced, on its direct connection (a lock
+  // on a pooled server connection would outlive its daemon: checked after the stops below).
+  EXPECT_EQ(Q("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory'", "t_bouncer_tx"), "1");
 
   // PUBLISH on b reaches a's subscriber: both carriers LISTEN on their direct connections.
   ASSERT_TRUE(TwoListening("t_bouncer_tx"));
@@ -890,6 +917,8 @@ TEST_F(ExternalTest, ThroughPgBouncerInTransactionModeTheLedgerHoldsAcrossItsRes
       c->WaitLogContains("pubsub: PUBLISH reaches this daemon's subscribers only", seconds(5)))
       << c->Log();
   for (auto* d : {a.get(), b.get(), c.get()}) EXPECT_EQ(d->StopCleanly(seconds(20)), "");
+  EXPECT_EQ(Q("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory'", "t_bouncer_tx"), "0")
+      << "a lock stayed on a pooled server connection";
 }
 
 class FailoverTest : public ::testing::Test {
