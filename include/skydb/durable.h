@@ -194,13 +194,17 @@ class DurableBackend {
   // when another sweeper holds the lock).
   virtual Result<int64_t> SweepExpired(UnixMillis now, int limit) = 0;
   // The keys whose deadline fell in (after, upto] (at most `limit`), for the "expired" keyspace
-  // event under shared coherence: answered by the holder of the sweeper lock only (others get
-  // none), so across daemons each expiry is announced once. Nothing is deleted.
+  // event under shared coherence: answered by the holder of the announcer lock only (others get
+  // none), so across daemons each expiry is announced once. Only a daemon that wants the event
+  // asks, so the announcer is always one that does. Nothing is deleted.
   virtual Result<std::vector<std::string>> ExpiredBetween(UnixMillis after, UnixMillis upto,
                                                           int limit) {
     (void)after, (void)upto, (void)limit;
     return std::vector<std::string>{};
   }
+  // This daemon no longer wants the "expired" event: it lets go of the announcer lock, so a
+  // daemon that does can take it.
+  virtual void StopAnnouncing() {}
 };
 
 // PostgreSQL behind the tiered store: `writers` connections (one per group-commit writer),

@@ -411,9 +411,10 @@ std::vector<ConfigKey> BuildTable() {
           .Secret()
           .Accepts("a libpq URI or keyword string, or \"\" (store.database_url)")
           .Describe("the connection that LISTENs for PUBLISH from other daemons and, with "
-                    "store.pooler = transaction, holds the expiry sweeper's lock; both need a "
-                    "session: with store.pooler = transaction, a direct URL; \"\" there keeps "
-                    "PUBLISH to this daemon's subscribers and announces no expired event"),
+                    "store.pooler = transaction, holds the expiry sweeper's and announcer's "
+                    "locks; both need a session: with store.pooler = transaction, a direct URL; "
+                    "\"\" there keeps PUBLISH to this daemon's subscribers and announces no "
+                    "expired event"),
       Duration("store.pubsub_peer_timeout", SKYDB_FIELD(store.pubsub_peer_timeout), kSecond,
                10 * kMinute)
           .Describe("shared coherence: a daemon whose pub/sub heartbeat (every fifth of this) is "

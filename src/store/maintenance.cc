@@ -36,6 +36,7 @@ void TieredStore::MaintenanceLoop(Clock::TimePoint next_durable) {
 
 std::vector<std::string> TieredStore::ExpiredInDurable() {
   if (!durable_ || !tier_.AnnouncesFromDurable()) {
+    if (durable_) durable_->StopAnnouncing();
     announced_until_ = 0;  // the next announcer starts from its own now
     return {};
   }

@@ -1,6 +1,7 @@
 #include "store/pg_durable.h"
 
 #include <algorithm>
+#include <utility>
 
 #include "store/pg_sql.h"
 
@@ -149,14 +150,31 @@ Result<bool> PgDurable::SweeperLock() {
   return holds_sweeper_lock_;
 }
 
+Result<bool> PgDurable::AnnouncerLock() {
+  if (holds_announcer_lock_ && sweeper_.Healthy()) return true;
+  holds_announcer_lock_ = false;
+  auto lock = sweeper_.Exec(sql::kSweepLock, {Int8Param(sql::kAnnouncerLockKey)});
+  if (!lock.ok()) return std::move(lock).error().Within("announcing expired keys");
+  holds_announcer_lock_ = lock->Bool(0, 0);
+  return holds_announcer_lock_;
+}
+
+void PgDurable::StopAnnouncing() {
+  if (!std::exchange(holds_announcer_lock_, false) || !sweeper_.Healthy()) return;
+  auto unlocked = sweeper_.Exec(sql::kUnlock, {Int8Param(sql::kAnnouncerLockKey)});
+  if (unlocked.ok()) return;
+  sweeper_.Close();  // a session's locks go with it
+  holds_sweeper_lock_ = false;
+}
+
 Result<std::vector<std::string>> PgDurable::ExpiredBetween(UnixMillis after, UnixMillis upto,
                                                            int limit) {
   std::vector<std::string> keys;
-  // Without the lock (transaction pooling, no direct connection) every daemon would announce:
+  // Without a session (transaction pooling, no direct connection) every daemon would announce:
   // none does.
   if (!sweeper_lock_) return keys;
-  SKYDB_ASSIGN_OR_RETURN(bool sweeper, SweeperLock());
-  if (!sweeper) return keys;  // another daemon announces
+  SKYDB_ASSIGN_OR_RETURN(bool announcer, AnnouncerLock());
+  if (!announcer) return keys;  // another daemon announces
   auto res =
       sweeper_.Exec(sql::kExpiredBetween, {Int8Param(after), Int8Param(upto), Int8Param(limit)});
   if (!res.ok()) return std::move(res).error().Within("expired keys");

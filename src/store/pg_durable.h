@@ -37,6 +37,7 @@ class PgDurable final : public DurableBackend {
   Result<int64_t> SweepExpired(UnixMillis now, int limit) override;
   Result<std::vector<std::string>> ExpiredBetween(UnixMillis after, UnixMillis upto,
                                                   int limit) override;
+  void StopAnnouncing() override;
 
  private:
   pg::LazyConnection& Reader(int reader) {
@@ -53,8 +54,10 @@ class PgDurable final : public DurableBackend {
   pg::LazyConnection sweeper_;
   const bool sweeper_lock_;  // false under transaction pooling without a direct connection
   bool holds_sweeper_lock_ = false;
+  bool holds_announcer_lock_ = false;
   // Whether this process is the database's sweeper (takes the lock when it is free).
   Result<bool> SweeperLock();
+  Result<bool> AnnouncerLock();
 };
 
 // pg_writes.cc: a request's writes (its guards settled) as statements on `writer`: the rows in

@@ -16,6 +16,8 @@ using pg::kInt8Oid;
 using pg::Statement;
 
 inline constexpr int64_t kSweeperLockKey = 0x736b7964625377;  // "skydbSw": one sweeper per database
+// "skydbAn": one announcer of expired keys per database, among the daemons that want them.
+inline constexpr int64_t kAnnouncerLockKey = 0x736b796462416e;
 
 // The sessions table, named with its schema (no search_path is assumed).
 #define SKYDB_SESSIONS "public.sky_sessions"
@@ -161,6 +163,7 @@ inline const Statement kCount{nullptr, kCountSql, {kInt8Oid}};
 inline const Statement kScan{nullptr, kScanSql, {kInt8Oid, kInt8Oid, kInt8Oid, kInt8Oid}};
 inline const Statement kIndex{nullptr, kIndexSql, {kInt8Oid}};
 inline const Statement kSweepLock{nullptr, "SELECT pg_try_advisory_lock($1)", {kInt8Oid}};
+inline const Statement kUnlock{nullptr, "SELECT pg_advisory_unlock($1)", {kInt8Oid}};
 inline const Statement kSweep{nullptr, kSweepSql, {kInt8Oid, kInt8Oid}};
 inline const Statement kExpiredBetween{nullptr, kExpiredBetweenSql, {kInt8Oid, kInt8Oid, kInt8Oid}};
 inline const Statement kBegin{nullptr, "BEGIN", {}};

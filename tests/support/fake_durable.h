@@ -29,8 +29,9 @@ struct FakeDurableState {
   bool hold_commits = false;  // commits block until released
   int held = 0;               // commits blocked by hold_commits now
   int sweeps = 0;
-  // The backend that answers ExpiredBetween (the first to ask): the sweeper lock's holder.
-  const void* sweeper = nullptr;
+  // The backend that answers ExpiredBetween (the first to ask, until it stops announcing): the
+  // announcer lock's holder.
+  const void* announcer = nullptr;
   int delete_alls = 0;  // FLUSHALLs committed
   // Runs inside a guarded commit, after its locks and before it reads the rows:
   // another daemon's write landing in the window the guard closes.
@@ -178,14 +179,19 @@ class FakeDurable final : public DurableBackend {
   Result<std::vector<std::string>> ExpiredBetween(UnixMillis after, UnixMillis upto,
                                                   int limit) override {
     std::lock_guard<std::mutex> lock(state_->mu);
-    if (state_->sweeper == nullptr) state_->sweeper = this;
+    if (state_->announcer == nullptr) state_->announcer = this;
     std::vector<std::string> keys;
-    if (state_->sweeper != this) return keys;
+    if (state_->announcer != this) return keys;
     for (const auto& [key, row] : state_->rows) {
       bool passed = row.expires_at > after && row.expires_at <= upto;
       if (passed && keys.size() < static_cast<size_t>(limit)) keys.push_back(key);
     }
     return keys;
+  }
+
+  void StopAnnouncing() override {
+    std::lock_guard<std::mutex> lock(state_->mu);
+    if (state_->announcer == this) state_->announcer = nullptr;
   }
 
   Result<int64_t> SweepExpired(UnixMillis now, int limit) override {

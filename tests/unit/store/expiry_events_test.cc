@@ -1,7 +1,7 @@
 // The store's side of the "expired" keyspace event: each key whose deadline passes is told to
 // the ExpiryListener once — from memory with exclusive coherence (a read that finds it expired,
-// or the sweep), from the database's one sweeper with shared coherence — and nothing is
-// collected while the listener does not want it.
+// or the sweep), from the database's one announcer with shared coherence (a store that wants
+// it) — and nothing is collected while the listener does not want it.
 #include <algorithm>
 #include <atomic>
 #include <mutex>
@@ -92,6 +92,33 @@ TEST(ExpiryEvents, SharedStoresAnnounceEachExpiryOnceBetweenThem) {
   all.insert(all.end(), more.begin(), more.end());
   std::sort(all.begin(), all.end());
   EXPECT_EQ(all, (std::vector<std::string>{"s1", "s2"}));
+  a.store().SetExpiryListener(nullptr);
+  b.store().SetExpiryListener(nullptr);
+}
+
+// Only a store that wants the event announces, and one that stops wanting it hands over to one
+// that does (as a daemon turning `x` off with CONFIG SET lets go of the announcer lock).
+TEST(ExpiryEvents, SharedStoresHandOverAnnouncingWhenTheAnnouncerStopsWanting) {
+  FakeTieredHarness a(FakeOptions(Durability::kSync, true));
+  FakeTieredHarness b(FakeOptions(Durability::kSync, true), a.shared_state());
+  auto heard_a = std::make_shared<CollectingListener>();
+  auto heard_b = std::make_shared<CollectingListener>();
+  heard_b->wanted = false;
+  a.store().SetExpiryListener(heard_a);
+  b.store().SetExpiryListener(heard_b);
+  std::this_thread::sleep_for(milliseconds(100));  // a announces from its own now
+  ASSERT_TRUE(a.Set("first", "1", Expiry::At(a.NowMs() + 100)).ok());
+  a.clock().Advance(milliseconds(200));
+  b.clock().Advance(milliseconds(200));
+  EXPECT_EQ(heard_a->Heard(1), (std::vector<std::string>{"first"}));
+  heard_a->wanted = false;
+  heard_b->wanted = true;
+  std::this_thread::sleep_for(milliseconds(100));  // a lets go, b announces from its own now
+  ASSERT_TRUE(b.Set("second", "1", Expiry::At(b.NowMs() + 100)).ok());
+  a.clock().Advance(milliseconds(200));
+  b.clock().Advance(milliseconds(200));
+  EXPECT_EQ(heard_b->Heard(1), (std::vector<std::string>{"second"})) << "no hand-over";
+  EXPECT_EQ(heard_a->Heard(1), (std::vector<std::string>{"first"}));
   a.store().SetExpiryListener(nullptr);
   b.store().SetExpiryListener(nullptr);
 }
