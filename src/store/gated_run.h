@@ -253,13 +253,9 @@ void OpRunner::Run(OpPlan plan, Apply apply, StoreCallback<T> done) {
 template <typename T, typename Apply>
 OpRunner::Executed<T> OpRunner::Execute(const ShardLocks& locks, const OpPlan& plan, Apply& apply,
                                         const RowSet* rows, Decided decided) {
-  Executed<T> out;
   if (plan.max_writes > 0) {
     Status room = Reserve(plan.max_writes);
-    if (!room.ok()) {
-      out.result = std::move(room).error();
-      return out;
-    }
+    if (!room.ok()) return Executed<T>{std::move(room).error(), {}, nullptr, nullptr, false};
   }
   // A guarded unit's reply always waits: its guard may still refuse it.
   Scope scope(
@@ -269,7 +265,7 @@ OpRunner::Executed<T> OpRunner::Execute(const ShardLocks& locks, const OpPlan& p
   if (committer_) {
     scope.set_reserve_more([c = committer_](size_t n) { return c->Reserve(n); });
   }
-  out.result = apply(scope);
+  Executed<T> out{apply(scope), {}, nullptr, nullptr, false};  // no "not run" error built
   size_t queued = scope.writes().size();
   size_t reserved = plan.max_writes + scope.reserved_more();
   if (committer_ && reserved > queued) committer_->Release(reserved - queued);
@@ -286,7 +282,7 @@ OpRunner::Executed<T> OpRunner::Execute(const ShardLocks& locks, const OpPlan& p
 }
 
 template <typename T>
-void OpRunner::Reply(Executed<T> executed, const StoreCallback<T>& done) {
+void OpRunner::Reply(Executed<T>&& executed, const StoreCallback<T>& done) {
   if (executed.queued && tier_.OverMemoryCap()) tier_.EvictForMemory();
   if (!executed.result.ok()) return done(std::move(executed.result).error());
   if (executed.waits.empty()) return done(std::move(executed.result).value());

@@ -88,7 +88,7 @@ class OpRunner {
              std::shared_ptr<CommitGuard>* guard, std::shared_ptr<Waiter>* unit_waiter);
   // After the locks are released: evicts if the unit passed the memory cap, then replies.
   template <typename T>
-  void Reply(Executed<T> executed, const StoreCallback<T>& done);
+  void Reply(Executed<T>&& executed, const StoreCallback<T>& done);
 
   RunnerOptions options_;
   Clock& clock_;
