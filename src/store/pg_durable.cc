@@ -140,23 +140,22 @@ Result<DurableBackend::LiveCount> PgDurable::CountLive(UnixMillis now) {
   return count;
 }
 
+Result<bool> PgDurable::SessionLock(bool& held, int64_t key, const char* what) {
+  if (held && sweeper_.Healthy()) return true;
+  held = false;
+  auto lock = sweeper_.Exec(sql::kSweepLock, {Int8Param(key)});
+  if (!lock.ok()) return std::move(lock).error().Within(what);
+  held = lock->Bool(0, 0);
+  return held;
+}
+
 Result<bool> PgDurable::SweeperLock() {
   if (!sweeper_lock_) return true;
-  if (holds_sweeper_lock_ && sweeper_.Healthy()) return true;
-  holds_sweeper_lock_ = false;
-  auto lock = sweeper_.Exec(sql::kSweepLock, {Int8Param(sql::kSweeperLockKey)});
-  if (!lock.ok()) return std::move(lock).error().Within("sweep");
-  holds_sweeper_lock_ = lock->Bool(0, 0);
-  return holds_sweeper_lock_;
+  return SessionLock(holds_sweeper_lock_, sql::kSweeperLockKey, "sweep");
 }
 
 Result<bool> PgDurable::AnnouncerLock() {
-  if (holds_announcer_lock_ && sweeper_.Healthy()) return true;
-  holds_announcer_lock_ = false;
-  auto lock = sweeper_.Exec(sql::kSweepLock, {Int8Param(sql::kAnnouncerLockKey)});
-  if (!lock.ok()) return std::move(lock).error().Within("announcing expired keys");
-  holds_announcer_lock_ = lock->Bool(0, 0);
-  return holds_announcer_lock_;
+  return SessionLock(holds_announcer_lock_, sql::kAnnouncerLockKey, "announcing expired keys");
 }
 
 void PgDurable::StopAnnouncing() {

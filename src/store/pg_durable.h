@@ -56,6 +56,8 @@ class PgDurable final : public DurableBackend {
   bool holds_sweeper_lock_ = false;
   bool holds_announcer_lock_ = false;
   // Whether this process is the database's sweeper (takes the lock when it is free).
+  // Takes advisory lock `key` on the sweeper's session unless `held` says it has it.
+  Result<bool> SessionLock(bool& held, int64_t key, const char* what);
   Result<bool> SweeperLock();
   Result<bool> AnnouncerLock();
 };
