@@ -136,6 +136,29 @@ class CommitterTest : public ::testing::Test {
     }
     return batches;
   }
+  // Another daemon writes "k" before every guard check; a unit writing "k" under `guard` and a
+  // plain one writing "other" queue behind a running commit, so they become one batch. Expects
+  // the first refused (kConflict) and the second committed.
+  void RefusedBesidePlainInOneBatch(std::shared_ptr<CommitGuard> guard) {
+    {
+      std::lock_guard<std::mutex> lock(state_->mu);
+      state_->before_guard = [](std::map<std::string, DurableValue>& rows) {
+        DurableValue row;
+        row.value = "from another daemon";
+        rows["k"] = row;
+      };
+    }
+    Hold(true);
+    auto running = Unit({Upsert("first", "v")});
+    ASSERT_TRUE(WaitHeld(1));
+    auto refused = Unit({Upsert("k", "tx")}, std::move(guard));
+    auto plain = Unit({Upsert("other", "v")});
+    Hold(false);
+    ExpectReady({&running});
+    ASSERT_EQ(refused.wait_for(std::chrono::seconds(10)), std::future_status::ready);
+    EXPECT_EQ(refused.get().error().code, ErrorCode::kConflict);
+    ExpectReady({&plain});
+  }
   static void ExpectReady(std::vector<std::future<Status>*> futures) {
     for (auto* f : futures) {
       ASSERT_EQ(f->wait_for(std::chrono::seconds(10)), std::future_status::ready);
@@ -435,24 +458,9 @@ TEST_F(CommitterTest, ARefusedUnitIsDecidedBeforeItsBatchsCommitEnds) {
   std::optional<int> decided_before_commit_ended;
   {
     std::lock_guard<std::mutex> lock(state_->mu);
-    state_->before_guard = [](std::map<std::string, DurableValue>& rows) {
-      DurableValue row;
-      row.value = "from another daemon";
-      rows["k"] = row;
-    };
     state_->after_guards = [&] { decided_before_commit_ended = decided->load(); };
   }
-  // Both units queue behind a running commit, so they become one batch.
-  Hold(true);
-  auto running = Unit({Upsert("first", "v")});
-  ASSERT_TRUE(WaitHeld(1));
-  auto refused = Unit({Upsert("k", "tx")}, GuardOn("k", std::nullopt, decided, was_refused));
-  auto plain = Unit({Upsert("other", "v")});
-  Hold(false);
-  ExpectReady({&running});
-  ASSERT_EQ(refused.wait_for(std::chrono::seconds(10)), std::future_status::ready);
-  EXPECT_EQ(refused.get().error().code, ErrorCode::kConflict);
-  ExpectReady({&plain});
+  RefusedBesidePlainInOneBatch(GuardOn("k", std::nullopt, decided, was_refused));
   EXPECT_TRUE(*was_refused);
   EXPECT_EQ(*decided, 1);
   std::lock_guard<std::mutex> lock(state_->mu);
@@ -469,25 +477,11 @@ TEST_F(CommitterTest, ARetriedBatchLeavesOutTheUnitsRefusedBeforeItFailed) {
   int commits_failed = 0;
   {
     std::lock_guard<std::mutex> lock(state_->mu);
-    state_->before_guard = [](std::map<std::string, DurableValue>& rows) {
-      DurableValue row;
-      row.value = "from another daemon";
-      rows["k"] = row;
-    };
     state_->after_guards = [&] {
       if (commits_failed++ == 0) state_->fail_after_guards = true;
     };
   }
-  Hold(true);
-  auto running = Unit({Upsert("first", "v")});
-  ASSERT_TRUE(WaitHeld(1));
-  auto refused = Unit({Upsert("k", "tx")}, GuardOn("k", std::nullopt, decided));
-  auto plain = Unit({Upsert("other", "v")});
-  Hold(false);
-  ExpectReady({&running});
-  ASSERT_EQ(refused.wait_for(std::chrono::seconds(10)), std::future_status::ready);
-  EXPECT_EQ(refused.get().error().code, ErrorCode::kConflict);
-  ExpectReady({&plain});
+  RefusedBesidePlainInOneBatch(GuardOn("k", std::nullopt, decided));
   EXPECT_EQ(*decided, 1);
   std::lock_guard<std::mutex> lock(state_->mu);
   EXPECT_EQ(commits_failed, 1) << "the retry checked the refused unit's guard again";
