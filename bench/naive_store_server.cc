@@ -140,7 +140,8 @@ class NaiveStore final : public skydb::SessionStore {
   void Ttl(std::string, skydb::StoreCallback<skydb::TtlReply> done) override {
     done(Unsupported("TTL"));
   }
-  void Scan(uint64_t, std::string, size_t, skydb::StoreCallback<skydb::ScanReply> done) override {
+  void Scan(uint64_t, std::string, size_t, std::optional<skydb::ValueType>,
+            skydb::StoreCallback<skydb::ScanReply> done) override {
     done(Unsupported("SCAN"));
   }
   int64_t Count() const override { return 0; }
