@@ -3,18 +3,19 @@
 # for each value model (2 KB random letters; 37 KB gob-like sessions and 37 KB random bytes
 # from bench/sessiongen; 256 KB gob-like sessions) and each layout of the data column
 # (skydb's table with STORAGE MAIN and pglz, the same with lz4, STORAGE EXTERNAL: no
-# compression), pgbench runs batched upserts (--clients connections, each transaction
-# --rows rows, like the store's group commit) of values already in the server (table
+# compression; lz4-before125: lz4 with the vacuum of before migration 125, its TOAST table
+# throttled and autovacuum's default minute between rounds), pgbench runs batched upserts
+# (--clients connections, each transaction --rows rows, like the store's group commit) of values already in the server (table
 # bench_values), so the client's transfer is not measured, only the upsert. Per arm: rows/s,
 # the PostgreSQL tree's CPU per row (utime + stime of the postmaster, its children and the
 # children it reaped), WAL bytes, full-page images and WAL records per row (pg_stat_wal), and
-# the stored size of a value (pg_column_size). Layouts alternate within each round, rounds
-# repeat (--rounds); every line carries the load average at its start.
+# the stored size of a value (pg_column_size) and the TOAST table's size at the end. Layouts
+# alternate within each round, rounds repeat (--rounds); every line carries the load average at its start.
 # A fresh cluster with the settings skydb derives for this host; a CHECKPOINT before each arm,
 # so each arm pays the full-page images of a checkpoint cycle's first touches (an upper bound
 # for a short run). Run as root (PostgreSQL runs as SKYDB_TEST_USER, default skydbtest).
 # Usage: bench/compression_bench.sh [--seconds 6] [--rounds 2] [--clients 4] [--rows 16]
-#        [--models "2k gob37k rand37k gob256k"] [--layouts "pglz lz4 external"]
+#        [--models "2k gob37k rand37k gob256k"] [--layouts "pglz lz4 external lz4-before125"]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=6 rounds=2 clients=4 rows=16
@@ -86,18 +87,28 @@ tree_ticks() {  # the PostgreSQL tree's CPU, in clock ticks (reaped children inc
 layout_sql() {
   case "$1" in
     pglz) echo "ALTER TABLE t ALTER COLUMN data SET STORAGE MAIN, ALTER COLUMN data SET COMPRESSION pglz" ;;
-    lz4) echo "ALTER TABLE t ALTER COLUMN data SET STORAGE MAIN, ALTER COLUMN data SET COMPRESSION lz4" ;;
+    lz4|lz4-before125) echo "ALTER TABLE t ALTER COLUMN data SET STORAGE MAIN, ALTER COLUMN data SET COMPRESSION lz4" ;;
     external) echo "ALTER TABLE t ALTER COLUMN data SET STORAGE EXTERNAL" ;;
   esac
+}
+# Migration 125's option and the derived autovacuum_naptime, or PostgreSQL's defaults.
+toast_vacuum_sql() {
+  [ "$1" = lz4-before125 ] && echo "ALTER TABLE t RESET (toast.autovacuum_vacuum_cost_delay)" ||
+    echo "ALTER TABLE t SET (toast.autovacuum_vacuum_cost_delay = 0)"
+}
+naptime_sql() {
+  [ "$1" = lz4-before125 ] && echo "ALTER SYSTEM SET autovacuum_naptime = '1min'" ||
+    echo "ALTER SYSTEM RESET autovacuum_naptime"
 }
 run_arm() {  # $1 model, $2 layout, $3 round
   local m=$1 n=${count[$1]} sessions=1024 script="$work/upsert.sql" load w0 w1 c0 c1 res
   psql_ -c "DROP TABLE IF EXISTS t" -c "CREATE TABLE t (id bytea PRIMARY KEY, expires_at bigint,
     expiry_bucket bigint, data bytea NOT NULL) WITH (fillfactor = 60, toast_tuple_target = 8160)" \
-    -c "$(layout_sql "$2")" \
+    -c "$(layout_sql "$2")" -c "$(toast_vacuum_sql "$2")" -c "$(naptime_sql "$2")" \
+    -c "SELECT pg_reload_conf()" \
     -c "INSERT INTO t SELECT convert_to('sky:sess:' || g, 'UTF8'), 1, 0, v.data
         FROM generate_series(0, $((sessions - 1))) g JOIN bench_values v ON v.model = '$m' AND v.n = g % $n" \
-    -c "VACUUM ANALYZE t" -c "CHECKPOINT"
+    -c "VACUUM ANALYZE t" -c "CHECKPOINT" >/dev/null
   cat >"$script" <<SQL
 \\set k random(0, $((sessions - rows)))
 \\set v random(0, $((n - rows)))
@@ -111,7 +122,8 @@ SQL
   c1=$(tree_ticks)
   sleep 1  # backends publish their WAL counters on exit
   w1=$(psql_ -c "SELECT wal_bytes, wal_fpi, wal_records FROM pg_stat_wal")
-  stored=$(psql_ -c "SELECT avg(pg_column_size(data))::int, avg(octet_length(data))::int FROM t")
+  stored=$(psql_ -c "SELECT avg(pg_column_size(data))::int, avg(octet_length(data))::int,
+    (SELECT pg_relation_size(reltoastrelid) FROM pg_class WHERE relname = 't') FROM t")
   python3 - "$m" "$2" "$3" "$load" "$res" "$rows" "$seconds" "$c0" "$c1" "$w0" "$w1" "$stored" \
     "$(getconf CLK_TCK)" <<'PY' | tee -a "$out"
 import json, re, sys
@@ -120,9 +132,10 @@ tps = float(re.search(r"tps = ([0-9.]+)", res).group(1))
 writes = tps * int(rows) * float(secs)
 w0 = [float(x) for x in w0.split("|")]
 w1 = [float(x) for x in w1.split("|")]
-st, raw = (int(x) for x in stored.split("|"))
+st, raw, toast = (int(x) for x in stored.split("|"))
 print(json.dumps({"model": m, "layout": layout, "round": int(rnd), "load_start": float(load),
                   "rows_per_s": round(tps * int(rows)), "value_bytes": raw, "stored_bytes": st,
+                  "toast_bytes_at_end": toast,
                   "cpu_us_per_row": round((int(c1) - int(c0)) / int(tck) / writes * 1e6, 1),
                   "wal_bytes_per_row": round((w1[0] - w0[0]) / writes),
                   "fpi_per_row": round((w1[1] - w0[1]) / writes, 2),

@@ -130,6 +130,11 @@ const std::vector<Migration>& AllMigrations() {
        " IF EXISTS (SELECT 1 FROM pg_settings WHERE name = 'default_toast_compression'"
        " AND 'lz4' = ANY (enumvals)) THEN"
        " ALTER TABLE sky_sessions ALTER COLUMN data SET COMPRESSION lz4; END IF; END $$"},
+      // Every write of a large session leaves its old TOAST chunks dead; throttled autovacuum
+      // cannot keep up, the TOAST table grows without bound and every insert extends it
+      // (docs/storage.md). Its vacuum runs unthrottled.
+      {125, "sky_sessions TOAST vacuumed unthrottled",
+       "ALTER TABLE sky_sessions SET (toast.autovacuum_vacuum_cost_delay = 0)"},
   };
   return kMigrations;
 }

@@ -143,6 +143,12 @@ void AddWalSettings(SettingsBuilder& b) {
               "spreads checkpoint writes over 90% of the interval on every PostgreSQL version");
 }
 
+void AddVacuumSettings(SettingsBuilder& b) {
+  b.AddWord("autovacuum_naptime", "1s",
+            "large sessions leave their old TOAST chunks dead on every write: vacuuming them "
+            "within a second keeps the table from growing (docs/storage.md)");
+}
+
 void AddPools(SettingsBuilder& b, const Pools& p, int cores, bool dev, bool configured) {
   std::string prefix = dev ? "development profile, 1 core: " : "";
   b.AddOwn("app_pool", p.app_pool,
@@ -225,6 +231,7 @@ Settings Tune(const HostFacts& host, Profile profile,
     AddEmbeddedMemory(b, std::min(host.ram_bytes, kMaxTunedRam));
   }
   AddWalSettings(b);
+  AddVacuumSettings(b);
   AddPools(b, pools, std::min(cores, kMaxTunedCores), dev, app_pool > 0);
   return std::move(b).Finish(pools);
 }

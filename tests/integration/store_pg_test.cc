@@ -392,5 +392,15 @@ TEST(PostgresDurable, LargeValuesAreCompressedWithLz4WhereTheServerHasIt) {
   EXPECT_LT(std::stoi(QueryText("SELECT pg_column_size(data) FROM sky_sessions")), 20000);
 }
 
+// The old TOAST chunks every large write leaves dead are vacuumed unthrottled (migration 125,
+// docs/storage.md): the option is on the TOAST relation, where autovacuum reads it.
+TEST(PostgresDurable, TheSessionsToastIsVacuumedUnthrottled) {
+  ResetSchema();
+  EXPECT_EQ(
+      QueryText("SELECT array_to_string(t.reloptions, ',') FROM pg_class s"
+                " JOIN pg_class t ON t.oid = s.reltoastrelid WHERE s.relname = 'sky_sessions'"),
+      "autovacuum_vacuum_cost_delay=0");
+}
+
 }  // namespace
 }  // namespace skydb::testing

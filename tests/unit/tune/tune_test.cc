@@ -85,6 +85,7 @@ TEST(TuneGoldenTest, TheOtherDerivedSettings) {
   EXPECT_EQ(Value(s, "huge_pages"), "try");
   EXPECT_EQ(Value(s, "wal_compression"), "on");
   EXPECT_EQ(Value(s, "checkpoint_completion_target"), "0.9");
+  EXPECT_EQ(Value(s, "autovacuum_naptime"), "1s");
   EXPECT_EQ(Value(s, "unix_socket_permissions"), "0700");
   EXPECT_EQ(Value(s, "app_pool"), "8");
   EXPECT_EQ(Value(s, "aux_pool"), "2");
