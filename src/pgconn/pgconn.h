@@ -65,6 +65,9 @@ class BinaryArray {
   explicit BinaryArray(unsigned element_oid);
   // Room for `elements` more elements of `bytes` bytes in total (no regrowth while adding).
   void Reserve(size_t elements, size_t bytes);
+  // Writes into `buffer` (emptied, its capacity kept): a caller that hands back what Encode
+  // returned after the statement ran fills the same memory again, not fresh pages.
+  void Reuse(std::string buffer);
   void Add(std::string_view bytes);
   void AddInt64(int64_t v);
   bool empty() const { return count_ == 0; }

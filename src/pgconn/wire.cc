@@ -45,6 +45,12 @@ void BinaryArray::Reserve(size_t elements, size_t bytes) {
   encoded_.reserve((count_ == 0 ? kArrayHeaderBytes : encoded_.size()) + 4 * elements + bytes);
 }
 
+void BinaryArray::Reuse(std::string buffer) {
+  if (count_ != 0) return;
+  encoded_ = std::move(buffer);
+  encoded_.clear();
+}
+
 void BinaryArray::StartElement(int32_t length) {
   if (count_ == 0) {  // the header comes with the first element
     encoded_.clear();

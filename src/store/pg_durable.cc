@@ -30,6 +30,7 @@ PgDurable::PgDurable(std::string conninfo, std::string description, int writers,
     writers_.push_back(
         std::make_unique<LazyConnection>(conninfo, "writer " + std::to_string(i), named));
   }
+  value_buffers_.resize(writers_.size());
   for (int i = 0; i < readers; ++i) {
     readers_.push_back(
         std::make_unique<LazyConnection>(conninfo, "reader " + std::to_string(i), named));
@@ -70,8 +71,9 @@ bool NothingKept(const DurableBackend::CommitRequest& request,
 // Commit's transaction after BEGIN: the guards' rows locked and checked (`refused` per guard),
 // FLUSHALL's delete, then the writes of the guards that held and of no guard. `*kept` false:
 // nothing was left to write, and the transaction is to be rolled back (no WAL flush).
-Status TransactionBody(LazyConnection& writer, const DurableBackend::CommitRequest& request,
-                       std::vector<bool>* refused, bool* kept) {
+Status TransactionBody(LazyConnection& writer, std::string& values,
+                       const DurableBackend::CommitRequest& request, std::vector<bool>* refused,
+                       bool* kept) {
   if (!request.guards.empty()) SKYDB_RETURN_IF_ERROR(CheckGuards(writer, request, refused));
   std::vector<std::string> left_out;
   for (size_t g = 0; g < request.guards.size(); ++g) {
@@ -87,7 +89,7 @@ Status TransactionBody(LazyConnection& writer, const DurableBackend::CommitReque
     auto deleted = writer.Exec(sql::kDeleteAll, {});
     if (!deleted.ok()) return std::move(deleted).error();
   }
-  return ApplyWrites(writer, request, left_out);
+  return ApplyWrites(writer, values, request, left_out);
 }
 
 bool OneStatement(const DurableBackend::CommitRequest& request) {
@@ -100,17 +102,18 @@ bool OneStatement(const DurableBackend::CommitRequest& request) {
 Result<DurableBackend::CommitResult> PgDurable::Commit(int writer_index,
                                                        const CommitRequest& request) {
   LazyConnection& writer = *writers_[writer_index];
+  std::string& values = value_buffers_[writer_index];
   CommitResult result;
   result.refused.assign(request.guards.size(), false);
   if (OneStatement(request)) {
-    Status applied = ApplyWrites(writer, request, {});
+    Status applied = ApplyWrites(writer, values, request, {});
     if (!applied.ok()) return std::move(applied).error().Within("commit");
     return result;
   }
   auto begun = writer.Exec(sql::kBegin, {});
   if (!begun.ok()) return std::move(begun).error().Within("commit");
   bool kept = true;
-  Status body = TransactionBody(writer, request, &result.refused, &kept);
+  Status body = TransactionBody(writer, values, request, &result.refused, &kept);
   if (body.ok() && !kept) {
     (void)writer.Exec(sql::kRollback, {});  // it wrote nothing worth keeping
     return result;

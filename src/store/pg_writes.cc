@@ -75,10 +75,14 @@ struct RowArrays {
   }
 };
 
+// A values buffer larger than this is not kept: one huge batch does not pin its memory.
+constexpr size_t kKeptValuesBuffer = 16 << 20;
+
 // The rows as one statement: a plain upsert when there is nothing but upserts.
-Status ApplyRows(LazyConnection& writer, const std::vector<DurableWrite>& rows,
+Status ApplyRows(LazyConnection& writer, std::string& values, const std::vector<DurableWrite>& rows,
                  const std::vector<std::string>& left_out) {
   RowArrays arrays;
+  arrays.up_data.Reuse(std::move(values));
   arrays.Reserve(rows);
   size_t written = 0;
   for (const auto& w : rows) {
@@ -88,8 +92,9 @@ Status ApplyRows(LazyConnection& writer, const std::vector<DurableWrite>& rows,
   }
   if (written == 0) return Ok();
   bool upserts_only = arrays.upserts_only();
-  auto res =
-      writer.Exec(upserts_only ? sql::kUpsertOnly : sql::kCommit, std::move(arrays).Params());
+  std::vector<std::string> params = std::move(arrays).Params();
+  auto res = writer.Exec(upserts_only ? sql::kUpsertOnly : sql::kCommit, params);
+  if (params[1].capacity() <= kKeptValuesBuffer) values = std::move(params[1]);
   if (!res.ok()) return std::move(res).error();
   return Ok();
 }
@@ -142,9 +147,10 @@ DurableValue RowValueAt(const pg::QueryResult& r, int row, int first) {
   return v;
 }
 
-Status ApplyWrites(LazyConnection& writer, const DurableBackend::CommitRequest& request,
+Status ApplyWrites(LazyConnection& writer, std::string& values,
+                   const DurableBackend::CommitRequest& request,
                    const std::vector<std::string>& left_out) {
-  SKYDB_RETURN_IF_ERROR(ApplyRows(writer, request.rows, left_out));
+  SKYDB_RETURN_IF_ERROR(ApplyRows(writer, values, request.rows, left_out));
   if (request.cleared.empty() && request.fields.empty()) return Ok();
   return ApplyFields(writer, request, left_out);
 }
