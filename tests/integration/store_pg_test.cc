@@ -392,14 +392,19 @@ TEST(PostgresDurable, LargeValuesAreCompressedWithLz4WhereTheServerHasIt) {
   EXPECT_LT(std::stoi(QueryText("SELECT pg_column_size(data) FROM sky_sessions")), 20000);
 }
 
-// The old TOAST chunks every large write leaves dead are vacuumed unthrottled (migration 125,
-// docs/storage.md): the option is on the TOAST relation, where autovacuum reads it.
+// The old TOAST chunks every large write leaves dead are vacuumed unthrottled (migration 125)
+// and the heap only per 100,000 changes (126), docs/storage.md: each option is on the relation
+// autovacuum reads it from.
 TEST(PostgresDurable, TheSessionsToastIsVacuumedUnthrottled) {
   ResetSchema();
   EXPECT_EQ(
       QueryText("SELECT array_to_string(t.reloptions, ',') FROM pg_class s"
                 " JOIN pg_class t ON t.oid = s.reltoastrelid WHERE s.relname = 'sky_sessions'"),
       "autovacuum_vacuum_cost_delay=0");
+  EXPECT_EQ(QueryText("SELECT array_to_string(reloptions, ',') FROM pg_class"
+                      " WHERE relname = 'sky_sessions'"),
+            "fillfactor=60,toast_tuple_target=8160,autovacuum_vacuum_threshold=100000,"
+            "autovacuum_vacuum_insert_threshold=100000,autovacuum_analyze_threshold=100000");
 }
 
 }  // namespace
