@@ -300,6 +300,36 @@ void ReplyError(lua_State* L, RunContext& ctx) {
   ctx.reply += "\r\n";
 }
 
+int AppendChunk(lua_State* /*L*/, const void* p, size_t size, void* out) {
+  static_cast<std::string*>(out)->append(static_cast<const char*>(p), size);
+  return 0;
+}
+
+// The sandbox's prelude compiled once, as bytecode: a run loads it instead of parsing it again.
+// Empty if it could not be compiled (then each run compiles the text, and reports why).
+const std::string& PreludeBytecode() {
+  static const std::string bytecode = [] {
+    std::string out;
+    lua_State* L = luaL_newstate();
+    if (L == nullptr) return out;
+    if (luaL_loadbuffer(L, kSandboxPrelude, sizeof(kSandboxPrelude) - 1, "=sandbox") == 0 &&
+        lua_dump(L, AppendChunk, &out) != 0) {
+      out.clear();
+    }
+    lua_close(L);
+    return out;
+  }();
+  return bytecode;
+}
+
+int LoadPrelude(lua_State* L) {
+  const std::string& bytecode = PreludeBytecode();
+  if (bytecode.empty()) {
+    return luaL_loadbuffer(L, kSandboxPrelude, sizeof(kSandboxPrelude) - 1, "=sandbox");
+  }
+  return luaL_loadbuffer(L, bytecode.data(), bytecode.size(), "=sandbox");
+}
+
 // Everything that touches Lua, under lua_cpcall.
 int Protected(lua_State* L) {
   RunContext& ctx = *static_cast<RunContext*>(lua_touserdata(L, 1));
@@ -307,9 +337,7 @@ int Protected(lua_State* L) {
   OpenLibraries(L);
   SetArray(L, "KEYS", ctx.request.keys);
   SetArray(L, "ARGV", ctx.request.argv);
-  if (luaL_loadbuffer(L, kSandboxPrelude, sizeof(kSandboxPrelude) - 1, "=sandbox") != 0) {
-    return lua_error(L);
-  }
+  if (LoadPrelude(L) != 0) return lua_error(L);
   lua_call(L, 0, 1);                   // the script's environment, at 1
   lua_pushcfunction(L, ErrorHandler);  // 2
   if (luaL_loadbuffer(L, ctx.code.data(), ctx.code.size(), "@user_script") != 0) {
