@@ -305,6 +305,11 @@ int AppendChunk(lua_State* /*L*/, const void* p, size_t size, void* out) {
   return 0;
 }
 
+// The sandbox's prelude as Lua text, or as bytecode compiled from it.
+int LoadPreludeChunk(lua_State* L, std::string_view chunk) {
+  return luaL_loadbuffer(L, chunk.data(), chunk.size(), "=sandbox");
+}
+
 // The sandbox's prelude compiled once, as bytecode: a run loads it instead of parsing it again.
 // Empty if it could not be compiled (then each run compiles the text, and reports why).
 const std::string& PreludeBytecode() {
@@ -312,8 +317,7 @@ const std::string& PreludeBytecode() {
     std::string out;
     lua_State* L = luaL_newstate();
     if (L == nullptr) return out;
-    if (luaL_loadbuffer(L, kSandboxPrelude, sizeof(kSandboxPrelude) - 1, "=sandbox") == 0 &&
-        lua_dump(L, AppendChunk, &out) != 0) {
+    if (LoadPreludeChunk(L, kSandboxPrelude) == 0 && lua_dump(L, AppendChunk, &out) != 0) {
       out.clear();
     }
     lua_close(L);
@@ -324,10 +328,7 @@ const std::string& PreludeBytecode() {
 
 int LoadPrelude(lua_State* L) {
   const std::string& bytecode = PreludeBytecode();
-  if (bytecode.empty()) {
-    return luaL_loadbuffer(L, kSandboxPrelude, sizeof(kSandboxPrelude) - 1, "=sandbox");
-  }
-  return luaL_loadbuffer(L, bytecode.data(), bytecode.size(), "=sandbox");
+  return LoadPreludeChunk(L, bytecode.empty() ? std::string_view(kSandboxPrelude) : bytecode);
 }
 
 // Everything that touches Lua, under lua_cpcall.
