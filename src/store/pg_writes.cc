@@ -59,6 +59,9 @@ struct RowArrays {
 
   bool upserts_only() const { return del_ids.empty() && touch_ids.empty(); }
 
+  // Params()'s index of up_data's encoding.
+  static constexpr size_t kValuesParam = 1;
+
   std::vector<std::string> Params() && {
     std::vector<std::string> params;
     params.reserve(9);
@@ -94,7 +97,8 @@ Status ApplyRows(LazyConnection& writer, std::string& values, const std::vector<
   bool upserts_only = arrays.upserts_only();
   std::vector<std::string> params = std::move(arrays).Params();
   auto res = writer.Exec(upserts_only ? sql::kUpsertOnly : sql::kCommit, params);
-  if (params[1].capacity() <= kKeptValuesBuffer) values = std::move(params[1]);
+  std::string& sent = params[RowArrays::kValuesParam];
+  if (sent.capacity() <= kKeptValuesBuffer) values = std::move(sent);
   if (!res.ok()) return std::move(res).error();
   return Ok();
 }
