@@ -39,10 +39,11 @@ struct Expected {
   std::string_view message;
   bool only_while_stopping;
 };
-constexpr std::array<Expected, 4> kExpectedFatals{{
+constexpr std::array<Expected, 5> kExpectedFatals{{
     {"the database system is starting up", false},
     {"the database system is not yet accepting connections", false},
     {"terminating connection due to administrator command", true},
+    {"terminating autovacuum process due to administrator command", true},
     {"the database system is shutting down", true},
 }};
 

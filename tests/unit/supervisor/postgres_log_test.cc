@@ -68,6 +68,10 @@ TEST(PostgresLogTest, TheFatalsSkydbCausesAreInfo) {
        901},
       {"[902] FATAL:  terminating connection due to administrator command", false, Level::err, 902},
       {"[903] FATAL:  terminating connection due to administrator command", true, Level::info, 903},
+      {"[904] FATAL:  terminating autovacuum process due to administrator command", false,
+       Level::err, 904},
+      {"[905] FATAL:  terminating autovacuum process due to administrator command", true,
+       Level::info, 905},
       {"[904] FATAL:  the database system is shutting down", true, Level::info, 904},
       {"[905] FATAL:  the database system is shutting down", false, Level::err, 905},
   });
