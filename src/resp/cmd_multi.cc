@@ -211,16 +211,23 @@ void CmdWatch(CommandContext& ctx) {
       });
 }
 
-// MSET key value [key value ...]: every pair applied together, in one commit.
+// MSET key value [key value ...]: every pair applied together, in one commit. The last SET's
+// result answers, so that inside EXEC (or a probed run) the reply too waits for the commit.
 void CmdMSet(CommandContext& ctx) {
   if (ctx.args.size() % 2 == 0) return ctx.ReplyError(WrongArity("mset"));
+  auto reply = std::make_shared<ReplyFn>(std::move(ctx.reply));
   std::vector<TxOp> ops;
   for (size_t i = 1; i + 1 < ctx.args.size(); i += 2) {
     SetRequest set{std::move(ctx.args[i]), std::move(ctx.args[i + 1]), Expiry::Default()};
-    ops.emplace_back(tx::Set{std::move(set), [](Result<SetReply>) {}});
+    bool last = i + 3 >= ctx.args.size();
+    ops.emplace_back(tx::Set{std::move(set), [reply, last](Result<SetReply> r) {
+                               if (!last) return;
+                               (*reply)(r.ok() ? Simple("OK")
+                                               : ErrorReply(StoreErrorText(r.error())));
+                             }});
   }
-  ctx.store().Transact(std::move(ops), nullptr, [reply = std::move(ctx.reply)](Result<bool> done) {
-    reply(done.ok() ? Simple("OK") : ErrorReply(StoreErrorText(done.error())));
+  ctx.store().Transact(std::move(ops), nullptr, [reply](Result<bool> done) {
+    if (!done.ok()) (*reply)(ErrorReply(StoreErrorText(done.error())));
   });
 }
 
