@@ -3,8 +3,8 @@ server under test in the suite's external-server mode, over TCP.
 
     redis_suite_compat.py UNIT TEST_REGEXP
 
-The suite is not part of this repository: SKYDB_REDIS_TESTS_DIR names a Redis source tree (a
-checkout of the 7.0.15 tag has tests/ and runtest); without it the script exits 77, which ctest
+The suite is not part of this repository: SKYDB_TEST_REDIS_TESTS_DIR names a Redis source tree
+(a checkout of the 7.0.15 tag has tests/ and runtest); without it the script exits 77, which ctest
 reports as skipped. The tree is copied to the scratch directory first (the suite writes under
 tests/tmp), and in the copy the FUNCTION FLUSH of the external-server setup is made to tolerate
 skydb's "unknown command" (skydb has no functions). Tests that do not apply to skydb are skipped
@@ -44,9 +44,9 @@ def tolerate_function_flush(suite):
 
 def main():
     unit, only = sys.argv[1], sys.argv[2]
-    source = os.environ.get("SKYDB_REDIS_TESTS_DIR", "")
+    source = os.environ.get("SKYDB_TEST_REDIS_TESTS_DIR", "")
     if not source or not os.path.isfile(os.path.join(source, "tests", "test_helper.tcl")):
-        print("SKIP: SKYDB_REDIS_TESTS_DIR does not name a Redis source tree")
+        print("SKIP: SKYDB_TEST_REDIS_TESTS_DIR does not name a Redis source tree")
         sys.exit(77)
     suite = os.path.join(os.environ["SKYDB_COMPAT_TMP"], "redis-suite")
     shutil.copytree(source, suite, ignore=shutil.ignore_patterns("tmp"), symlinks=True)
