@@ -7,6 +7,7 @@
 // locks and commits them as one unit. So every command means inside a transaction exactly what
 // it means outside, and EXEC's replies are the handlers' replies, sent only once the unit is
 // as durable as a single write would be.
+#include <atomic>
 #include <memory>
 #include <utility>
 
@@ -197,6 +198,35 @@ void CmdExec(CommandContext& ctx) {
         gather->Applied(std::move(applied));
       },
       [gather](size_t reply_bytes) { return gather->Admit(reply_bytes); });
+}
+
+void RunProbed(CommandContext& ctx, const CommandSpec& spec, std::vector<std::string> probed) {
+  SessionStore& store = ctx.executor.store();
+  std::vector<TxOp> ops;
+  OpForwarder recorder(
+      store,
+      [&ops](std::vector<TxOp> more) {
+        for (auto& op : more) ops.push_back(std::move(op));
+        return Ok();
+      },
+      "WATCH inside MULTI is not allowed");
+  auto probe = KeyProbe::Start(recorder, std::move(probed));
+  size_t probes = ops.size();
+  // The store answers a failed unit through Transact alone; `answered` keeps it to one reply.
+  auto answered = std::make_shared<std::atomic<bool>>(false);
+  ReplyFn watched = ctx.executor.notifier().Watch(std::move(ctx.reply), ctx.args, spec.name,
+                                                  ctx.executor.NowMs(), probe);
+  auto reply = std::make_shared<ReplyFn>(
+      std::move(watched).Observed([answered](std::string_view) { answered->store(true); }));
+  ctx.reply = *reply;
+  CommandContext recorded{ctx.executor, ctx.client, ctx.args, ctx.reply, &recorder};
+  spec.handler(recorded);
+  if (ops.size() == probes) return;  // answered without the store (a refusal)
+  store.Transact(std::move(ops), nullptr, [reply, answered](Result<bool> done) {
+    if (!done.ok() && !answered->exchange(true)) {
+      (*reply)(ErrorReply(StoreErrorText(done.error())));
+    }
+  });
 }
 
 // WATCH key...: inside MULTI it is an error and does not doom the transaction, as in Redis.

@@ -120,16 +120,22 @@ class ScriptJob {
         "This Redis command is not allowed from script");
     // The command as its events name it, kept before the handler takes the arguments over.
     std::vector<std::string> named;
-    bool announce = spec->write && executor_.notifier().classes() != 0;
+    std::shared_ptr<KeyProbe> probe;
+    bool announce = executor_.notifier().classes() != 0;
     if (announce) {
       named = args;
       named[0] = spec->name;
+      if (auto probed = executor_.notifier().KeysToProbe(spec->name, named); !probed.empty()) {
+        probe = KeyProbe::Start(store, std::move(probed));
+      }
+      announce = spec->write || probe != nullptr;
     }
     CommandContext ctx{executor_, client, args, reply, &store};
     spec->handler(ctx);
     if (!replied) return ErrorReply("ERR the command did not answer inside the script");
     if (announce) {
       auto caused = EventsOfReply(named, out, executor_.NowMs());
+      if (probe != nullptr) caused = WithProbedEvents(std::move(caused), named, out, *probe);
       events_.insert(events_.end(), caused.begin(), caused.end());
     }
     return out;

@@ -235,8 +235,13 @@ void CommandExecutor::ExecuteIn(ClientState& client, std::vector<std::string>& a
   bool mute = client.replies_off || client.skip_next_reply;
   client.skip_next_reply = false;
   if (mute && !NeverMuted(*spec, args)) reply = std::move(reply).Muted();
-  if (notifier_.classes() != 0) reply = notifier_.Watch(std::move(reply), args, name, NowMs());
+  std::vector<std::string> probed;
+  if (notifier_.classes() != 0) probed = notifier_.KeysToProbe(name, args);
+  if (probed.empty() && notifier_.classes() != 0) {
+    reply = notifier_.Watch(std::move(reply), args, name, NowMs());
+  }
   CommandContext ctx{*this, client, args, reply};
+  if (!probed.empty()) return RunProbed(ctx, *spec, std::move(probed));
   spec->handler(ctx);
 }
 
@@ -249,7 +254,11 @@ void CommandExecutor::RunQueued(ClientState& client, std::vector<std::vector<std
       continue;
     }
     if (notifier_.classes() != 0) {
-      replies[i] = notifier_.Watch(std::move(replies[i]), commands[i], spec->name, NowMs());
+      std::shared_ptr<KeyProbe> probe;
+      if (auto probed = notifier_.KeysToProbe(spec->name, commands[i]); !probed.empty()) {
+        probe = KeyProbe::Start(store, std::move(probed));
+      }
+      replies[i] = notifier_.Watch(std::move(replies[i]), commands[i], spec->name, NowMs(), probe);
     }
     CommandContext ctx{*this, client, commands[i], replies[i], &store};
     spec->handler(ctx);

@@ -108,6 +108,9 @@ size_t CachedScriptBytes(CommandExecutor& executor);
 // Inside MULTI: queues `args` (already checked) and answers QUEUED, or refuses a transaction
 // grown past its bounds.
 void QueueInMulti(ClientState& client, std::vector<std::string> args, const ReplyFn& reply);
+// A command whose "keymiss" or "new" events are wanted: runs it as a transaction of its own,
+// after an EXISTS of each of `probed` (KeyProbe), and publishes its events with its reply.
+void RunProbed(CommandContext& ctx, const CommandSpec& spec, std::vector<std::string> probed);
 void CmdSubscribe(CommandContext& ctx);
 void CmdUnsubscribe(CommandContext& ctx);
 void CmdPSubscribe(CommandContext& ctx);

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "base/strings.h"
 #include "resp/command_table.h"
@@ -241,6 +242,59 @@ void SetEvents(const std::vector<std::string>& args, std::string_view reply, Eve
   }
 }
 
+// ---- "keymiss" and "new": the keys a command reads and may create ----
+
+// Reads whose lookup of a missing key Redis announces as "keymiss" (lookupKeyRead), by the
+// position of their keys.
+bool ReadsFirstKey(std::string_view name) {
+  static const auto* names = new std::unordered_set<std::string_view>{
+      "get",   "getdel",  "getex",     "hget",       "hmget",       "hgetall", "hkeys", "hvals",
+      "hlen",  "hexists", "hstrlen",   "hrandfield", "hscan",       "httl",    "hpttl", "smembers",
+      "scard", "sscan",   "sismember", "smismember", "srandmember", "ttl",     "pttl",  "type"};
+  return names->contains(name);
+}
+
+std::vector<std::string> ReadKeys(std::string_view name, const std::vector<std::string>& args) {
+  if (ReadsFirstKey(name) || (name == "set" && HasOption(args, 3, "get"))) return {args[1]};
+  if (name == "mget" || name == "sinter" || name == "sunion" || name == "sdiff") {
+    return {args.begin() + 1, args.end()};
+  }
+  int64_t n = 0;
+  if (name == "sintercard" && ParseInt64(args[1], &n) && n > 0 &&
+      n <= static_cast<int64_t>(args.size()) - 2) {
+    return {args.begin() + 2, args.begin() + 2 + n};
+  }
+  return {};
+}
+
+// The events that write a key, so that a key absent before them was created ("new").
+bool CreatesKey(std::string_view event) {
+  static const auto* names = new std::unordered_set<std::string_view>{
+      "set",  "incrby",       "incrbyfloat", "append",      "hset",       "hincrby",
+      "sadd", "hincrbyfloat", "sinterstore", "sunionstore", "sdiffstore", "rename_to"};
+  return names->contains(event);
+}
+
+// Writes that may create their first key.
+bool MayCreateFirstKey(std::string_view name) {
+  static const auto* names = new std::unordered_set<std::string_view>{
+      "set",    "setex",  "psetex",       "setnx",       "incr",        "decr",      "incrby",
+      "decrby", "append", "incrbyfloat",  "hset",        "hmset",       "hsetnx",    "hincrby",
+      "hsetex", "sadd",   "hincrbyfloat", "sinterstore", "sunionstore", "sdiffstore"};
+  return names->contains(name);
+}
+
+std::vector<std::string> CreatedKeys(std::string_view name, const std::vector<std::string>& args) {
+  if (MayCreateFirstKey(name)) return {args[1]};
+  bool second_key = name == "smove" || name == "rename" || name == "renamenx";
+  if (second_key && args.size() >= 3) return {args[2]};
+  std::vector<std::string> keys;
+  if (name == "mset") {
+    for (size_t i = 1; i < args.size(); i += 2) keys.push_back(args[i]);
+  }
+  return keys;
+}
+
 // DeleteAnnounced's deletes: each key's reports here; the last report answers. Deliveries come
 // in order after the transaction applied (and, in sync durability, committed), also in EXEC.
 struct DeleteTally {
@@ -359,6 +413,67 @@ uint32_t CommandEventClasses(std::string_view command) {
   return it == table.end() ? 0 : it->second;
 }
 
+std::vector<std::string> KeyProbe::KeysOf(std::string_view name,
+                                          const std::vector<std::string>& args, uint32_t classes) {
+  std::vector<std::string> keys;
+  if (args.size() < 2) return keys;
+  if (classes & kNotifyKeyMiss) keys = ReadKeys(name, args);
+  if (classes & kNotifyNew) {
+    for (auto& key : CreatedKeys(name, args)) keys.push_back(std::move(key));
+  }
+  std::unordered_set<std::string_view> seen;
+  std::vector<std::string> distinct;
+  for (auto& key : keys) {
+    if (seen.insert(key).second) distinct.push_back(key);
+  }
+  return distinct;
+}
+
+std::shared_ptr<KeyProbe> KeyProbe::Start(SessionStore& recorder, std::vector<std::string> keys) {
+  auto probe = std::make_shared<KeyProbe>();
+  probe->keys_ = std::move(keys);
+  {
+    MutexLock lock(probe->mu_);
+    probe->absent_.assign(probe->keys_.size(), -1);
+  }
+  for (size_t i = 0; i < probe->keys_.size(); ++i) {
+    recorder.Exists({probe->keys_[i]}, [probe, i](Result<int64_t> n) {
+      MutexLock lock(probe->mu_);
+      if (n.ok()) probe->absent_[i] = *n == 0 ? 1 : 0;
+    });
+  }
+  return probe;
+}
+
+bool KeyProbe::Absent(const std::string& key) const {
+  auto it = std::find(keys_.begin(), keys_.end(), key);
+  if (it == keys_.end()) return false;
+  MutexLock lock(mu_);
+  return absent_[it - keys_.begin()] == 1;
+}
+
+std::vector<KeyEvent> WithProbedEvents(std::vector<KeyEvent> events,
+                                       const std::vector<std::string>& args, std::string_view reply,
+                                       const KeyProbe& probe) {
+  if (IsErrorReply(reply) || args.size() < 2) return events;
+  Events out;
+  for (const auto& key : ReadKeys(args[0], args)) {
+    if (probe.Absent(key)) Add(out, kNotifyKeyMiss, "keymiss", key);
+  }
+  std::unordered_set<std::string> created;
+  for (auto& event : events) {
+    if (event.name == "rename_from" && args.size() >= 3) {
+      // Redis deletes an existing destination and adds it anew: "new" whether it was there.
+      Add(out, kNotifyNew, "new", args[2]);
+    } else if (event.name != "rename_to" && CreatesKey(event.name) && probe.Absent(event.key) &&
+               created.insert(event.key).second) {
+      Add(out, kNotifyNew, "new", event.key);
+    }
+    out.push_back(std::move(event));
+  }
+  return out;
+}
+
 std::vector<KeyEvent> EventsOfReply(const std::vector<std::string>& args, std::string_view reply,
                                     UnixMillis now) {
   Events out;
@@ -416,9 +531,19 @@ void KeyspaceNotifier::Publish(const KeyEvent& event) {
   }
 }
 
+std::vector<std::string> KeyspaceNotifier::KeysToProbe(std::string_view lower_name,
+                                                       const std::vector<std::string>& args) const {
+  uint32_t wanted = 0;
+  if (Wants(kNotifyKeyMiss)) wanted |= kNotifyKeyMiss;
+  if (Wants(kNotifyNew)) wanted |= kNotifyNew;
+  if (wanted == 0) return {};
+  return KeyProbe::KeysOf(lower_name, args, wanted);
+}
+
 ReplyFn KeyspaceNotifier::Watch(ReplyFn reply, const std::vector<std::string>& args,
-                                std::string_view lower_name, UnixMillis now) {
-  if (!Wants(CommandEventClasses(lower_name))) return reply;
+                                std::string_view lower_name, UnixMillis now,
+                                std::shared_ptr<const KeyProbe> probe) {
+  if (probe == nullptr && !Wants(CommandEventClasses(lower_name))) return reply;
   std::vector<std::string> kept;
   kept.reserve(args.size());
   kept.emplace_back(lower_name);
@@ -426,8 +551,10 @@ ReplyFn KeyspaceNotifier::Watch(ReplyFn reply, const std::vector<std::string>& a
     kept.push_back(args[i].size() > kLongestKept ? std::string() : args[i]);
   }
   return std::move(reply).Observed(
-      [handle = handle_, kept = std::move(kept), now](std::string_view bytes) {
-        if (auto events = EventsOfReply(kept, bytes, now); !events.empty()) handle->Publish(events);
+      [handle = handle_, kept = std::move(kept), now, probe](std::string_view bytes) {
+        auto events = EventsOfReply(kept, bytes, now);
+        if (probe != nullptr) events = WithProbedEvents(std::move(events), kept, bytes, *probe);
+        if (!events.empty()) handle->Publish(events);
       });
 }
 

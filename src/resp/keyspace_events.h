@@ -67,6 +67,35 @@ struct KeyEvent {
 
 // The classes `command` (lower case) can cause; 0 for a command that writes nothing.
 uint32_t CommandEventClasses(std::string_view command);
+
+// Which keys existed just before a command ran, for Redis's "keymiss" (class m: a read found
+// no key) and "new" (class n: a write created one). The command runs in a transaction after an
+// EXISTS of each key, so the answers are of the state it ran on; they arrive before its reply.
+// Thread-safety: filled by the store's callbacks, read by the reply's; both may be any thread.
+class KeyProbe {
+ public:
+  // The keys command `name` (lower case) with `args` reads or may create, as far as `classes`
+  // want their "keymiss" or "new" events; none when the command can cause neither.
+  static std::vector<std::string> KeysOf(std::string_view name,
+                                         const std::vector<std::string>& args, uint32_t classes);
+  // Asks `recorder` (a SessionStore that records ops for one transaction: EXEC's, a script's,
+  // or a probed command's own) whether each of `keys` exists.
+  static std::shared_ptr<KeyProbe> Start(SessionStore& recorder, std::vector<std::string> keys);
+  // Whether `key` was absent; false when not probed or not answered.
+  bool Absent(const std::string& key) const EXCLUDES(mu_);
+
+ private:
+  mutable Mutex mu_;
+  std::vector<std::string> keys_;               // set before any answer
+  std::vector<int8_t> absent_ GUARDED_BY(mu_);  // per key: -1 unanswered, 1 absent, 0 present
+};
+// `events` (EventsOfReply's for `args`) with the "keymiss" and "new" events `probe` shows, in
+// Redis's order: misses first (a read looks its keys up before anything), and a key's "new"
+// just before the first event that wrote it (RENAME's destination: before "rename_from").
+// `args[0]` is the command's lower-case name. An error reply shows no event.
+std::vector<KeyEvent> WithProbedEvents(std::vector<KeyEvent> events,
+                                       const std::vector<std::string>& args, std::string_view reply,
+                                       const KeyProbe& probe);
 // The events a command caused, from its arguments (args[0] its lower-case name) and its
 // encoded reply (RESP2 or RESP3); none for an error reply. `now`: for EXPIREAT's "del".
 std::vector<KeyEvent> EventsOfReply(const std::vector<std::string>& args, std::string_view reply,
@@ -103,10 +132,14 @@ class KeyspaceNotifier {
     KeyspaceNotifier* notifier_ GUARDED_BY(mu_);
   };
   const std::shared_ptr<Handle>& handle() const { return handle_; }
+  // The keys whose existence before command `lower_name` with `args` decides its wanted
+  // "keymiss" and "new" events (KeyProbe); none, the usual case, when those classes are off.
+  std::vector<std::string> KeysToProbe(std::string_view lower_name,
+                                       const std::vector<std::string>& args) const;
   // `reply`, which publishes the events its command caused just before it is handed over;
-  // `reply` itself when no class the command can cause is on.
+  // `reply` itself when no class the command can cause is on and there is no `probe`.
   ReplyFn Watch(ReplyFn reply, const std::vector<std::string>& args, std::string_view lower_name,
-                UnixMillis now);
+                UnixMillis now, std::shared_ptr<const KeyProbe> probe = nullptr);
 
  private:
   PubSubHub& hub_;

@@ -26,7 +26,6 @@ SKIPPED = {
     "Keyspace notifications: evicted events":
         "skydb never evicts a key (only clean values leave memory; PostgreSQL keeps them), "
         "and maxmemory is store.max_memory in the configuration file",
-    "Keyspace notifications: new key test": "the n class (new key) is not announced yet",
 }
 
 

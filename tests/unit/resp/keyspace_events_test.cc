@@ -113,6 +113,10 @@ class EventSubscriber final : public Subscriber {
     MutexLock lock(mu_);
     return frames_;
   }
+  void Clear() {
+    MutexLock lock(mu_);
+    frames_.clear();
+  }
 
  private:
   mutable Mutex mu_;
@@ -216,6 +220,81 @@ TEST_F(NotifyTest, ExpiredKeysAreAnnouncedOnceWhetherReadOrSwept) {
                                               Frame("__keyevent@0__:expired", "swept")}));
   std::this_thread::sleep_for(std::chrono::milliseconds(50));
   EXPECT_EQ(subscriber_->frames().size(), 2u);
+}
+
+// Redis's own vector (unit/pubsub.tcl, "new key test"), then the other creating commands: a
+// key's "new" comes just before the event that created it, and only when it was absent.
+TEST_F(NotifyTest, NewKeysAreAnnouncedOnceBeforeTheirWrite) {
+  Send({"CONFIG", "SET", "notify-keyspace-events", "En"});
+  Send({"SET", "foo", "bar"});
+  Send({"SET", "foo", "baz"});
+  Send({"SET", "bar", "bar"});
+  EXPECT_EQ(FramesAfter(2), (std::vector<std::string>{Frame("__keyevent@0__:new", "foo"),
+                                                      Frame("__keyevent@0__:new", "bar")}));
+  subscriber_->Clear();
+  Send({"CONFIG", "SET", "notify-keyspace-events", "En$hs"});
+  EXPECT_EQ(Send({"MSET", "bar", "1", "m", "2"}), "+OK\r\n");
+  EXPECT_EQ(Send({"SET", "x", "1", "XX"}), "$-1\r\n");  // nothing created
+  EXPECT_EQ(Send({"HSET", "h", "f", "v"}), ":1\r\n");
+  EXPECT_EQ(Send({"SADD", "s", "a"}), ":1\r\n");
+  EXPECT_EQ(Send({"SADD", "s", "b"}), ":1\r\n");
+  EXPECT_EQ(Send({"INCR", "n"}), ":1\r\n");
+  EXPECT_EQ(Send({"HINCRBY", "h", "g", "1"}), ":1\r\n");
+  EXPECT_EQ(FramesAfter(11),
+            (std::vector<std::string>{
+                Frame("__keyevent@0__:set", "bar"), Frame("__keyevent@0__:new", "m"),
+                Frame("__keyevent@0__:set", "m"), Frame("__keyevent@0__:new", "h"),
+                Frame("__keyevent@0__:hset", "h"), Frame("__keyevent@0__:new", "s"),
+                Frame("__keyevent@0__:sadd", "s"), Frame("__keyevent@0__:sadd", "s"),
+                Frame("__keyevent@0__:new", "n"), Frame("__keyevent@0__:incrby", "n"),
+                Frame("__keyevent@0__:hincrby", "h")}));
+}
+
+// Inside EXEC each command sees the state the one before it left; RENAME's destination is
+// "new" whether it was there (Redis deletes it and adds it again).
+TEST_F(NotifyTest, NewKeysInsideTransactionsScriptsAndRenames) {
+  Send({"CONFIG", "SET", "notify-keyspace-events", "En"});
+  Send({"MULTI"});
+  Send({"SET", "t", "1"});
+  Send({"SET", "t", "2"});
+  Send({"SADD", "u", "x"});
+  EXPECT_EQ(Send({"EXEC"}), "*3\r\n+OK\r\n+OK\r\n:1\r\n");
+  EXPECT_EQ(Send({"EVAL", "redis.call('set', KEYS[1], '1'); return redis.call('set', KEYS[1], '2')",
+                  "1", "v"}),
+            "+OK\r\n");
+  EXPECT_EQ(Send({"RENAME", "t", "v"}), "+OK\r\n");
+  EXPECT_EQ(FramesAfter(4),
+            (std::vector<std::string>{
+                Frame("__keyevent@0__:new", "t"), Frame("__keyevent@0__:new", "u"),
+                Frame("__keyevent@0__:new", "v"), Frame("__keyevent@0__:new", "v")}));
+}
+
+// A read that finds no key is a "keymiss" (class m, which A does not include); a read of an
+// existing key, a missing field of an existing hash, a write, and an error are not.
+TEST_F(NotifyTest, KeyMissesAreAnnouncedForReadsOnly) {
+  Send({"CONFIG", "SET", "notify-keyspace-events", "KEA"});
+  EXPECT_EQ(Send({"GET", "nope"}), "$-1\r\n");
+  EXPECT_TRUE(subscriber_->frames().empty());
+  Send({"CONFIG", "SET", "notify-keyspace-events", "Em"});
+  Send({"HSET", "h", "f", "v"});
+  Send({"SET", "a", "1"});
+  EXPECT_EQ(Send({"GET", "nope"}), "$-1\r\n");
+  EXPECT_EQ(Send({"HGET", "h", "nofield"}), "$-1\r\n");
+  EXPECT_EQ(Send({"HGET", "nohash", "f"}), "$-1\r\n");
+  EXPECT_EQ(Send({"MGET", "a", "m1", "m2"}), "*3\r\n$1\r\n1\r\n$-1\r\n$-1\r\n");
+  EXPECT_EQ(Send({"SISMEMBER", "noset", "x"}), ":0\r\n");
+  EXPECT_EQ(Send({"TTL", "gone"}), ":-2\r\n");
+  EXPECT_EQ(Send({"INCR", "counter"}), ":1\r\n");
+  EXPECT_EQ(Send({"GETEX", "nope", "BADOPTION"}), "-ERR syntax error\r\n");
+  Send({"MULTI"});
+  Send({"GET", "intx"});
+  EXPECT_EQ(Send({"EXEC"}), "*1\r\n$-1\r\n");
+  EXPECT_EQ(FramesAfter(7),
+            (std::vector<std::string>{
+                Frame("__keyevent@0__:keymiss", "nope"), Frame("__keyevent@0__:keymiss", "nohash"),
+                Frame("__keyevent@0__:keymiss", "m1"), Frame("__keyevent@0__:keymiss", "m2"),
+                Frame("__keyevent@0__:keymiss", "noset"), Frame("__keyevent@0__:keymiss", "gone"),
+                Frame("__keyevent@0__:keymiss", "intx")}));
 }
 
 // Redis's keyspace tests silence their subscriber's replies (CLIENT REPLY OFF / SKIP).
