@@ -202,9 +202,19 @@ class DurableBackend {
     (void)after, (void)upto, (void)limit;
     return std::vector<std::string>{};
   }
-  // This daemon no longer wants the "expired" event: it lets go of the announcer lock, so a
-  // daemon that does can take it.
-  virtual void StopAnnouncing() {}
+  // The hashes with a field whose own deadline fell in (after, upto] while the hash lived (at
+  // most `limit`), for the "hexpired" event: from its announcer lock's holder only, as above.
+  virtual Result<std::vector<ExpiredFields>> FieldsExpiredBetween(UnixMillis after, UnixMillis upto,
+                                                                  int limit) {
+    (void)after, (void)upto, (void)limit;
+    return std::vector<ExpiredFields>{};
+  }
+  // This daemon no longer wants the "expired" (kExpiredKeys) or the "hexpired"
+  // (kExpiredFields) event: it lets go of that announcer lock, so a daemon that does can take
+  // it. Each has its own lock, so a daemon that wants one does not keep the other from one
+  // that wants it.
+  enum class Announcing { kExpiredKeys, kExpiredFields };
+  virtual void StopAnnouncing(Announcing what) { (void)what; }
 };
 
 // PostgreSQL behind the tiered store: `writers` connections (one per group-commit writer),

@@ -421,12 +421,24 @@ class WatchList {
 // the one sweeper of the database. For keyspace notifications ("expired").
 // Thread-safety: called from the store's maintenance thread, never under a store lock; it must
 // not block.
+// A hash some of whose fields passed their own deadlines (Redis's "hexpired"); `emptied`: no
+// field is left, so the hash is gone too ("del").
+struct ExpiredFields {
+  std::string key;
+  bool emptied = false;
+  bool operator==(const ExpiredFields&) const = default;
+};
+
 class ExpiryListener {
  public:
   virtual ~ExpiryListener() = default;
   // Whether expired keys are wanted now: when not, the store does not collect them.
   virtual bool WantsExpired() const = 0;
   virtual void Expired(const std::vector<std::string>& keys) = 0;
+  // The same for hash fields past their own deadlines: each such field's hash once, from
+  // PostgreSQL's rows by the database's announcer or, in a memory-only store, from memory.
+  virtual bool WantsExpiredFields() const { return false; }
+  virtual void FieldsExpired(const std::vector<ExpiredFields>& hashes) { (void)hashes; }
 };
 
 class SessionStore {

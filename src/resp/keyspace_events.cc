@@ -514,6 +514,21 @@ void KeyspaceNotifier::Handle::Expired(const std::vector<std::string>& keys) {
   Publish(events);
 }
 
+bool KeyspaceNotifier::Handle::WantsExpiredFields() const {
+  MutexLock lock(mu_);
+  return notifier_ != nullptr &&
+         (notifier_->Wants(kNotifyHash) || notifier_->Wants(kNotifyGeneric));
+}
+
+void KeyspaceNotifier::Handle::FieldsExpired(const std::vector<ExpiredFields>& hashes) {
+  std::vector<KeyEvent> events;
+  for (const auto& hash : hashes) {
+    events.push_back(KeyEvent{kNotifyHash, "hexpired", hash.key});
+    if (hash.emptied) events.push_back(KeyEvent{kNotifyGeneric, "del", hash.key});
+  }
+  Publish(events);
+}
+
 void KeyspaceNotifier::Handle::Forget() {
   MutexLock lock(mu_);
   notifier_ = nullptr;

@@ -126,6 +126,9 @@ class KeyspaceNotifier {
     void Forget() EXCLUDES(mu_);
     bool WantsExpired() const override EXCLUDES(mu_);
     void Expired(const std::vector<std::string>& keys) override EXCLUDES(mu_);
+    bool WantsExpiredFields() const override EXCLUDES(mu_);
+    // "hexpired" (h) for each hash, and "del" (g) after it for one left empty.
+    void FieldsExpired(const std::vector<ExpiredFields>& hashes) override EXCLUDES(mu_);
 
    private:
     mutable Mutex mu_;

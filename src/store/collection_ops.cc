@@ -38,20 +38,6 @@ bool Writes(Kind k) {
   }
 }
 
-// Drops `c`'s fields whose own deadline passed (durably they are past it too: nothing to write).
-void DropExpiredFields(MemoryTier& tier, Entry& e, UnixMillis now) {
-  Collection& c = *e.collection;
-  for (auto it = c.fields.begin(); it != c.fields.end();) {
-    if (it->second.expires_at != 0 && it->second.expires_at <= now) {
-      tier.CollectionResized(e, -static_cast<int64_t>(it->first.size() + it->second.value.size() +
-                                                      kFieldOverheadBytes));
-      it = c.fields.erase(it);
-    } else {
-      ++it;
-    }
-  }
-}
-
 }  // namespace
 
 std::mt19937_64& Random() {
@@ -88,7 +74,7 @@ Result<Collection*> FindCollection(Scope& s, Shard& shard, const std::string& ke
   if (found.entry->type != type) return WrongType();
   s.Depend(found);
   s.tier().Touch(shard, *found.entry);
-  DropExpiredFields(s.tier(), *found.entry, s.now());
+  s.tier().DropExpiredFields(shard, *found.entry, s.now());
   if (found.entry->collection->fields.empty()) return static_cast<Collection*>(nullptr);
   return found.entry->collection.get();
 }
@@ -117,6 +103,7 @@ bool PutField(Scope& s, Shard& shard, Entry& e, const std::string& key, const st
   s.WriteField(shard, e, key, field, shared, expires_at);
   it->second.value = std::move(shared);
   it->second.expires_at = expires_at;
+  c.NoteFieldDeadline(expires_at);
   s.tier().CollectionResized(
       e,
       static_cast<int64_t>(field.size() + it->second.value.size() + kFieldOverheadBytes) - before);

@@ -11,8 +11,8 @@ namespace {
 // extension that PostgreSQL has not seen yet (an outage shorter than this loses nothing).
 constexpr int64_t kDurableSweepGraceMs = 5 * 60 * 1000;
 constexpr int kDurableSweepRoundsPerTick = 20;
-// Expired keys announced per maintenance tick at most (shared coherence); more in one second
-// than this are not announced.
+// Expired keys (shared coherence) and hashes with expired fields announced per maintenance
+// tick at most; more in one second than this are not announced.
 constexpr int kExpiredPerTick = 10000;
 
 }  // namespace
@@ -25,7 +25,7 @@ void TieredStore::MaintenanceLoop(Clock::TimePoint next_durable) {
       if (stopping_) return;
     }
     tier_.Sweep();
-    tier_.AnnounceExpired(ExpiredInDurable());
+    AnnounceExpiries();
     if (durable_ && clock_.Now() >= next_durable) {
       SweepDurable();
       coherence_->AfterDurableSweep();
@@ -34,22 +34,49 @@ void TieredStore::MaintenanceLoop(Clock::TimePoint next_durable) {
   }
 }
 
-std::vector<std::string> TieredStore::ExpiredInDurable() {
-  if (!durable_ || !tier_.AnnouncesFromDurable()) {
-    if (durable_) durable_->StopAnnouncing();
-    announced_until_ = 0;  // the next announcer starts from its own now
+namespace {
+
+// What `read` finds in (since, now], advancing `since`; `since` 0 (or ahead of this clock)
+// starts the window now. A failure is logged and its window read again at the next tick.
+template <typename T, typename Read>
+std::vector<T> ReadWindow(UnixMillis& since, UnixMillis now, const char* what, Read read) {
+  if (since == 0 || since > now) since = now;
+  Result<std::vector<T>> found = read(since, now);
+  if (!found.ok()) {
+    spdlog::warn("store: reading {} for keyspace events failed: {}", what, found.error().message);
     return {};
   }
+  since = now;
+  return std::move(found).value();
+}
+
+}  // namespace
+
+void TieredStore::AnnounceExpiries() {
+  bool keys = durable_ && tier_.AnnouncesFromDurable();
+  bool fields = durable_ && tier_.WantsExpiredFields();
+  // One that stops lets go of its lock; the next announcer starts from its own now.
+  if (!keys) announced_until_ = 0;
+  if (!fields) fields_announced_until_ = 0;
+  if (durable_ && !keys) durable_->StopAnnouncing(DurableBackend::Announcing::kExpiredKeys);
+  if (durable_ && !fields) durable_->StopAnnouncing(DurableBackend::Announcing::kExpiredFields);
   UnixMillis now = tier_.WallMs();
-  if (announced_until_ == 0 || announced_until_ > now) announced_until_ = now;
-  auto keys = durable_->ExpiredBetween(announced_until_, now, kExpiredPerTick);
-  if (!keys.ok()) {
-    spdlog::warn("store: reading expired keys for keyspace events failed: {}",
-                 keys.error().message);
-    return {};
+  std::vector<std::string> expired;
+  std::vector<ExpiredFields> hashes;
+  if (keys) {
+    expired = ReadWindow<std::string>(
+        announced_until_, now, "expired keys", [&](UnixMillis after, UnixMillis upto) {
+          return durable_->ExpiredBetween(after, upto, kExpiredPerTick);
+        });
   }
-  announced_until_ = now;
-  return std::move(keys).value();
+  if (fields) {
+    hashes = ReadWindow<ExpiredFields>(fields_announced_until_, now, "expired hash fields",
+                                       [&](UnixMillis after, UnixMillis upto) {
+                                         return durable_->FieldsExpiredBetween(after, upto,
+                                                                               kExpiredPerTick);
+                                       });
+  }
+  tier_.AnnounceExpired(std::move(expired), std::move(hashes));
 }
 
 void TieredStore::SweepDurable() {

@@ -148,6 +148,7 @@ void MemoryTier::Install(Shard& shard, Entry& e, const DurableValue& row) {
   for (const auto& f : row.fields) {
     collection->bytes += f.name.size() + f.value.size() + kFieldOverheadBytes;
     collection->fields.emplace(f.name, CollectionField{SharedValue(f.value), f.expires_at});
+    collection->NoteFieldDeadline(f.expires_at);
   }
   SetCollection(shard, e, row.type, std::move(collection));
 }
@@ -280,8 +281,11 @@ void MemoryTier::Sweep() {
     MutexLock lock(shard.mu);
     for (auto it = shard.entries.begin(); it != shard.entries.end();) {
       auto next = std::next(it);
-      if (IsExpired(it->second, now)) {
+      Entry& e = it->second;
+      if (IsExpired(e, now)) {
         ExpireLocked(shard, it);
+      } else if (e.collection != nullptr && !options_.evictable) {
+        DropExpiredFields(shard, e, now);  // a memory-only store announces them from here
       } else if (!options_.retain_committed && it->second.dirty_seq == 0) {
         EraseLocked(shard, it);  // memory keeps only this store's uncommitted writes
       }

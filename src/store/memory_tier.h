@@ -119,9 +119,15 @@ class MemoryTier {
   // AnnounceExpired (the maintenance thread) hands them over, with `swept` (with shared
   // coherence, the keys PostgreSQL's rows say expired). Never called under a shard lock.
   void SetExpiryListener(std::shared_ptr<ExpiryListener> listener);
-  void AnnounceExpired(std::vector<std::string> swept);
+  void AnnounceExpired(std::vector<std::string> swept, std::vector<ExpiredFields> swept_fields);
   // Shared coherence, with a listener that wants expired keys: they come from PostgreSQL.
   bool AnnouncesFromDurable() const;
+  // The listener wants hashes whose fields expired (from PostgreSQL when there is a durable
+  // layer; a memory-only store collects them in DropExpiredFields).
+  bool WantsExpiredFields() const;
+  // Drops `e`'s (a hash's or set's, in memory) fields whose own deadline passed: durably they
+  // are past it too, so nothing is written.
+  void DropExpiredFields(Shard& shard, Entry& e, UnixMillis now) REQUIRES(shard.mu);
 
   int64_t count() const { return count_.load(); }
   int64_t expiring() const { return expiring_.load(); }

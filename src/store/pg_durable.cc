@@ -157,16 +157,23 @@ Result<bool> PgDurable::SweeperLock() {
   return SessionLock(holds_sweeper_lock_, sql::kSweeperLockKey, "sweep");
 }
 
-Result<bool> PgDurable::AnnouncerLock() {
+Result<bool> PgDurable::AnnouncerLock(Announcing what) {
+  if (what == Announcing::kExpiredFields) {
+    return SessionLock(holds_fields_announcer_lock_, sql::kFieldsAnnouncerLockKey,
+                       "announcing expired hash fields");
+  }
   return SessionLock(holds_announcer_lock_, sql::kAnnouncerLockKey, "announcing expired keys");
 }
 
-void PgDurable::StopAnnouncing() {
-  if (!std::exchange(holds_announcer_lock_, false) || !sweeper_.Healthy()) return;
-  auto unlocked = sweeper_.Exec(sql::kUnlock, {Int8Param(sql::kAnnouncerLockKey)});
+void PgDurable::StopAnnouncing(Announcing what) {
+  bool fields = what == Announcing::kExpiredFields;
+  bool& held = fields ? holds_fields_announcer_lock_ : holds_announcer_lock_;
+  if (!std::exchange(held, false) || !sweeper_.Healthy()) return;
+  int64_t key = fields ? sql::kFieldsAnnouncerLockKey : sql::kAnnouncerLockKey;
+  auto unlocked = sweeper_.Exec(sql::kUnlock, {Int8Param(key)});
   if (unlocked.ok()) return;
   sweeper_.Close();  // a session's locks go with it
-  holds_sweeper_lock_ = false;
+  holds_sweeper_lock_ = holds_announcer_lock_ = holds_fields_announcer_lock_ = false;
 }
 
 Result<std::vector<std::string>> PgDurable::ExpiredBetween(UnixMillis after, UnixMillis upto,
@@ -175,13 +182,28 @@ Result<std::vector<std::string>> PgDurable::ExpiredBetween(UnixMillis after, Uni
   // Without a session (transaction pooling, no direct connection) every daemon would announce:
   // none does.
   if (!sweeper_lock_) return keys;
-  SKYDB_ASSIGN_OR_RETURN(bool announcer, AnnouncerLock());
+  SKYDB_ASSIGN_OR_RETURN(bool announcer, AnnouncerLock(Announcing::kExpiredKeys));
   if (!announcer) return keys;  // another daemon announces
   auto res =
       sweeper_.Exec(sql::kExpiredBetween, {Int8Param(after), Int8Param(upto), Int8Param(limit)});
   if (!res.ok()) return std::move(res).error().Within("expired keys");
   for (int i = 0; i < res->rows(); ++i) keys.emplace_back(res->Bytes(i, 0));
   return keys;
+}
+
+Result<std::vector<ExpiredFields>> PgDurable::FieldsExpiredBetween(UnixMillis after,
+                                                                   UnixMillis upto, int limit) {
+  std::vector<ExpiredFields> hashes;
+  if (!sweeper_lock_) return hashes;  // as ExpiredBetween: without a session none announces
+  SKYDB_ASSIGN_OR_RETURN(bool announcer, AnnouncerLock(Announcing::kExpiredFields));
+  if (!announcer) return hashes;
+  auto res = sweeper_.Exec(sql::kFieldsExpiredBetween,
+                           {Int8Param(after), Int8Param(upto), Int8Param(limit)});
+  if (!res.ok()) return std::move(res).error().Within("expired hash fields");
+  for (int i = 0; i < res->rows(); ++i) {
+    hashes.push_back(ExpiredFields{std::string(res->Bytes(i, 0)), res->Bool(i, 1)});
+  }
+  return hashes;
 }
 
 Result<int64_t> PgDurable::SweepExpired(UnixMillis now, int limit) {

@@ -37,7 +37,9 @@ class PgDurable final : public DurableBackend {
   Result<int64_t> SweepExpired(UnixMillis now, int limit) override;
   Result<std::vector<std::string>> ExpiredBetween(UnixMillis after, UnixMillis upto,
                                                   int limit) override;
-  void StopAnnouncing() override;
+  Result<std::vector<ExpiredFields>> FieldsExpiredBetween(UnixMillis after, UnixMillis upto,
+                                                          int limit) override;
+  void StopAnnouncing(Announcing what) override;
 
  private:
   pg::LazyConnection& Reader(int reader) {
@@ -57,12 +59,13 @@ class PgDurable final : public DurableBackend {
   pg::LazyConnection sweeper_;
   const bool sweeper_lock_;  // false under transaction pooling without a direct connection
   bool holds_sweeper_lock_ = false;
-  bool holds_announcer_lock_ = false;
+  bool holds_announcer_lock_ = false;         // of expired keys
+  bool holds_fields_announcer_lock_ = false;  // of hashes with expired fields
   // Whether this process is the database's sweeper (takes the lock when it is free).
   // Takes advisory lock `key` on the sweeper's session unless `held` says it has it.
   Result<bool> SessionLock(bool& held, int64_t key, const char* what);
   Result<bool> SweeperLock();
-  Result<bool> AnnouncerLock();
+  Result<bool> AnnouncerLock(Announcing what);
 };
 
 // pg_writes.cc: a request's writes (its guards settled) as statements on `writer`: the rows in

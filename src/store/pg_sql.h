@@ -18,6 +18,8 @@ using pg::Statement;
 inline constexpr int64_t kSweeperLockKey = 0x736b7964625377;  // "skydbSw": one sweeper per database
 // "skydbAn": one announcer of expired keys per database, among the daemons that want them.
 inline constexpr int64_t kAnnouncerLockKey = 0x736b796462416e;
+// "skydbAf": one announcer of hashes with expired fields per database, the same way.
+inline constexpr int64_t kFieldsAnnouncerLockKey = 0x736b7964624166;
 
 // The sessions table, named with its schema (no search_path is assumed).
 #define SKYDB_SESSIONS "public.sky_sessions"
@@ -118,6 +120,17 @@ inline const char* const kExpiredBetweenSql =
     "SELECT id FROM " SKYDB_SESSIONS
     " WHERE expiry_bucket >= $1 / 3600000 AND expiry_bucket <= $2 / 3600000"
     " AND expires_at > $1 AND expires_at <= $2 ORDER BY expires_at LIMIT $3";
+// Hashes with a field whose own deadline fell in ($1, $2] while its hash lived, through the
+// partial index below, the earliest first; and whether no field outlives $2 (the hash is gone).
+inline const char* const kFieldsExpiredBetweenSql =
+    "SELECT f.id, NOT EXISTS (SELECT 1 FROM " SKYDB_FIELDS
+    " g WHERE g.id = f.id"
+    " AND (g.expires_at IS NULL OR g.expires_at > $2))"
+    " FROM " SKYDB_FIELDS " f JOIN " SKYDB_SESSIONS
+    " s ON s.id = f.id"
+    " WHERE f.expires_at > $1 AND f.expires_at <= $2"
+    " AND (s.expires_at IS NULL OR s.expires_at > f.expires_at)"
+    " GROUP BY f.id ORDER BY min(f.expires_at) LIMIT $3";
 // Hash fields past their own deadline (HEXPIRE), through the partial index on it.
 inline const char* const kSweepFieldsSql =
     "DELETE FROM " SKYDB_FIELDS " WHERE (id, field) IN (SELECT id, field FROM " SKYDB_FIELDS
@@ -166,6 +179,8 @@ inline const Statement kSweepLock{nullptr, "SELECT pg_try_advisory_lock($1)", {k
 inline const Statement kUnlock{nullptr, "SELECT pg_advisory_unlock($1)", {kInt8Oid}};
 inline const Statement kSweep{nullptr, kSweepSql, {kInt8Oid, kInt8Oid}};
 inline const Statement kExpiredBetween{nullptr, kExpiredBetweenSql, {kInt8Oid, kInt8Oid, kInt8Oid}};
+inline const Statement kFieldsExpiredBetween{
+    nullptr, kFieldsExpiredBetweenSql, {kInt8Oid, kInt8Oid, kInt8Oid}};
 inline const Statement kBegin{nullptr, "BEGIN", {}};
 inline const Statement kCommitTransaction{nullptr, "COMMIT", {}};
 inline const Statement kRollback{nullptr, "ROLLBACK", {}};

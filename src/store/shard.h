@@ -65,6 +65,14 @@ struct CollectionField {
 // A hash's fields or a set's members.
 struct Collection {
   std::unordered_map<std::string, CollectionField> fields;
+  // No field's own deadline comes before this (0: none has one); it may be earlier than the
+  // earliest, never later, so fields are looked at for expiry only once it passed.
+  UnixMillis next_field_deadline = 0;
+  void NoteFieldDeadline(UnixMillis when) {
+    if (when != 0 && (next_field_deadline == 0 || when < next_field_deadline)) {
+      next_field_deadline = when;
+    }
+  }
   // Bytes it is accounted for: names, values and a map node each (kFieldOverheadBytes).
   uint64_t bytes = 0;
 };
@@ -142,6 +150,8 @@ struct Shard {
   // Keys that expired here since the maintenance thread last announced them (only while an
   // ExpiryListener wants them).
   std::vector<std::string> expired GUARDED_BY(mu);
+  // The same for hashes whose fields passed their own deadlines (a memory-only store's).
+  std::vector<ExpiredFields> expired_fields GUARDED_BY(mu);
   // Reads served in place (TieredStore::GetInPlace). Written under `mu` with a plain load and
   // store (no locked instruction on every GET); read without it, summed over the shards.
   std::atomic<uint64_t> hits_in_place{0};

@@ -83,9 +83,10 @@ class TieredStore final : public SessionStore, private CommitListener {
   void OnNotCommitted(const Batch& batch) override;
   void MaintenanceLoop(Clock::TimePoint next_durable);
   void SweepDurable();
-  // Shared coherence, while expired keys are wanted: the keys whose deadline passed since the
-  // last tick, if this daemon is the database's sweeper (durable.h, ExpiredBetween).
-  std::vector<std::string> ExpiredInDurable();
+  // Hands the listener what expired since the last tick: keys from memory or, with shared
+  // coherence, from PostgreSQL; hash fields from PostgreSQL (either coherence) if this daemon
+  // is the database's announcer (durable.h, ExpiredBetween and FieldsExpiredBetween).
+  void AnnounceExpiries();
 
   TieredOptions options_;
   Clock& clock_;
@@ -99,7 +100,9 @@ class TieredStore final : public SessionStore, private CommitListener {
   Mutex maintenance_mu_;
   CondVar maintenance_cv_;
   bool stopping_ GUARDED_BY(maintenance_mu_) = false;
-  UnixMillis announced_until_ = 0;  // maintenance thread: expired keys announced up to here
+  // Maintenance thread: expired keys and hash fields announced up to here (0: from now).
+  UnixMillis announced_until_ = 0;
+  UnixMillis fields_announced_until_ = 0;
   std::thread maintenance_;
 
   bool started_ = false;

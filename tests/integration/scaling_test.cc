@@ -955,6 +955,53 @@ TEST_F(ExternalTest, ExpiredIsAnnouncedOnceByADaemonThatWantsIt) {
   EXPECT_EQ(pair.Stop(), "");
 }
 
+// A hash field's expiry in PostgreSQL (the field written through one daemon, its deadline
+// through the other) reaches the subscribers of both daemons once: "hexpired", and "del" with
+// it when it was the hash's last field.
+TEST_F(ExternalTest, HashFieldExpiryIsAnnouncedOnceAcrossDaemons) {
+  Pair pair = StartPair("t_hexpired");
+  ASSERT_TRUE(pair.ok);
+  for (const std::string& socket : {pair.sa, pair.sb}) {
+    ASSERT_TRUE(Client(socket).Command({"CONFIG", "SET", "notify-keyspace-events", "Egh"})->IsOk());
+  }
+  std::this_thread::sleep_for(milliseconds(1500));  // the announcer reads from its next sweep
+  std::vector<RespClient> subscribers;
+  for (const std::string& socket : {pair.sa, pair.sb}) {
+    subscribers.push_back(Client(socket));
+    ASSERT_TRUE(subscribers.back()
+                    .Command({"SUBSCRIBE", "__keyevent@0__:hexpired", "__keyevent@0__:del"})
+                    .ok());
+    ASSERT_TRUE(subscribers.back().Next().ok());  // the second subscription's confirmation
+  }
+  ASSERT_EQ(Client(pair.sa).Command({"HSET", "h", "a", "1", "b", "2"})->integer, 2);
+  for (const char* field : {"a", "b"}) {
+    auto set = Client(pair.sb).Command({"HPEXPIRE", "h", "1500", "FIELDS", "1", field});
+    ASSERT_TRUE(set.ok());
+    ASSERT_EQ(set->elements.size(), 1u);
+    EXPECT_EQ(set->elements[0].integer, 1);
+    std::vector<std::string> expected = {"__keyevent@0__:hexpired"};
+    if (std::string(field) == "b") expected.push_back("__keyevent@0__:del");
+    for (auto& subscriber : subscribers) {
+      for (const std::string& channel : expected) {
+        auto event = subscriber.Next();
+        ASSERT_TRUE(event.ok()) << event.error().message;
+        ASSERT_EQ(event->elements.size(), 3u);
+        EXPECT_EQ(event->elements[1].text, channel);
+        EXPECT_EQ(event->elements[2].text, "h");
+      }
+    }
+  }
+  std::this_thread::sleep_for(milliseconds(1200));
+  for (auto& subscriber : subscribers) {
+    auto pong = subscriber.Command({"PING"});
+    ASSERT_TRUE(pong.ok());
+    ASSERT_FALSE(pong->elements.empty());
+    EXPECT_EQ(pong->elements[0].text, "pong") << "an expiry was announced twice";
+  }
+  EXPECT_EQ(Client(pair.sa).Command({"EXISTS", "h"})->integer, 0);
+  EXPECT_EQ(pair.Stop(), "");
+}
+
 class FailoverTest : public ::testing::Test {
  protected:
   void SetUp() override {

@@ -32,7 +32,8 @@ struct FakeDurableState {
   // The backend that answers ExpiredBetween (the first to ask, until it stops announcing): the
   // announcer lock's holder.
   const void* announcer = nullptr;
-  int delete_alls = 0;  // FLUSHALLs committed
+  const void* fields_announcer = nullptr;  // the same for FieldsExpiredBetween
+  int delete_alls = 0;                     // FLUSHALLs committed
   // Runs inside a guarded commit, after its locks and before it reads the rows:
   // another daemon's write landing in the window the guard closes.
   std::function<void(std::map<std::string, DurableValue>& rows)> before_guard;
@@ -189,9 +190,32 @@ class FakeDurable final : public DurableBackend {
     return keys;
   }
 
-  void StopAnnouncing() override {
+  Result<std::vector<ExpiredFields>> FieldsExpiredBetween(UnixMillis after, UnixMillis upto,
+                                                          int limit) override {
     std::lock_guard<std::mutex> lock(state_->mu);
-    if (state_->announcer == this) state_->announcer = nullptr;
+    if (state_->fields_announcer == nullptr) state_->fields_announcer = this;
+    std::vector<ExpiredFields> hashes;
+    if (state_->fields_announcer != this) return hashes;
+    for (const auto& [key, row] : state_->rows) {
+      auto passed = [&](const DurableField& f) {
+        bool hash_lived = row.expires_at == 0 || row.expires_at > f.expires_at;
+        return f.expires_at > after && f.expires_at <= upto && hash_lived;
+      };
+      auto outlives = [&](const DurableField& f) {
+        return f.expires_at == 0 || f.expires_at > upto;
+      };
+      if (!std::any_of(row.fields.begin(), row.fields.end(), passed)) continue;
+      if (hashes.size() >= static_cast<size_t>(limit)) break;
+      hashes.push_back({key, std::none_of(row.fields.begin(), row.fields.end(), outlives)});
+    }
+    return hashes;
+  }
+
+  void StopAnnouncing(Announcing what) override {
+    std::lock_guard<std::mutex> lock(state_->mu);
+    const void*& holder =
+        what == Announcing::kExpiredFields ? state_->fields_announcer : state_->announcer;
+    if (holder == this) holder = nullptr;
   }
 
   Result<int64_t> SweepExpired(UnixMillis now, int limit) override {

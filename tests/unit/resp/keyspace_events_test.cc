@@ -222,6 +222,24 @@ TEST_F(NotifyTest, ExpiredKeysAreAnnouncedOnceWhetherReadOrSwept) {
   EXPECT_EQ(subscriber_->frames().size(), 2u);
 }
 
+// Redis 7.4's "hexpired": a hash whose field passed its own deadline, once; "del" (g) when it
+// took the last field.
+TEST_F(NotifyTest, HashesWithExpiredFieldsAreAnnounced) {
+  Send({"CONFIG", "SET", "notify-keyspace-events", "Ehg"});
+  Send({"HSET", "h", "a", "1", "b", "2"});
+  EXPECT_EQ(Send({"HPEXPIRE", "h", "100", "FIELDS", "1", "a"}), "*1\r\n:1\r\n");
+  clock_.Advance(std::chrono::milliseconds(200));
+  EXPECT_EQ(FramesAfter(3), (std::vector<std::string>{Frame("__keyevent@0__:hset", "h"),
+                                                      Frame("__keyevent@0__:hexpire", "h"),
+                                                      Frame("__keyevent@0__:hexpired", "h")}));
+  Send({"HPEXPIRE", "h", "100", "FIELDS", "1", "b"});
+  clock_.Advance(std::chrono::milliseconds(200));
+  auto frames = FramesAfter(6);
+  ASSERT_EQ(frames.size(), 6u);
+  EXPECT_EQ(frames[4], Frame("__keyevent@0__:hexpired", "h"));
+  EXPECT_EQ(frames[5], Frame("__keyevent@0__:del", "h"));
+}
+
 // Redis's own vector (unit/pubsub.tcl, "new key test"), then the other creating commands: a
 // key's "new" comes just before the event that created it, and only when it was absent.
 TEST_F(NotifyTest, NewKeysAreAnnouncedOnceBeforeTheirWrite) {

@@ -1,7 +1,9 @@
 // The store's side of the "expired" keyspace event: each key whose deadline passes is told to
 // the ExpiryListener once — from memory with exclusive coherence (a read that finds it expired,
 // or the sweep), from the database's one announcer with shared coherence (a store that wants
-// it) — and nothing is collected while the listener does not want it.
+// it) — and nothing is collected while the listener does not want it. The same for hashes whose
+// fields pass their own deadlines ("hexpired"): from the database's announcer whatever the
+// coherence, from memory in a memory-only store.
 #include <algorithm>
 #include <atomic>
 #include <mutex>
@@ -35,10 +37,51 @@ class CollectingListener final : public ExpiryListener {
     return sorted;
   }
 
+  bool WantsExpiredFields() const override { return wanted_fields.load(); }
+  void FieldsExpired(const std::vector<ExpiredFields>& hashes) override {
+    std::lock_guard<std::mutex> lock(mu);
+    heard_fields.insert(heard_fields.end(), hashes.begin(), hashes.end());
+  }
+  std::vector<ExpiredFields> HeardFields(size_t at_least) {
+    for (int i = 0; i < 400; ++i) {
+      {
+        std::lock_guard<std::mutex> lock(mu);
+        if (heard_fields.size() >= at_least) break;
+      }
+      std::this_thread::sleep_for(milliseconds(5));
+    }
+    std::lock_guard<std::mutex> lock(mu);
+    return heard_fields;
+  }
+
   std::atomic<bool> wanted{true};
+  std::atomic<bool> wanted_fields{true};
   std::mutex mu;
   std::vector<std::string> heard;
+  std::vector<ExpiredFields> heard_fields;
 };
+
+Result<StoreReply> Apply(SessionStore& store, CollectionOp op) {
+  Pending<StoreReply> done;
+  store.Collection(std::move(op), done.cb());
+  return done.get();
+}
+CollectionOp HSet(const std::string& key, std::vector<std::string> fields) {
+  CollectionOp op;
+  op.kind = CollectionOp::Kind::kHSet;
+  op.keys = {key};
+  op.values.assign(fields.size(), "v");
+  op.fields = std::move(fields);
+  return op;
+}
+CollectionOp HPExpireAt(const std::string& key, UnixMillis when, std::string field) {
+  CollectionOp op;
+  op.kind = CollectionOp::Kind::kHExpire;
+  op.keys = {key};
+  op.fields = {std::move(field)};
+  op.expiry = Expiry::At(when);
+  return op;
+}
 
 TEST(ExpiryEvents, ExclusiveStoreTellsEachExpiredKeyOnceReadOrSwept) {
   FakeTieredHarness h(FakeOptions(Durability::kSync));
@@ -121,6 +164,81 @@ TEST(ExpiryEvents, SharedStoresHandOverAnnouncingWhenTheAnnouncerStopsWanting) {
   EXPECT_EQ(heard_a->Heard(1), (std::vector<std::string>{"first"}));
   a.store().SetExpiryListener(nullptr);
   b.store().SetExpiryListener(nullptr);
+}
+
+// Exclusive coherence: the fields leave memory when found, but the database's rows are what is
+// announced, so an evicted or reloaded hash is announced all the same, and a field is never
+// announced twice. The last field's expiry empties the hash ("del").
+TEST(ExpiryEvents, HashesWithExpiredFieldsAreToldOnceFromTheDatabase) {
+  FakeTieredHarness h(FakeOptions(Durability::kSync));
+  auto listener = std::make_shared<CollectingListener>();
+  h.store().SetExpiryListener(listener);
+  std::this_thread::sleep_for(milliseconds(100));  // announcing from its own now
+  ASSERT_TRUE(Apply(h.store(), HSet("h", {"a", "b"})).ok());
+  ASSERT_TRUE(Apply(h.store(), HSet("other", {"a"})).ok());
+  ASSERT_TRUE(Apply(h.store(), HPExpireAt("h", h.NowMs() + 100, "a")).ok());
+  h.clock().Advance(milliseconds(200));
+  EXPECT_EQ(listener->HeardFields(1), (std::vector<ExpiredFields>{{"h", false}}));
+  ASSERT_TRUE(Apply(h.store(), HPExpireAt("h", h.NowMs() + 100, "b")).ok());
+  h.clock().Advance(milliseconds(200));
+  std::this_thread::sleep_for(milliseconds(100));  // several ticks: nothing twice
+  EXPECT_EQ(listener->HeardFields(2), (std::vector<ExpiredFields>{{"h", false}, {"h", true}}));
+  h.store().SetExpiryListener(nullptr);
+}
+
+TEST(ExpiryEvents, SharedStoresTellEachHashWithExpiredFieldsOnceBetweenThem) {
+  FakeTieredHarness a(FakeOptions(Durability::kSync, true));
+  FakeTieredHarness b(FakeOptions(Durability::kSync, true), a.shared_state());
+  auto heard_a = std::make_shared<CollectingListener>();
+  auto heard_b = std::make_shared<CollectingListener>();
+  a.store().SetExpiryListener(heard_a);
+  b.store().SetExpiryListener(heard_b);
+  std::this_thread::sleep_for(milliseconds(100));
+  ASSERT_TRUE(Apply(a.store(), HSet("h", {"a", "b"})).ok());
+  ASSERT_TRUE(Apply(b.store(), HPExpireAt("h", b.NowMs() + 100, "a")).ok());
+  a.clock().Advance(milliseconds(200));
+  b.clock().Advance(milliseconds(200));
+  for (int i = 0; i < 400 && heard_a->HeardFields(0).size() + heard_b->HeardFields(0).size() < 1;
+       ++i) {
+    std::this_thread::sleep_for(milliseconds(5));
+  }
+  std::this_thread::sleep_for(milliseconds(100));
+  auto all = heard_a->HeardFields(0);
+  auto more = heard_b->HeardFields(0);
+  all.insert(all.end(), more.begin(), more.end());
+  EXPECT_EQ(all, (std::vector<ExpiredFields>{{"h", false}}));
+  a.store().SetExpiryListener(nullptr);
+  b.store().SetExpiryListener(nullptr);
+}
+
+// A memory-only store has no database to ask: its sweep, or a read that finds the field
+// expired first, tells the hash once.
+TEST(ExpiryEvents, AMemoryStoreTellsExpiredFieldsFromMemory) {
+  FakeClock clock;
+  MemoryTierOptions memory;
+  memory.sweep_interval = milliseconds(20);
+  auto store = NewMemoryStore(memory, clock);
+  auto listener = std::make_shared<CollectingListener>();
+  store->SetExpiryListener(listener);
+  UnixMillis now =
+      std::chrono::duration_cast<milliseconds>(clock.WallNow().time_since_epoch()).count();
+  ASSERT_TRUE(Apply(*store, HSet("swept", {"a", "b"})).ok());
+  ASSERT_TRUE(Apply(*store, HSet("read", {"a"})).ok());
+  ASSERT_TRUE(Apply(*store, HPExpireAt("swept", now + 100, "a")).ok());
+  ASSERT_TRUE(Apply(*store, HPExpireAt("read", now + 100, "a")).ok());
+  clock.Advance(milliseconds(200));
+  CollectionOp get;
+  get.kind = CollectionOp::Kind::kHGet;
+  get.keys = {"read"};
+  get.fields = {"a"};
+  EXPECT_EQ(Apply(*store, get)->type, StoreReply::Type::kNull);
+  auto heard = listener->HeardFields(2);
+  std::this_thread::sleep_for(milliseconds(100));
+  heard = listener->HeardFields(3);
+  std::sort(heard.begin(), heard.end(),
+            [](const ExpiredFields& x, const ExpiredFields& y) { return x.key < y.key; });
+  EXPECT_EQ(heard, (std::vector<ExpiredFields>{{"read", true}, {"swept", false}}));
+  store->SetExpiryListener(nullptr);
 }
 
 }  // namespace
