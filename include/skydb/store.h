@@ -151,6 +151,7 @@ struct StoreReply {
     kNull,
     kArray,
     kMap,     // pairs in `elements` (key, value, key, value...): an array in RESP2
+    kPairs,   // the same, as an array of [key, value] arrays in RESP3 (HRANDFIELD WITHVALUES)
     kSet,     // a set's members: an array in RESP2
     kStatus,  // "+OK"
   };
@@ -165,6 +166,7 @@ struct StoreReply {
   static StoreReply Status(std::string s) { return {Type::kStatus, 0, std::move(s), {}}; }
   static StoreReply Array(std::vector<StoreReply> e) { return {Type::kArray, 0, {}, std::move(e)}; }
   static StoreReply Map(std::vector<StoreReply> e) { return {Type::kMap, 0, {}, std::move(e)}; }
+  static StoreReply Pairs(std::vector<StoreReply> e) { return {Type::kPairs, 0, {}, std::move(e)}; }
   static StoreReply Set(std::vector<StoreReply> e) { return {Type::kSet, 0, {}, std::move(e)}; }
 };
 

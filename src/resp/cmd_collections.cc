@@ -2,6 +2,7 @@
 // CollectionOp, which the store applies (src/store/collection_ops.h); the StoreReply it answers
 // is encoded for the client's protocol (resp/store_reply.h).
 #include <algorithm>
+#include <cmath>
 #include <limits>
 
 #include "base/strings.h"
@@ -182,6 +183,9 @@ void CmdHIncrBy(CommandContext& ctx) {
 void CmdHIncrByFloat(CommandContext& ctx) {
   CollectionOp op = Op(ctx, Kind::kHIncrByFloat);
   if (!ParseRedisLongDouble(ctx.args[3], &op.real)) return ctx.ReplyError(kNotFloat);
+  if (std::isnan(op.real) || std::isinf(op.real)) {
+    return ctx.ReplyError("ERR value is NaN or Infinity");  // Redis checks before the lookup
+  }
   op.fields.push_back(std::move(ctx.args[2]));
   SubmitCollection(ctx, std::move(op));
 }

@@ -24,6 +24,18 @@ void AppendStoreReply(std::string& out, const StoreReply& r, Proto proto) {
     case StoreReply::Type::kArray:
       AppendArrayHeader(out, r.elements.size());
       break;
+    case StoreReply::Type::kPairs:
+      if (proto == Proto::kResp2) {
+        AppendArrayHeader(out, r.elements.size());
+        break;
+      }
+      AppendArrayHeader(out, r.elements.size() / 2);
+      for (size_t i = 0; i + 1 < r.elements.size(); i += 2) {
+        AppendArrayHeader(out, 2);
+        AppendStoreReply(out, r.elements[i], proto);
+        AppendStoreReply(out, r.elements[i + 1], proto);
+      }
+      return;
   }
   for (const auto& e : r.elements) AppendStoreReply(out, e, proto);
 }
@@ -36,6 +48,7 @@ std::string EncodeStoreReply(const StoreReply& r, Proto proto) {
 
 size_t StoreReplyBytes(const StoreReply& r) {
   size_t bytes = BulkReplySize(r.bulk.size());
+  if (r.type == StoreReply::Type::kPairs) bytes += r.elements.size() * 2;  // the pairs' "*2\r\n"
   for (const auto& e : r.elements) bytes += StoreReplyBytes(e);
   return bytes;
 }

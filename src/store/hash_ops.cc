@@ -136,7 +136,7 @@ StoreReply RandomFields(const Collection* hash, const CollectionOp& op) {
     std::shuffle(all.begin(), all.end(), Random());
     for (size_t i = 0; i < all.size() && i < static_cast<size_t>(op.integer); ++i) add(all[i]);
   }
-  return StoreReply::Array(std::move(out));
+  return op.with_values ? StoreReply::Pairs(std::move(out)) : StoreReply::Array(std::move(out));
 }
 
 }  // namespace

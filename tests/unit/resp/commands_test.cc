@@ -661,6 +661,18 @@ TEST_F(CommandsTest, MonitoringProbes) {
             "*4\r\n$11\r\nappendfsync\r\n$2\r\nno\r\n$10\r\nappendonly\r\n$2\r\nno\r\n");
 }
 
+// Two replies Redis's unit/type/hash found different: RESP3's HRANDFIELD WITHVALUES is an array
+// of pairs, and an infinite HINCRBYFLOAT increment is refused before the hash is looked up.
+TEST_F(CommandsTest, HashRepliesAsRedisSevenGivesThem) {
+  EXPECT_EQ(Run({"HSET", "h", "a", "1"}), ":1\r\n");
+  EXPECT_EQ(Run({"HRANDFIELD", "h", "1", "WITHVALUES"}), "*2\r\n$1\r\na\r\n$1\r\n1\r\n");
+  ASSERT_EQ(Run({"HELLO", "3"}).substr(0, 2), "%7");
+  EXPECT_EQ(Run({"HRANDFIELD", "h", "1", "WITHVALUES"}), "*1\r\n*2\r\n$1\r\na\r\n$1\r\n1\r\n");
+  EXPECT_EQ(Run({"HRANDFIELD", "h", "1"}), "*1\r\n$1\r\na\r\n");
+  EXPECT_EQ(Run({"HINCRBYFLOAT", "hf", "f", "+inf"}), "-ERR value is NaN or Infinity\r\n");
+  EXPECT_EQ(Run({"EXISTS", "hf"}), ":0\r\n");
+}
+
 TEST(DefaultTtl, PlainSetGetsTheStoreDefault) {
   testing::FakeClock clock;
   auto store = NewMemoryStore(MemoryTierOptions{}, clock);  // default_ttl 30 min
