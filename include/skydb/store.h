@@ -138,6 +138,9 @@ struct ScanReply {
 struct KeyInfo {
   ValueType type = ValueType::kString;
   std::string encoding;  // "embstr", "int", "raw", "listpack", "hashtable", "intset"
+  // What the memory tier holds for it (MEMORY USAGE): its name and bookkeeping, and its value
+  // while the value is in memory.
+  uint64_t memory_bytes = 0;
 };
 
 // ---- Hashes and sets ------------------------------------------------------------------------

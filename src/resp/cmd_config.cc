@@ -1,6 +1,7 @@
 // CONFIG GET / SET / RESETSTAT / HELP: Redis's parameters that mean something to skydb, each
 // mapped to the skydb setting behind it. Those that can change while the server runs
-// (notify-keyspace-events, timeout, loglevel) are settable; the others answer Redis's
+// (notify-keyspace-events, timeout, loglevel, and Redis's encoding thresholds, kept without
+// effect) are settable; the others answer Redis's
 // "can't set immutable config", and names Redis does not have, or skydb has no meaning for,
 // are absent from GET and "Unknown option" to SET, as in Redis. One declarative row per
 // parameter.
@@ -72,6 +73,21 @@ std::optional<std::string> SetNotify(CommandContext& ctx, const std::string& val
   return std::nullopt;
 }
 
+// One of Redis's encoding thresholds (RuntimeSettings::Threshold): a size, kept and shown.
+ConfigParam Threshold(const char* name, RuntimeSettings::Threshold which) {
+  return {
+      name,
+      [which](CommandContext& c) { return std::to_string(c.executor.settings().threshold(which)); },
+      [which](CommandContext& c, const std::string& value,
+              bool apply) -> std::optional<std::string> {
+        int64_t n = 0;
+        if (!ParseInt64(value, &n)) return "argument couldn't be parsed into an integer";
+        if (n < 0) return "argument must be between 0 and 9223372036854775807 inclusive";
+        if (apply) c.executor.settings().set_threshold(which, n);
+        return std::nullopt;
+      }};
+}
+
 std::string Fixed(const char* value) { return value; }
 
 const std::vector<ConfigParam>& Params() {
@@ -108,9 +124,21 @@ const std::vector<ConfigParam>& Params() {
       {"unixsocket", [](CommandContext& c) { return c.executor.config().unix_path; }, nullptr},
       {"io-threads", [](CommandContext& c) { return std::to_string(c.executor.config().threads); },
        nullptr},
-      {"save", [](CommandContext&) { return Fixed(""); }, nullptr},
+      // No snapshots: "" (none, which Redis's tests and tools set) is taken, nothing else.
+      {"save", [](CommandContext&) { return Fixed(""); },
+       [](CommandContext&, const std::string& value, bool) -> std::optional<std::string> {
+         if (value.find_first_not_of(' ') == std::string::npos) return std::nullopt;
+         return "skydb writes no snapshots (sessions are durable in PostgreSQL): only \"\" is "
+                "accepted";
+       }},
       {"appendonly", [](CommandContext&) { return Fixed("no"); }, nullptr},
       {"databases", [](CommandContext&) { return Fixed("1"); }, nullptr},
+      // Accepted and shown, without effect: skydb keeps every hash and set one way.
+      Threshold("hash-max-listpack-entries", RuntimeSettings::kHashEntries),
+      Threshold("hash-max-ziplist-entries", RuntimeSettings::kHashEntries),
+      Threshold("hash-max-listpack-value", RuntimeSettings::kHashValue),
+      Threshold("hash-max-ziplist-value", RuntimeSettings::kHashValue),
+      Threshold("set-max-intset-entries", RuntimeSettings::kSetIntsetEntries),
   };
   return *params;
 }

@@ -280,6 +280,37 @@ void CmdObject(CommandContext& ctx) {
                                                }));
 }
 
+// MEMORY USAGE key [SAMPLES count]: the bytes the memory tier holds for the key (its value's
+// only while the value is in memory: an evicted value is in PostgreSQL, not in RAM); nil for
+// no key. MEMORY HELP. Redis's other subcommands are unknown here.
+void CmdMemory(CommandContext& ctx) {
+  std::string sub = ToLower(ctx.args[1]);
+  if (sub == "help" && ctx.args.size() == 2) {
+    std::string out;
+    AppendBulkArray(out, {"MEMORY <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+                          "USAGE <key> [SAMPLES <count>]",
+                          "    Return memory in bytes used by <key> and its value.", "HELP",
+                          "    Print this help."});
+    return ctx.Reply(std::move(out));
+  }
+  if (sub != "usage" || ctx.args.size() < 3) {
+    return ctx.ReplyError("ERR unknown subcommand or wrong number of arguments for '" +
+                          ctx.args[1].substr(0, 128) + "'. Try MEMORY HELP.");
+  }
+  if (ctx.args.size() != 3) {
+    int64_t samples = 0;
+    bool ok = ctx.args.size() == 5 && EqualsIgnoreCase(ctx.args[3], "samples");
+    if (!ok) return ctx.ReplyError("ERR syntax error");
+    if (!ParseInt64(ctx.args[4], &samples)) return ctx.ReplyError(kNotInteger);
+  }
+  Proto proto = ctx.client.proto;
+  ctx.store().Type(
+      std::move(ctx.args[2]),
+      ReplyWith<std::optional<KeyInfo>>(ctx, [proto](const std::optional<KeyInfo>& info) {
+        return info ? Integer(static_cast<int64_t>(info->memory_bytes)) : Null(proto);
+      }));
+}
+
 // RENAME key newkey / RENAMENX key newkey.
 void CmdRename(CommandContext& ctx) {
   ctx.store().Rename(std::move(ctx.args[1]), std::move(ctx.args[2]), false,

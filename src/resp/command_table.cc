@@ -71,6 +71,7 @@ const std::vector<CommandSpec> kCommands = {
     {"info", -1, CmdInfo, true, false, 0, 0, 0},
     {"keys", 2, CmdKeys, true, false, 0, 0, 0},
     {"latency", -2, CmdLatency, true, false, 0, 0, 0},
+    {"memory", -2, CmdMemory, true, false, 2, 2, 1},
     {"mget", -2, CmdMGet, true, false, 1, -1, 1},
     {"mset", -3, CmdMSet, true, true, 1, -1, 2},
     {"multi", 1, CmdMulti, true, false, 0, 0, 0},

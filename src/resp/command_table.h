@@ -151,6 +151,7 @@ void CmdHFieldsOnly(CommandContext& ctx);
 void CmdHGetEx(CommandContext& ctx);
 void CmdHSetEx(CommandContext& ctx);
 void CmdObject(CommandContext& ctx);
+void CmdMemory(CommandContext& ctx);
 void CmdRename(CommandContext& ctx);
 void CmdRenameNx(CommandContext& ctx);
 // Sends `op` to the store and replies its StoreReply (or +OK, for HMSET).

@@ -164,9 +164,18 @@ class RuntimeSettings {
   void set_idle_timeout(std::chrono::milliseconds timeout) {
     idle_timeout_ms_.store(timeout.count(), std::memory_order_relaxed);
   }
+  // Redis's thresholds of its compact encodings, which skydb does not have: CONFIG SET takes
+  // and CONFIG GET shows them (Redis's own tests and some tools set them); nothing else reads
+  // them. Redis's defaults.
+  enum Threshold { kHashEntries, kHashValue, kSetIntsetEntries, kThresholds };
+  int64_t threshold(Threshold t) const { return thresholds_[t].load(std::memory_order_relaxed); }
+  void set_threshold(Threshold t, int64_t value) {
+    thresholds_[t].store(value, std::memory_order_relaxed);
+  }
 
  private:
   std::atomic<int64_t> idle_timeout_ms_{0};  // resp.idle_timeout; CONFIG SET timeout
+  std::atomic<int64_t> thresholds_[kThresholds]{128, 64, 512};
 };
 
 // The daemon's scripts: their cache and the watchdog of those running (cmd_scripts.cc).

@@ -233,8 +233,9 @@ std::optional<KeyInfo> TypeKey(Scope& s, Shard& shard, const std::string& key) {
   Found found = s.Find(shard, key);
   s.Depend(found);
   if (found.entry == nullptr) return std::nullopt;
-  if (!found.entry->cached()) return KeyInfo{found.entry->type, ""};
-  return KeyInfo{found.entry->type, EncodingOf(*found.entry)};
+  const Entry& e = *found.entry;
+  uint64_t bytes = kEntryOverheadBytes + key.size() + e.value_bytes();
+  return KeyInfo{e.type, e.cached() ? EncodingOf(e) : "", bytes};
 }
 
 Result<bool> RenameKey(Scope& s, const std::string& from, const std::string& to, bool if_absent) {

@@ -655,10 +655,36 @@ TEST_F(CommandsTest, MonitoringProbes) {
   EXPECT_EQ(Run({"SLOWLOG", "GET", "-2"}), "-ERR count should be greater than or equal to -1\r\n");
   EXPECT_EQ(Run({"SLOWLOG", "foo"}), "-ERR unknown subcommand 'foo'. Try SLOWLOG HELP.\r\n");
   std::string all = Run({"CONFIG", "GET", "*"});
-  EXPECT_EQ(all.substr(0, 5), "*26\r\n") << all;
+  EXPECT_EQ(all.substr(0, 5), "*36\r\n") << all;
   EXPECT_NE(all.find("$9\r\ndatabases\r\n$1\r\n1\r\n"), std::string::npos) << all;
   EXPECT_EQ(Run({"CONFIG", "GET", "APPEND*"}),
             "*4\r\n$11\r\nappendfsync\r\n$2\r\nno\r\n$10\r\nappendonly\r\n$2\r\nno\r\n");
+}
+
+// What Redis's own tests and tools set or ask that means little here: the encoding thresholds
+// are kept and shown, `save ""` is taken (and nothing else), MEMORY USAGE counts what memory
+// holds.
+TEST_F(CommandsTest, ProbesOfRedisToolsAndTests) {
+  EXPECT_EQ(Run({"CONFIG", "SET", "hash-max-ziplist-value", "10"}), kOk);
+  EXPECT_EQ(Run({"CONFIG", "GET", "hash-max-listpack-value"}),
+            "*2\r\n$23\r\nhash-max-listpack-value\r\n$2\r\n10\r\n");
+  EXPECT_EQ(Run({"CONFIG", "SET", "set-max-intset-entries", "-1"}),
+            "-ERR CONFIG SET failed (possibly related to argument 'set-max-intset-entries') - "
+            "argument must be between 0 and 9223372036854775807 inclusive\r\n");
+  EXPECT_EQ(Run({"CONFIG", "SET", "save", ""}), kOk);
+  EXPECT_EQ(Run({"CONFIG", "SET", "save", "900 1"}),
+            "-ERR CONFIG SET failed (possibly related to argument 'save') - skydb writes no "
+            "snapshots (sessions are durable in PostgreSQL): only \"\" is accepted\r\n");
+  EXPECT_EQ(Run({"MEMORY", "USAGE", "missing"}), "$-1\r\n");
+  EXPECT_EQ(Run({"SET", "k", "0123456789"}), kOk);
+  std::string usage = Run({"MEMORY", "USAGE", "k"});
+  ASSERT_EQ(usage.substr(0, 1), ":");
+  EXPECT_GT(std::stoll(usage.substr(1)), 11);
+  EXPECT_EQ(Run({"MEMORY", "USAGE", "k", "SAMPLES", "5"}), usage);
+  EXPECT_EQ(Run({"MEMORY", "USAGE", "k", "SAMPLES"}), "-ERR syntax error\r\n");
+  EXPECT_EQ(Run({"MEMORY", "STATS"}),
+            "-ERR unknown subcommand or wrong number of arguments for 'STATS'. Try MEMORY "
+            "HELP.\r\n");
 }
 
 // Two replies Redis's unit/type/hash found different: RESP3's HRANDFIELD WITHVALUES is an array
