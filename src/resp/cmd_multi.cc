@@ -120,6 +120,17 @@ class ExecGather : public std::enable_shared_from_this<ExecGather> {
   Proto proto_;
 };
 
+// Records the store operations of the commands run against it into `ops`, for one Transact.
+OpForwarder RecorderInto(SessionStore& store, std::vector<TxOp>& ops) {
+  return OpForwarder(
+      store,
+      [&ops](std::vector<TxOp> more) {
+        for (auto& op : more) ops.push_back(std::move(op));
+        return Ok();
+      },
+      "WATCH inside MULTI is not allowed");
+}
+
 void EndMulti(ClientState& client) {
   client.in_multi = false;
   client.multi_refused = false;
@@ -183,13 +194,7 @@ void CmdExec(CommandContext& ctx) {
   replies.reserve(commands.size());
   for (size_t i = 0; i < commands.size(); ++i) replies.push_back(gather->SlotReply(i));
   std::vector<TxOp> ops;
-  OpForwarder recorder(
-      store,
-      [&ops](std::vector<TxOp> more) {
-        for (auto& op : more) ops.push_back(std::move(op));
-        return Ok();
-      },
-      "WATCH inside MULTI is not allowed");
+  OpForwarder recorder = RecorderInto(store, ops);
   ctx.executor.RunQueued(ctx.client, std::move(commands), recorder, std::move(replies));
   store.Transact(
       std::move(ops), watch,
@@ -203,13 +208,7 @@ void CmdExec(CommandContext& ctx) {
 void RunProbed(CommandContext& ctx, const CommandSpec& spec, std::vector<std::string> probed) {
   SessionStore& store = ctx.executor.store();
   std::vector<TxOp> ops;
-  OpForwarder recorder(
-      store,
-      [&ops](std::vector<TxOp> more) {
-        for (auto& op : more) ops.push_back(std::move(op));
-        return Ok();
-      },
-      "WATCH inside MULTI is not allowed");
+  OpForwarder recorder = RecorderInto(store, ops);
   auto probe = KeyProbe::Start(recorder, std::move(probed));
   size_t probes = ops.size();
   // The store answers a failed unit through Transact alone; `answered` keeps it to one reply.
