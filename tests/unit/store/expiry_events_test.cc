@@ -83,6 +83,41 @@ CollectionOp HPExpireAt(const std::string& key, UnixMillis when, std::string fie
   return op;
 }
 
+// Two stores with shared coherence on one fake database, each with its listener; both are
+// announcing (from their own now) once built, b only if `b_wants`.
+struct SharedPair {
+  explicit SharedPair(bool b_wants = true) {
+    heard_b->wanted = b_wants;
+    a.store().SetExpiryListener(heard_a);
+    b.store().SetExpiryListener(heard_b);
+    std::this_thread::sleep_for(milliseconds(100));
+  }
+  ~SharedPair() {
+    a.store().SetExpiryListener(nullptr);
+    b.store().SetExpiryListener(nullptr);
+  }
+  void Advance(milliseconds by) {
+    a.clock().Advance(by);
+    b.clock().Advance(by);
+  }
+  // What either heard, once `n` arrived in all (bounded) and a few more ticks passed.
+  template <typename Heard>
+  auto Both(size_t n, Heard heard) {
+    for (int i = 0; i < 400 && heard(*heard_a).size() + heard(*heard_b).size() < n; ++i) {
+      std::this_thread::sleep_for(milliseconds(5));
+    }
+    std::this_thread::sleep_for(milliseconds(100));  // more ticks: nothing twice
+    auto all = heard(*heard_a);
+    auto more = heard(*heard_b);
+    all.insert(all.end(), more.begin(), more.end());
+    return all;
+  }
+  FakeTieredHarness a{FakeOptions(Durability::kSync, true)};
+  FakeTieredHarness b{FakeOptions(Durability::kSync, true), a.shared_state()};
+  std::shared_ptr<CollectingListener> heard_a = std::make_shared<CollectingListener>();
+  std::shared_ptr<CollectingListener> heard_b = std::make_shared<CollectingListener>();
+};
+
 TEST(ExpiryEvents, ExclusiveStoreTellsEachExpiredKeyOnceReadOrSwept) {
   FakeTieredHarness h(FakeOptions(Durability::kSync));
   auto listener = std::make_shared<CollectingListener>();
@@ -114,56 +149,30 @@ TEST(ExpiryEvents, NothingIsCollectedWhileUnwanted) {
 }
 
 TEST(ExpiryEvents, SharedStoresAnnounceEachExpiryOnceBetweenThem) {
-  FakeTieredHarness a(FakeOptions(Durability::kSync, true));
-  FakeTieredHarness b(FakeOptions(Durability::kSync, true), a.shared_state());
-  auto heard_a = std::make_shared<CollectingListener>();
-  auto heard_b = std::make_shared<CollectingListener>();
-  a.store().SetExpiryListener(heard_a);
-  b.store().SetExpiryListener(heard_b);
-  std::this_thread::sleep_for(milliseconds(100));  // both are announcing from their own now
-  ASSERT_TRUE(a.Set("s1", "1", Expiry::At(a.NowMs() + 100)).ok());
-  ASSERT_TRUE(b.Set("s2", "1", Expiry::At(b.NowMs() + 100)).ok());
-  ASSERT_TRUE(a.Set("lives", "1", Expiry::None()).ok());
-  a.clock().Advance(milliseconds(200));
-  b.clock().Advance(milliseconds(200));
-  for (int i = 0; i < 400 && heard_a->Heard(0).size() + heard_b->Heard(0).size() < 2; ++i) {
-    std::this_thread::sleep_for(milliseconds(5));
-  }
-  std::this_thread::sleep_for(milliseconds(100));  // more ticks: nothing twice
-  auto all = heard_a->Heard(0);
-  auto more = heard_b->Heard(0);
-  all.insert(all.end(), more.begin(), more.end());
+  SharedPair p;
+  ASSERT_TRUE(p.a.Set("s1", "1", Expiry::At(p.a.NowMs() + 100)).ok());
+  ASSERT_TRUE(p.b.Set("s2", "1", Expiry::At(p.b.NowMs() + 100)).ok());
+  ASSERT_TRUE(p.a.Set("lives", "1", Expiry::None()).ok());
+  p.Advance(milliseconds(200));
+  auto all = p.Both(2, [](CollectingListener& l) { return l.Heard(0); });
   std::sort(all.begin(), all.end());
   EXPECT_EQ(all, (std::vector<std::string>{"s1", "s2"}));
-  a.store().SetExpiryListener(nullptr);
-  b.store().SetExpiryListener(nullptr);
 }
 
 // Only a store that wants the event announces, and one that stops wanting it hands over to one
 // that does (as a daemon turning `x` off with CONFIG SET lets go of the announcer lock).
 TEST(ExpiryEvents, SharedStoresHandOverAnnouncingWhenTheAnnouncerStopsWanting) {
-  FakeTieredHarness a(FakeOptions(Durability::kSync, true));
-  FakeTieredHarness b(FakeOptions(Durability::kSync, true), a.shared_state());
-  auto heard_a = std::make_shared<CollectingListener>();
-  auto heard_b = std::make_shared<CollectingListener>();
-  heard_b->wanted = false;
-  a.store().SetExpiryListener(heard_a);
-  b.store().SetExpiryListener(heard_b);
-  std::this_thread::sleep_for(milliseconds(100));  // a announces from its own now
-  ASSERT_TRUE(a.Set("first", "1", Expiry::At(a.NowMs() + 100)).ok());
-  a.clock().Advance(milliseconds(200));
-  b.clock().Advance(milliseconds(200));
-  EXPECT_EQ(heard_a->Heard(1), (std::vector<std::string>{"first"}));
-  heard_a->wanted = false;
-  heard_b->wanted = true;
+  SharedPair p(/*b_wants=*/false);  // a announces from its own now
+  ASSERT_TRUE(p.a.Set("first", "1", Expiry::At(p.a.NowMs() + 100)).ok());
+  p.Advance(milliseconds(200));
+  EXPECT_EQ(p.heard_a->Heard(1), (std::vector<std::string>{"first"}));
+  p.heard_a->wanted = false;
+  p.heard_b->wanted = true;
   std::this_thread::sleep_for(milliseconds(100));  // a lets go, b announces from its own now
-  ASSERT_TRUE(b.Set("second", "1", Expiry::At(b.NowMs() + 100)).ok());
-  a.clock().Advance(milliseconds(200));
-  b.clock().Advance(milliseconds(200));
-  EXPECT_EQ(heard_b->Heard(1), (std::vector<std::string>{"second"})) << "no hand-over";
-  EXPECT_EQ(heard_a->Heard(1), (std::vector<std::string>{"first"}));
-  a.store().SetExpiryListener(nullptr);
-  b.store().SetExpiryListener(nullptr);
+  ASSERT_TRUE(p.b.Set("second", "1", Expiry::At(p.b.NowMs() + 100)).ok());
+  p.Advance(milliseconds(200));
+  EXPECT_EQ(p.heard_b->Heard(1), (std::vector<std::string>{"second"})) << "no hand-over";
+  EXPECT_EQ(p.heard_a->Heard(1), (std::vector<std::string>{"first"}));
 }
 
 // Exclusive coherence: the fields leave memory when found, but the database's rows are what is
@@ -187,28 +196,12 @@ TEST(ExpiryEvents, HashesWithExpiredFieldsAreToldOnceFromTheDatabase) {
 }
 
 TEST(ExpiryEvents, SharedStoresTellEachHashWithExpiredFieldsOnceBetweenThem) {
-  FakeTieredHarness a(FakeOptions(Durability::kSync, true));
-  FakeTieredHarness b(FakeOptions(Durability::kSync, true), a.shared_state());
-  auto heard_a = std::make_shared<CollectingListener>();
-  auto heard_b = std::make_shared<CollectingListener>();
-  a.store().SetExpiryListener(heard_a);
-  b.store().SetExpiryListener(heard_b);
-  std::this_thread::sleep_for(milliseconds(100));
-  ASSERT_TRUE(Apply(a.store(), HSet("h", {"a", "b"})).ok());
-  ASSERT_TRUE(Apply(b.store(), HPExpireAt("h", b.NowMs() + 100, "a")).ok());
-  a.clock().Advance(milliseconds(200));
-  b.clock().Advance(milliseconds(200));
-  for (int i = 0; i < 400 && heard_a->HeardFields(0).size() + heard_b->HeardFields(0).size() < 1;
-       ++i) {
-    std::this_thread::sleep_for(milliseconds(5));
-  }
-  std::this_thread::sleep_for(milliseconds(100));
-  auto all = heard_a->HeardFields(0);
-  auto more = heard_b->HeardFields(0);
-  all.insert(all.end(), more.begin(), more.end());
-  EXPECT_EQ(all, (std::vector<ExpiredFields>{{"h", false}}));
-  a.store().SetExpiryListener(nullptr);
-  b.store().SetExpiryListener(nullptr);
+  SharedPair p;
+  ASSERT_TRUE(Apply(p.a.store(), HSet("h", {"a", "b"})).ok());
+  ASSERT_TRUE(Apply(p.b.store(), HPExpireAt("h", p.b.NowMs() + 100, "a")).ok());
+  p.Advance(milliseconds(200));
+  EXPECT_EQ(p.Both(1, [](CollectingListener& l) { return l.HeardFields(0); }),
+            (std::vector<ExpiredFields>{{"h", false}}));
 }
 
 // A memory-only store has no database to ask: its sweep, or a read that finds the field
