@@ -525,6 +525,13 @@ class SessionStore {
   // Installs (nullptr: removes) the listener of expired keys, which the store keeps alive.
   virtual void SetExpiryListener(std::shared_ptr<ExpiryListener> listener) { (void)listener; }
 
+  // CONFIG SET maxmemory: the memory cap (store.max_memory; 0: none) from now until a restart;
+  // values over it leave memory at the next sweep.
+  virtual Status SetMaxMemory(uint64_t bytes) {
+    (void)bytes;
+    return Error::Unavailable("this store has no memory cap");
+  }
+
   // Live sessions, exact, without scanning.
   virtual int64_t Count() const = 0;
   virtual StoreStats Stats() const = 0;

@@ -1,7 +1,7 @@
 // CONFIG GET / SET / RESETSTAT / HELP: Redis's parameters that mean something to skydb, each
 // mapped to the skydb setting behind it. Those that can change while the server runs
-// (notify-keyspace-events, timeout, loglevel, and Redis's encoding thresholds, kept without
-// effect) are settable; the others answer Redis's
+// (notify-keyspace-events, timeout, loglevel, maxmemory, and Redis's encoding thresholds, kept
+// without effect) are settable; the others answer Redis's
 // "can't set immutable config", and names Redis does not have, or skydb has no meaning for,
 // are absent from GET and "Unknown option" to SET, as in Redis. One declarative row per
 // parameter.
@@ -88,6 +88,34 @@ ConfigParam Threshold(const char* name, RuntimeSettings::Threshold which) {
       }};
 }
 
+// A memory value as Redis reads one: digits and an optional unit, k/m/g (10^3) or kb/mb/gb
+// (2^10), any case.
+std::optional<uint64_t> ParseMemory(const std::string& value) {
+  size_t digits = 0;
+  while (digits < value.size() && value[digits] >= '0' && value[digits] <= '9') ++digits;
+  int64_t n = 0;
+  if (digits == 0 || !ParseInt64(value.substr(0, digits), &n)) return std::nullopt;
+  static const std::pair<const char*, uint64_t> kUnits[] = {
+      {"", 1},        {"b", 1},        {"k", 1000},       {"kb", 1024},
+      {"m", 1000000}, {"mb", 1 << 20}, {"g", 1000000000}, {"gb", uint64_t{1} << 30}};
+  std::string unit = ToLower(value.substr(digits));
+  for (const auto& [name, factor] : kUnits) {
+    if (unit != name) continue;
+    if (static_cast<uint64_t>(n) > UINT64_MAX / factor) return std::nullopt;
+    return static_cast<uint64_t>(n) * factor;
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> SetMaxMemory(CommandContext& ctx, const std::string& value, bool apply) {
+  auto bytes = ParseMemory(value);
+  if (!bytes) return "argument must be a memory value";
+  if (!apply) return std::nullopt;
+  Status set = ctx.executor.store().SetMaxMemory(*bytes);
+  if (!set.ok()) return set.error().message;
+  return std::nullopt;
+}
+
 std::string Fixed(const char* value) { return value; }
 
 const std::vector<ConfigParam>& Params() {
@@ -108,7 +136,7 @@ const std::vector<ConfigParam>& Params() {
        [](CommandContext& c) {
          return std::to_string(c.executor.store().Stats().max_memory_bytes);
        },
-       nullptr},
+       SetMaxMemory},
       // Keys never leave: only clean values leave memory, and PostgreSQL keeps them.
       {"maxmemory-policy", [](CommandContext&) { return Fixed("noeviction"); }, nullptr},
       // store.durability: sync is always, async everysec; a memory store keeps nothing.

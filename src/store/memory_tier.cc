@@ -45,7 +45,10 @@ uint64_t KeyHash(std::string_view key) {
 }
 
 MemoryTier::MemoryTier(const TierOptions& options, Clock& clock)
-    : options_(options), clock_(clock), shards_(kShardCount) {}
+    : options_(options),
+      max_memory_bytes_(options.memory.max_memory_bytes),
+      clock_(clock),
+      shards_(kShardCount) {}
 
 UnixMillis MemoryTier::WallMs() const {
   return std::chrono::duration_cast<std::chrono::milliseconds>(clock_.WallNow().time_since_epoch())
@@ -302,8 +305,8 @@ void MemoryTier::Sweep() {
 }
 
 bool MemoryTier::OverMemoryCap() const {
-  return options_.evictable && options_.memory.max_memory_bytes != 0 &&
-         memory_bytes_.load() > options_.memory.max_memory_bytes;
+  uint64_t cap = max_memory_bytes();
+  return options_.evictable && cap != 0 && memory_bytes_.load() > cap;
 }
 
 void MemoryTier::EvictForMemory() {

@@ -53,6 +53,11 @@ class MemoryTier {
   MemoryTier(const TierOptions& options, Clock& clock);
 
   const TierOptions& options() const { return options_; }
+  // store.max_memory (0: no cap), which CONFIG SET maxmemory may change while the store runs.
+  uint64_t max_memory_bytes() const { return max_memory_bytes_.load(std::memory_order_relaxed); }
+  void set_max_memory_bytes(uint64_t bytes) {
+    max_memory_bytes_.store(bytes, std::memory_order_relaxed);
+  }
   Shard& ShardFor(uint64_t hash) { return shards_[ShardOf(hash)]; }
   Shard& ShardAt(int index) { return shards_[index]; }
   UnixMillis WallMs() const;
@@ -149,6 +154,7 @@ class MemoryTier {
   bool CollectsExpired() const;
 
   TierOptions options_;
+  std::atomic<uint64_t> max_memory_bytes_;
   Clock& clock_;
   std::vector<Shard> shards_;
   std::atomic<int64_t> count_{0};

@@ -28,8 +28,8 @@ Status OpRunner::Reserve(size_t writes) {
     ++queue_full_;
     return Error::Unavailable(committer_->QueueFullMessage());
   }
-  const MemoryTierOptions& memory = tier_.options().memory;
-  if (memory.max_memory_bytes != 0 && tier_.memory_bytes() > memory.max_memory_bytes) {
+  uint64_t cap = tier_.max_memory_bytes();
+  if (cap != 0 && tier_.memory_bytes() > cap) {
     return Error::Unavailable(
         "OOM command not allowed when used memory > 'maxmemory' "
         "(memory-only store at store.max_memory)");

@@ -332,7 +332,7 @@ StoreStats TieredStore::Stats() const {
   coherence_->FillCounts(s);
   s.cached_values = tier_.cached_values();
   s.memory_bytes = tier_.memory_bytes();
-  s.max_memory_bytes = options_.memory.max_memory_bytes;
+  s.max_memory_bytes = tier_.max_memory_bytes();
   s.writes = runner_->writes();
   s.queue_full_rejections = runner_->queue_full();
   const TierCounters& c = tier_.counters();

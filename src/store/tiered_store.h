@@ -72,6 +72,10 @@ class TieredStore final : public SessionStore, private CommitListener {
   void SetExpiryListener(std::shared_ptr<ExpiryListener> listener) override {
     tier_.SetExpiryListener(std::move(listener));
   }
+  Status SetMaxMemory(uint64_t bytes) override {
+    tier_.set_max_memory_bytes(bytes);
+    return Ok();
+  }
   int64_t Count() const override { return coherence_->Count(); }
   StoreStats Stats() const override;
   Status Close(std::chrono::milliseconds timeout) override;

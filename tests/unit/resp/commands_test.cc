@@ -699,6 +699,26 @@ TEST_F(CommandsTest, HashRepliesAsRedisSevenGivesThem) {
   EXPECT_EQ(Run({"EXISTS", "hf"}), ":0\r\n");
 }
 
+// CONFIG SET maxmemory changes the store's cap from now on (Redis's memory units); a memory-only
+// store then refuses writes past it, as Redis does.
+TEST_F(CommandsTest, MaxMemoryIsSettable) {
+  EXPECT_EQ(Run({"CONFIG", "SET", "maxmemory", "2mb"}), kOk);
+  EXPECT_EQ(Run({"CONFIG", "GET", "maxmemory"}), "*2\r\n$9\r\nmaxmemory\r\n$7\r\n2097152\r\n");
+  EXPECT_EQ(Run({"CONFIG", "SET", "maxmemory", "3K"}), kOk);
+  EXPECT_EQ(Run({"CONFIG", "GET", "maxmemory"}), "*2\r\n$9\r\nmaxmemory\r\n$4\r\n3000\r\n");
+  EXPECT_EQ(Run({"CONFIG", "SET", "maxmemory", "12xb"}),
+            "-ERR CONFIG SET failed (possibly related to argument 'maxmemory') - argument must be "
+            "a memory value\r\n");
+  std::string refused;
+  for (int i = 0; i < 40 && refused.empty(); ++i) {
+    std::string reply = Run({"SET", "k" + std::to_string(i), std::string(60, 'x')});
+    if (reply != kOk) refused = reply;
+  }
+  EXPECT_EQ(refused.substr(0, 5), "-OOM ") << "about 230 bytes a key: 3,000 hold 13";
+  EXPECT_EQ(Run({"CONFIG", "SET", "maxmemory", "0"}), kOk);
+  EXPECT_EQ(Run({"SET", "more", "x"}), kOk);
+}
+
 TEST(DefaultTtl, PlainSetGetsTheStoreDefault) {
   testing::FakeClock clock;
   auto store = NewMemoryStore(MemoryTierOptions{}, clock);  // default_ttl 30 min
