@@ -74,6 +74,7 @@ Result<Collection*> FindCollection(Scope& s, Shard& shard, const std::string& ke
   if (found.entry->type != type) return WrongType();
   s.Depend(found);
   s.tier().Touch(shard, *found.entry);
+  s.Holds(shard);
   s.tier().DropExpiredFields(shard, *found.entry, s.now());
   if (found.entry->collection->fields.empty()) return static_cast<Collection*>(nullptr);
   return found.entry->collection.get();

@@ -196,7 +196,8 @@ class FakeDurable final : public DurableBackend {
     if (state_->fields_announcer == nullptr) state_->fields_announcer = this;
     std::vector<ExpiredFields> hashes;
     if (state_->fields_announcer != this) return hashes;
-    for (const auto& [key, row] : state_->rows) {
+    for (const auto& entry : state_->rows) {
+      const DurableValue& row = entry.second;
       auto passed = [&](const DurableField& f) {
         bool hash_lived = row.expires_at == 0 || row.expires_at > f.expires_at;
         return f.expires_at > after && f.expires_at <= upto && hash_lived;
@@ -206,7 +207,7 @@ class FakeDurable final : public DurableBackend {
       };
       if (!std::any_of(row.fields.begin(), row.fields.end(), passed)) continue;
       if (hashes.size() >= static_cast<size_t>(limit)) break;
-      hashes.push_back({key, std::none_of(row.fields.begin(), row.fields.end(), outlives)});
+      hashes.push_back({entry.first, std::none_of(row.fields.begin(), row.fields.end(), outlives)});
     }
     return hashes;
   }
