@@ -45,6 +45,7 @@ void OpRunner::Queue(Scope& scope, const OpPlan& plan, const RowSet* rows, Decid
     unit.guard->decided = std::move(decided);
     if (!unit.waiter) unit.waiter = std::make_shared<Waiter>(clock_.Now(), nullptr);
   }
+  if (unit.waiter) unit.waiter->set_enqueued(clock_.Now());
   *guard = unit.guard;
   *unit_waiter = unit.waiter;
   committer_->Enqueue(std::move(unit));

@@ -30,7 +30,7 @@ using DurableDone = std::function<void(Status)>;
 class Waiter {
  public:
   Waiter(Clock::TimePoint enqueued, DurableDone done)
-      : enqueued_(enqueued), done_(std::move(done)) {}
+      : enqueued_(enqueued.time_since_epoch().count()), done_(std::move(done)) {}
 
   // Sets the reply; only before the waiter is queued (nothing can fire it yet).
   void SetDone(DurableDone done) {
@@ -38,7 +38,14 @@ class Waiter {
     done_ = std::move(done);
   }
 
-  Clock::TimePoint enqueued() const { return enqueued_; }
+  // When its unit was handed to the committer: store.write_timeout counts from here. Set again
+  // at the hand-over, so a unit that took long to apply (a long script) is not timed by it.
+  Clock::TimePoint enqueued() const {
+    return Clock::TimePoint(Clock::TimePoint::duration(enqueued_.load(std::memory_order_relaxed)));
+  }
+  void set_enqueued(Clock::TimePoint when) {
+    enqueued_.store(when.time_since_epoch().count(), std::memory_order_relaxed);
+  }
   bool fired() const { return fired_.load(std::memory_order_acquire); }
 
   // True if this call fired it. `counted`, if given, is incremented before any reply runs, so
@@ -70,7 +77,7 @@ class Waiter {
   }
 
  private:
-  const Clock::TimePoint enqueued_;
+  std::atomic<Clock::TimePoint::rep> enqueued_;
   std::atomic<bool> fired_{false};
   Mutex mu_;
   DurableDone done_ GUARDED_BY(mu_);

@@ -96,6 +96,37 @@ TEST(TransactionTest, AppliesInOrderAsOneCommitAndDeliversOnlyAfterIt) {
   EXPECT_EQ(h.state().rows.count("gone"), 0u);
 }
 
+// store.write_timeout times a script's writes from the hand-over of its unit to the committer,
+// not from the script's start: a script that runs longer than the timeout (here 2 s on the
+// injected clock against 1 s) still commits what it wrote.
+TEST(TransactionTest, AScriptLongerThanTheWriteTimeoutStillCommits) {
+  TieredOptions options = FakeOptions(Durability::kSync);
+  options.write_timeout = std::chrono::seconds(1);
+  FakeTieredHarness h(options);
+  auto d = std::make_shared<Delivered>();
+  tx::Script script{{"long"},
+                    [&h, d](ScriptScope& scope) {
+                      std::vector<TxOp> one;
+                      one.emplace_back(SetOp("long", "written", d));
+                      EXPECT_TRUE(scope.Apply(std::move(one)).ok());
+                      h.clock().Advance(std::chrono::seconds(2));
+                    },
+                    [d](Result<bool> r) {
+                      d->Add(r.ok() ? "script done" : "script error " + r.error().message);
+                    }};
+  std::vector<TxOp> ops;
+  ops.emplace_back(std::move(script));
+  HoldCommits(h.state(), true);  // the deadline watcher looks while the commit waits
+  Pending<bool> done;
+  h.store().Transact(std::move(ops), nullptr, done.cb());
+  std::this_thread::sleep_for(milliseconds(200));
+  HoldCommits(h.state(), false);
+  ASSERT_TRUE(done.get().ok());
+  EXPECT_EQ(d->Log().back(), "script done");
+  std::lock_guard<std::mutex> lock(h.state().mu);
+  EXPECT_EQ(h.state().rows.at("long").value, "written");
+}
+
 // A script (tx::Script): its ops apply at once under its declared keys' locks, each result in
 // hand before the next op; an op on an undeclared key is refused whole; every write it made is
 // one commit, and its own result is delivered only after that commit.
