@@ -195,6 +195,21 @@ TEST(ExpiryEvents, HashesWithExpiredFieldsAreToldOnceFromTheDatabase) {
   h.store().SetExpiryListener(nullptr);
 }
 
+// A hash not in memory (the store restarted: only the database holds its fields) is told all
+// the same, from its rows.
+TEST(ExpiryEvents, AHashNotInMemoryIsToldFromItsRows) {
+  FakeTieredHarness h(FakeOptions(Durability::kSync));
+  ASSERT_TRUE(Apply(h.store(), HSet("cold", {"a", "b"})).ok());
+  ASSERT_TRUE(Apply(h.store(), HPExpireAt("cold", h.NowMs() + 300, "a")).ok());
+  h.Restart();
+  auto listener = std::make_shared<CollectingListener>();
+  h.store().SetExpiryListener(listener);
+  std::this_thread::sleep_for(milliseconds(100));  // announcing from its own now
+  h.clock().Advance(milliseconds(400));
+  EXPECT_EQ(listener->HeardFields(1), (std::vector<ExpiredFields>{{"cold", false}}));
+  h.store().SetExpiryListener(nullptr);
+}
+
 TEST(ExpiryEvents, SharedStoresTellEachHashWithExpiredFieldsOnceBetweenThem) {
   SharedPair p;
   ASSERT_TRUE(Apply(p.a.store(), HSet("h", {"a", "b"})).ok());
