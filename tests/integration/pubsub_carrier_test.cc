@@ -157,7 +157,7 @@ class CarrierTest : public ::testing::Test {
       if (!r.ok()) return promise->set_value("ERROR");
       std::sort(r->begin(), r->end(), [](auto& a, auto& b) { return a.name < b.name; });
       std::string out;
-      for (const auto& c : *r) out += c.name + "=" + std::to_string(c.subscribers) + " ";
+      for (const auto& one : *r) out += one.name + "=" + std::to_string(one.subscribers) + " ";
       promise->set_value(out);
     });
     if (future.wait_for(seconds(30)) != std::future_status::ready) return "TIMEOUT";
