@@ -24,6 +24,7 @@
 #include <utility>
 #include <vector>
 
+#include "skydb/acl_storage.h"
 #include "skydb/env.h"
 #include "skydb/histogram.h"
 #include "skydb/pubsub.h"
@@ -77,6 +78,11 @@ struct RespServerOptions {
   // Carries PUBLISH to the other daemons on the same database and back (skydb/pubsub.h);
   // borrowed, it must outlive the server. nullptr: pub/sub is local to this server.
   PubSubCarrier* pubsub_carrier = nullptr;
+
+  // ACL users (ACL SETUSER, AUTH user pass) live here beyond this server and are shared with
+  // every server on it; borrowed, it must outlive the server. nullptr: in this server only.
+  AclStorage* acl_storage = nullptr;
+  std::string acl_file;  // resp.aclfile: ACL SAVE / LOAD, read at start; "": none
 };
 
 // Checks the options without touching the OS; the message names the offending option.

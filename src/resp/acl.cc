@@ -17,6 +17,7 @@ namespace {
 const std::map<std::string_view, std::vector<std::string_view>>& Table() {
   using V = std::vector<std::string_view>;
   static const auto* table = new std::map<std::string_view, V>{
+      {"acl", V{"admin", "slow", "dangerous"}},  // WHOAMI, CAT, GENPASS: anyone's
       {"append", V{"write", "string", "fast"}},
       {"auth", V{"fast", "connection"}},
       {"client", V{"slow", "connection"}},

@@ -11,6 +11,8 @@ ClientInfo InfoFromState(const ClientState& client) {
   ClientInfo info;
   info.id = client.id;
   info.name = client.name;
+  info.addr = client.peer;
+  info.user = client.user_name;
   info.sub = client.pubsub.channels.size();
   info.psub = client.pubsub.patterns.size();
   info.resp = static_cast<int>(client.proto);
@@ -32,7 +34,7 @@ std::string FormatClientLine(const ClientInfo& i) {
          " qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=" + n(i.obl) + " oll=" + n(i.oll) +
          " omem=" + n(i.omem) + " tot-mem=" + n(i.omem + i.qbuf) +
          " events=" + (i.writing ? "rw" : "r") + " cmd=" + (i.cmd.empty() ? "NULL" : i.cmd) +
-         " user=default redir=-1 resp=" + n(i.resp) + " lib-name=" + i.lib_name +
+         " user=" + i.user + " redir=-1 resp=" + n(i.resp) + " lib-name=" + i.lib_name +
          " lib-ver=" + i.lib_ver;
 }
 

@@ -26,6 +26,7 @@ struct ClientInfo {
   int fd = -1;
   bool unix_socket = false;
   std::string name;
+  std::string user = "default";  // its ACL user
   int64_t age_seconds = 0;
   int64_t idle_seconds = 0;
   size_t sub = 0;   // channels subscribed
@@ -46,7 +47,7 @@ ClientInfo InfoFromState(const ClientState& client);
 
 // Redis 7's CLIENT LIST line (without the newline), field names in Redis's order. Fields skydb
 // has no counterpart for (qbuf-free, argv-mem, multi-mem, rbs, rbp) are 0; multi is -1 (no
-// transactions), db 0, user default, redir -1.
+// transactions), db 0, redir -1.
 std::string FormatClientLine(const ClientInfo& info);
 
 enum class ClientType : uint8_t {

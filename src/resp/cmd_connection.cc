@@ -1,6 +1,7 @@
 // Connection commands: PING, ECHO, AUTH, HELLO, CLIENT, SELECT, QUIT. They touch only the
 // client's state and always reply before returning.
 #include "base/strings.h"
+#include "resp/acl_check.h"
 #include "resp/command_table.h"
 #include "resp/encoder.h"
 
@@ -11,20 +12,26 @@ constexpr std::string_view kWrongPass =
     "WRONGPASS invalid username-password pair or user is disabled.";
 constexpr std::string_view kVersionCompat = "7.0.0";  // the Redis version whose replies we match
 
-// Compares without an early exit so the time taken does not reveal the password's prefix.
-bool SecretEquals(std::string_view a, std::string_view b) {
-  size_t diff = a.size() ^ b.size();
-  for (size_t i = 0; i < a.size(); ++i) {
-    diff |=
-        static_cast<unsigned char>(a[i]) ^ (i < b.size() ? static_cast<unsigned char>(b[i]) : 0U);
+// AUTH's and HELLO AUTH's check: true when `pass` opens user `name`, which the client then runs
+// as; a failure is in ACL LOG (the caller counts it).
+bool Authenticate(CommandContext& ctx, const std::string& name, std::string_view pass) {
+  auto user = ctx.executor.acl().Find(name);
+  if (user == nullptr || !acl::Opens(user->user, pass)) {
+    LogAuthFailure(ctx.executor, ctx.client, name);
+    return false;
   }
-  return diff == 0;
+  ctx.client.authenticated = true;
+  ctx.client.user_name = name;
+  ctx.client.user = std::move(user);
+  ctx.client.acl_generation = 0;  // read again at the next command, in step with the service
+  return true;
 }
 
-// The "default" user with requirepass (or no password at all) is the only user.
-bool CredentialsOk(const ExecutorConfig& config, std::string_view user, std::string_view pass) {
-  if (user != "default") return false;
-  return config.requirepass.empty() || SecretEquals(pass, config.requirepass);
+// The default user opens without a password: a bare AUTH is a mistake, and every client starts
+// authenticated.
+bool DefaultNeedsNoPassword(CommandExecutor& executor) {
+  auto user = executor.acl().Find("default");
+  return user != nullptr && user->user.enabled && user->user.nopass;
 }
 
 bool ValidClientName(std::string_view name) {
@@ -58,12 +65,11 @@ bool ApplyHelloOptions(CommandContext& ctx) {
   for (size_t i = 2; i < args.size(); ++i) {
     bool more = i + 1 < args.size();
     if (EqualsIgnoreCase(args[i], "auth") && i + 2 < args.size()) {
-      if (!CredentialsOk(ctx.executor.config(), args[i + 1], args[i + 2])) {
+      if (!Authenticate(ctx, args[i + 1], args[i + 2])) {
         ++ctx.client.auth_failures;
         ctx.ReplyError(kWrongPass);
         return false;
       }
-      ctx.client.authenticated = true;
       i += 2;
     } else if (EqualsIgnoreCase(args[i], "setname") && more) {
       if (!ValidClientName(args[i + 1])) {
@@ -115,18 +121,16 @@ void CmdEcho(CommandContext& ctx) { ctx.Reply(Bulk(ctx.args[1])); }
 
 void CmdAuth(CommandContext& ctx) {
   if (ctx.args.size() > 3) return ctx.ReplyError(kSyntaxError);
-  const auto& config = ctx.executor.config();
-  if (ctx.args.size() == 2 && config.requirepass.empty()) {
+  if (ctx.args.size() == 2 && DefaultNeedsNoPassword(ctx.executor)) {
     return ctx.ReplyError(
         "ERR AUTH <password> called without any password configured for the default user. "
         "Are you sure your configuration is correct?");
   }
-  std::string_view user = ctx.args.size() == 3 ? std::string_view(ctx.args[1]) : "default";
-  if (!CredentialsOk(config, user, ctx.args.back())) {
+  std::string user = ctx.args.size() == 3 ? ctx.args[1] : "default";
+  if (!Authenticate(ctx, user, ctx.args.back())) {
     ++ctx.client.auth_failures;
     return ctx.ReplyError(kWrongPass);
   }
-  ctx.client.authenticated = true;
   ctx.Reply(Simple("OK"));
 }
 
@@ -151,7 +155,7 @@ void CmdHello(CommandContext& ctx) {
     ctx.client.auth_failures = auth_failures;
     return;
   }
-  if (!ctx.client.authenticated && !ctx.executor.config().requirepass.empty()) {
+  if (!ctx.client.authenticated && !DefaultNeedsNoPassword(ctx.executor)) {
     return ctx.ReplyError(
         "NOAUTH HELLO must be called with the client already authenticated, otherwise the "
         "HELLO <proto> AUTH <user> <pass> option can be used to authenticate the client and "

@@ -14,6 +14,7 @@
 #include <sstream>
 
 #include "base/strings.h"
+#include "resp/acl_users.h"
 #include "resp/command_table.h"
 #include "resp/encoder.h"
 
@@ -141,6 +142,7 @@ void PersistenceSection(CommandExecutor& executor, const StoreStats& stats, std:
 
 void StatsSection(CommandExecutor& executor, const StoreStats& stats, std::ostream& out) {
   const auto& c = executor.counters();
+  auto& acl = executor.acl();
   // evicted_keys is Redis's count of keys deleted to make room. skydb never deletes one: an
   // evicted value stays in PostgreSQL and its key stays live, so the cache's evictions have
   // fields of their own.
@@ -150,6 +152,9 @@ void StatsSection(CommandExecutor& executor, const StoreStats& stats, std::ostre
       << "total_error_replies:" << c.commands->errors_total.load() << "\r\n"
       << "total_error_replies_protocol:" << c.protocol_errors.load() << "\r\n"
       << "acl_access_denied_auth:" << c.auth_failures.load() << "\r\n"
+      << "acl_access_denied_cmd:" << acl.denied_commands.load() << "\r\n"
+      << "acl_access_denied_key:" << acl.denied_keys.load() << "\r\n"
+      << "acl_access_denied_channel:" << acl.denied_channels.load() << "\r\n"
       << "expired_keys:" << stats.expirations << "\r\n"
       << "evicted_keys:0\r\n"
       << "evicted_values_idle:" << stats.evictions_idle << "\r\n"

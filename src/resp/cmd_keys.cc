@@ -9,6 +9,7 @@
 #include <unordered_set>
 
 #include "base/strings.h"
+#include "resp/acl_check.h"
 #include "resp/command_table.h"
 #include "resp/encoder.h"
 
@@ -156,8 +157,11 @@ bool ParseScanOptions(CommandContext& ctx, ScanOptions* options) {
 // a KEYS that would pass resp.max_output_buffer is refused instead of built.
 class KeysGather : public std::enable_shared_from_this<KeysGather> {
  public:
-  KeysGather(SessionStore& store, std::string pattern, ReplyFn reply)
+  // `reader`: the user whose readable keys alone are shown; null: every key.
+  KeysGather(SessionStore& store, std::string pattern, ReplyFn reply,
+             std::shared_ptr<const AclUser> reader)
       : store_(store),
+        reader_(std::move(reader)),
         pattern_(std::move(pattern)),
         claim_(reply.EmptyClaim()),
         reply_(std::move(reply)) {}
@@ -188,7 +192,7 @@ class KeysGather : public std::enable_shared_from_this<KeysGather> {
       return false;
     }
     for (auto& key : page->keys) {
-      if (seen_.count(key) > 0) continue;
+      if (seen_.count(key) > 0 || (reader_ && !MayRead(*reader_, key))) continue;
       size_t bytes = BulkReplySize(key.size());
       if (kHeader + claim_.bytes() + bytes > reply_.limit()) {
         reply_(
@@ -212,6 +216,7 @@ class KeysGather : public std::enable_shared_from_this<KeysGather> {
 
   static constexpr size_t kHeader = 32;
   SessionStore& store_;
+  std::shared_ptr<const AclUser> reader_;
   std::string pattern_;
   uint64_t cursor_ = 0;
   std::vector<std::string> keys_;
@@ -323,9 +328,22 @@ void CmdRenameNx(CommandContext& ctx) {
 
 // KEYS pattern: O(n) in the live keys, from one full SCAN (every key live for the whole call
 // is returned once; keys changed meanwhile may or may not be).
+// The user KEYS and SCAN answer for, when it may not read every key (null: no filter). Such a
+// user's pattern must lie inside its keys (PatternWithin), and only keys it may read are shown.
+std::shared_ptr<const AclUser> KeyReader(CommandContext& ctx) {
+  const auto& user = ctx.client.user;
+  return user != nullptr && !user->all_keys ? user : nullptr;
+}
+
 void CmdKeys(CommandContext& ctx) {
+  auto reader = KeyReader(ctx);
+  if (reader && !PatternWithin(*reader, ctx.args[1])) {
+    return ctx.ReplyError(KeyPatternRefusal(ctx.executor, ctx.client, *reader, "keys"));
+  }
   std::string pattern = ctx.args[1] == "*" ? "" : std::move(ctx.args[1]);
-  std::make_shared<KeysGather>(ctx.store(), std::move(pattern), std::move(ctx.reply))->Start();
+  std::make_shared<KeysGather>(ctx.store(), std::move(pattern), std::move(ctx.reply),
+                               std::move(reader))
+      ->Start();
 }
 
 // FLUSHDB / FLUSHALL [ASYNC|SYNC]: one database, so the same. Both modes delete at once and,
@@ -350,12 +368,24 @@ void CmdScan(CommandContext& ctx) {
   ScanOptions options;
   if (!ParseScanOptions(ctx, &options)) return;
   bool keep = options.type_matches;
+  auto reader = KeyReader(ctx);
+  if (reader && !PatternWithin(*reader, options.pattern)) {
+    return ctx.ReplyError(KeyPatternRefusal(ctx.executor, ctx.client, *reader, "scan"));
+  }
   ctx.store().Scan(options.cursor, std::move(options.pattern), options.count, options.type,
-                   ReplyWith<ScanReply>(ctx, [keep](const ScanReply& r) {
+                   ReplyWith<ScanReply>(ctx, [keep, reader](const ScanReply& r) {
                      std::string out;
                      AppendArrayHeader(out, 2);
                      AppendBulk(out, std::to_string(r.next_cursor));
-                     AppendBulkArray(out, keep ? r.keys : std::vector<std::string>{});
+                     if (keep && !reader) {
+                       AppendBulkArray(out, r.keys);
+                       return out;
+                     }
+                     std::vector<std::string> shown;
+                     for (const auto& key : keep ? r.keys : std::vector<std::string>{}) {
+                       if (MayRead(*reader, key)) shown.push_back(key);
+                     }
+                     AppendBulkArray(out, shown);
                      return out;
                    }));
 }

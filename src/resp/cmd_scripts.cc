@@ -23,6 +23,7 @@
 #include <utility>
 
 #include "base/strings.h"
+#include "resp/acl_check.h"
 #include "resp/command_table.h"
 #include "resp/encoder.h"
 #include "resp/keyspace_events.h"
@@ -44,6 +45,17 @@ std::shared_ptr<ScriptState> MakeScriptState(const Clock& clock) {
 namespace {
 
 constexpr std::string_view kNoScript = "NOSCRIPT No matching script. Please use EVAL.";
+
+// Redis's words for a denial inside a script, after "The user executing the script ".
+std::string ScriptDenial(std::string_view refusal) {
+  if (refusal.find("to run") != std::string_view::npos) {
+    return "can't run this command or subcommand";
+  }
+  if (refusal.find("keys") != std::string_view::npos) {
+    return "can't access at least one of the keys mentioned in the command arguments";
+  }
+  return "can't publish to the channel mentioned in the command";
+}
 
 // What a script may call: the commands about keys, and a few that touch nothing.
 bool AllowedInScript(const CommandSpec& spec) {
@@ -68,6 +80,9 @@ class ScriptJob {
 
   std::vector<std::string> keys;
   std::vector<std::string> argv;
+  // Who runs the script: its calls are checked against this user (null: every right).
+  std::shared_ptr<const AclUser> user;
+  ClientState caller;  // the caller's id, peer and names, for ACL LOG
 
   // Runs the script in `scope` (the store's thread, its keys locked); may run more than once.
   void Run(ScriptScope& scope) {
@@ -105,6 +120,11 @@ class ScriptJob {
     }
     if (spec->write && read_only_) {
       return ErrorReply("ERR Write commands are not allowed from read-only scripts.");
+    }
+    if (user && !user->full_access) {
+      if (auto denied = AclRefusal(executor_, caller, *user, *spec, args, "lua")) {
+        return ErrorReply("ERR The user executing the script " + ScriptDenial(*denied));
+      }
     }
     if (spec->write) running.wrote.store(true);
     ClientState client;
@@ -164,6 +184,13 @@ void RunScript(CommandContext& ctx, std::string body, std::string sha, bool read
   auto job = std::make_shared<ScriptJob>(ctx.executor, std::move(body), std::move(sha),
                                          read_only || flags.no_writes,
                                          ctx.client.proto == Proto::kResp3, ctx.reply.limit());
+  if (ctx.client.user && !ctx.client.user->full_access) {
+    job->user = ctx.client.user;
+    job->caller.id = ctx.client.id;
+    job->caller.peer = ctx.client.peer;
+    job->caller.name = ctx.client.name;
+    job->caller.user_name = ctx.client.user_name;
+  }
   auto first_arg = ctx.args.begin() + 3 + numkeys;
   job->keys.assign(std::make_move_iterator(ctx.args.begin() + 3),
                    std::make_move_iterator(first_arg));

@@ -6,6 +6,7 @@
 #include <unordered_map>
 
 #include "base/strings.h"
+#include "resp/acl_check.h"
 #include "resp/encoder.h"
 
 namespace skydb::resp {
@@ -13,6 +14,7 @@ namespace {
 
 // name, arity, handler, needs_auth, write, first_key, last_key, key_step
 const std::vector<CommandSpec> kCommands = {
+    {"acl", -2, CmdAcl, true, false, 0, 0, 0},  // resp/cmd_acl.cc
     {"append", 3, CmdAppend, true, true, 1, 1, 1},
     {"auth", -2, CmdAuth, false, false, 0, 0, 0},
     {"client", -2, CmdClient, true, false, 0, 0, 0},
@@ -194,6 +196,16 @@ CommandExecutor::CommandExecutor(ExecutorConfig config, SessionStore& store, Clo
       counters_(counters),
       started_(clock.Now()),
       scripts_(MakeScriptState(clock)) {
+  AclService::Options acl;
+  acl.requirepass = config_.requirepass;
+  acl.storage = config_.acl_storage;
+  acl.file = config_.acl_file;
+  acl.files = config_.acl_files;
+  if (acl.files == nullptr && !acl.file.empty()) {
+    own_files_ = NewRealFileSystem();
+    acl.files = own_files_.get();
+  }
+  acl_ = std::make_unique<AclService>(std::move(acl));
   settings_.set_idle_timeout(config_.idle_timeout);
   notifier_.set_classes(config_.notify_classes);
   store_.SetExpiryListener(notifier_.handle());
@@ -220,13 +232,23 @@ void CommandExecutor::ExecuteIn(ClientState& client, std::vector<std::string>& a
   };
   if (spec == nullptr) return refuse(UnknownCommand(args));
   if (!ArityOk(*spec, args.size())) return refuse(WrongArity(spec->name));
-  if (spec->needs_auth && !client.authenticated && !config_.requirepass.empty()) {
+  const AclUser* user = ClientUser(*this, client);
+  if (user == nullptr) {  // deleted since this client authenticated as it: Redis closes it
+    client.close_after_reply = true;
+    return refuse("ERR the user this connection authenticated as was deleted");
+  }
+  if (spec->needs_auth && !client.authenticated && !(user->user.enabled && user->user.nopass)) {
     return refuse("NOAUTH Authentication required.");
   }
   if (auto busy = BusyRefusal(*this, *spec, args)) return refuse(std::move(*busy));
   if (client.proto == Proto::kResp2 && client.pubsub.count() > 0 &&
       !AllowedWhileSubscribed(spec->name)) {
     return refuse(SubscribedModeError(args));
+  }
+  if (!user->full_access) {
+    auto denied =
+        AclRefusal(*this, client, *user, *spec, args, client.in_multi ? "multi" : "toplevel");
+    if (denied) return refuse(std::move(*denied));
   }
   if (client.in_multi && !RunsInsideMulti(*spec)) {
     return QueueInMulti(client, std::move(args),
@@ -252,6 +274,19 @@ void CommandExecutor::RunQueued(ClientState& client, std::vector<std::vector<std
     const CommandSpec* spec = FindCommand(ToLower(commands[i][0]));
     if (spec == nullptr) {  // checked when queued; kept for safety
       replies[i](ErrorReply(UnknownCommand(commands[i])));
+      continue;
+    }
+    // Allowed when queued; the user may have lost the right since (Redis checks again).
+    const AclUser* user = ClientUser(*this, client);
+    auto denied = user == nullptr ? std::optional<std::string>("NOPERM the user was deleted")
+                  : user->full_access
+                      ? std::nullopt
+                      : AclRefusal(*this, client, *user, *spec, commands[i], "multi");
+    if (denied) {
+      replies[i](ErrorReply(
+          "NOPERM ACLs rules changed between the moment the transaction was accumulated and the "
+          "EXEC call. This command is no longer allowed for the following reason: " +
+          denied->substr(std::string_view("NOPERM ").size())));
       continue;
     }
     if (notifier_.classes() != 0) {

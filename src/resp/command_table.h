@@ -49,6 +49,7 @@ const std::vector<CommandSpec>& AllCommands();
 void CmdPing(CommandContext& ctx);
 void CmdEcho(CommandContext& ctx);
 void CmdAuth(CommandContext& ctx);
+void CmdAcl(CommandContext& ctx);
 void CmdHello(CommandContext& ctx);
 void CmdClient(CommandContext& ctx);
 void CmdSelect(CommandContext& ctx);

@@ -21,11 +21,13 @@
 #include <vector>
 
 #include "base/sliced_counters.h"
+#include "resp/acl_users.h"
 #include "resp/clients.h"
 #include "resp/encoder.h"
 #include "resp/keyspace_events.h"
 #include "resp/pubsub.h"
 #include "resp/reply.h"
+#include "skydb/acl_storage.h"
 #include "skydb/env.h"
 #include "skydb/histogram.h"
 #include "skydb/mutex.h"
@@ -36,7 +38,13 @@ namespace skydb::resp {
 // One client's protocol state, owned by its connection.
 struct ClientState {
   uint64_t id = 0;
+  std::string peer;  // "ip:port" or "<socket path>:0", for the log of a denial
   bool authenticated = false;
+  // The ACL user it runs as ("default" until AUTH names another), as last read; re-read when
+  // the server's users changed since `acl_generation` (ClientUser, resp/acl_check.h).
+  std::string user_name = "default";
+  std::shared_ptr<const AclUser> user;
+  uint64_t acl_generation = 0;
   std::string name;
   std::string lib_name;
   std::string lib_ver;
@@ -153,6 +161,9 @@ struct ExecutorConfig {
   bool allow_flush = false;                   // resp.allow_flush
   std::chrono::milliseconds idle_timeout{0};  // resp.idle_timeout, CONFIG SET timeout's start
   uint32_t notify_classes = 0;                // resp.notify_keyspace_events, parsed
+  AclStorage* acl_storage = nullptr;          // borrowed; null: users live in this server only
+  std::string acl_file{};                     // resp.aclfile; "": none
+  FileSystem* acl_files = nullptr;            // for acl_file; null: the real one
 };
 
 // What CONFIG SET may change while the server runs. Read on the hot paths with relaxed loads.
@@ -216,6 +227,7 @@ class CommandExecutor {
   ClientControl* client_control() const { return client_control_; }
   void set_client_control(ClientControl* control) { client_control_ = control; }  // before use
   ScriptState& scripts() { return *scripts_; }
+  AclService& acl() { return *acl_; }
 
  private:
   ExecutorConfig config_;
@@ -228,6 +240,8 @@ class CommandExecutor {
   RuntimeSettings settings_;
   ClientControl* client_control_ = nullptr;
   std::shared_ptr<ScriptState> scripts_;
+  std::unique_ptr<FileSystem> own_files_;  // the real file system, when none was given
+  std::unique_ptr<AclService> acl_;
 };
 
 }  // namespace skydb::resp

@@ -137,12 +137,14 @@ void Connection::DescribeSockets() {
   if (local.ss_family == AF_UNIX) {
     unix_socket_ = true;
     addr_ = laddr_ = shared_.options.unix_path + ":0";
+    client_.peer = addr_;
     return;
   }
   laddr_ = SocketAddressText(local);
   if (::getpeername(fd_, reinterpret_cast<sockaddr*>(&peer), &peer_len) == 0) {
     addr_ = SocketAddressText(peer);
   }
+  client_.peer = addr_;
 }
 
 ClientInfo Connection::Info(Clock::TimePoint now) const {

@@ -47,6 +47,8 @@ class RespServerImpl final : public RespServer {
     config.allow_flush = options.allow_flush;
     config.idle_timeout = options.idle_timeout;
     config.notify_classes = ParseNotifyClasses(options.notify_keyspace_events).value_or(0);
+    config.acl_storage = options.acl_storage;
+    config.acl_file = options.acl_file;
     executor_config_ = config;
     store_ = &store;
   }
@@ -100,6 +102,11 @@ Status RespServerImpl::Open() {
   executor_config_.tcp_port = tcp_port_;
   shared_.executor = std::make_unique<CommandExecutor>(executor_config_, *store_, *shared_.clock,
                                                        shared_.counters);
+  if (Status acl = shared_.executor->acl().Start(); !acl.ok()) {
+    if (created_socket_) ::unlink(shared_.options.unix_path.c_str());
+    created_socket_ = false;
+    return std::move(acl).error().Within("cannot read the ACL users");
+  }
   shared_.client_control = std::make_unique<LoopClientControl>(shared_);
   shared_.executor->set_client_control(shared_.client_control.get());
   if (PubSubCarrier* carrier = shared_.options.pubsub_carrier) {
