@@ -120,6 +120,7 @@ struct RespConfig {
   std::string bind = "127.0.0.1";  // resp.bind: TCP address
   bool allow_remote = false;       // resp.allow_remote: non-loopback bind; needs requirepass
   std::string requirepass;         // resp.requirepass: "" = no AUTH
+  std::string aclfile;             // resp.aclfile: ACL SAVE / LOAD, read at start; "" = none
   int64_t max_clients = 10000;     // resp.max_clients
   std::chrono::milliseconds idle_timeout{0};  // resp.idle_timeout: 0 = never
   int64_t threads = 1;                        // resp.threads: event-loop threads

@@ -439,6 +439,10 @@ std::vector<ConfigKey> BuildTable() {
           .Secret()
           .Accepts("a password, or \"\" (no AUTH)")
           .Describe("password clients must AUTH with; never logged or shown"),
+      String("resp.aclfile", SKYDB_FIELD(resp.aclfile))
+          .Accepts("a file path, or \"\" (none)")
+          .Describe("ACL users read at start (each replaces the stored user of its name) and "
+                    "written by ACL SAVE; ACL LOAD makes it every user"),
       Int("resp.max_clients", SKYDB_FIELD(resp.max_clients), 1, 1000000)
           .Describe("connections beyond this get an error and are closed"),
       Duration("resp.idle_timeout", SKYDB_FIELD(resp.idle_timeout), kSecond, 24 * kHour)

@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include "pgconn/pubsub_carrier.h"
+#include "schema/acl_rows.h"
 #include "skydb/app_env.h"
 
 namespace skydb::daemon {
@@ -16,6 +17,7 @@ RespServerOptions RespOptionsFrom(const Config& config, const std::string& app_g
   o.tcp_port = static_cast<int>(config.resp.tcp_port);
   o.allow_remote = config.resp.allow_remote;
   o.requirepass = config.resp.requirepass;
+  o.acl_file = config.resp.aclfile;
   o.max_clients = static_cast<size_t>(config.resp.max_clients);
   o.idle_timeout = config.resp.idle_timeout;
   o.threads = static_cast<int>(config.resp.threads);
@@ -89,6 +91,10 @@ Status Serving::Open(const std::string& conninfo, const std::string& description
     carrier_ = pg::NewPubSubCarrier(std::move(carrier));
     options.pubsub_carrier = carrier_.get();
   }
+  if (!conninfo.empty() && request.config.kind != StoreKind::kMemory) {
+    acl_storage_ = schema::NewPgAclStorage(conninfo, /*named_statements=*/!pooled);
+    options.acl_storage = acl_storage_.get();
+  }
   StoreStats stats = store_->Stats();
   options.store_description =
       stats.kind + " " + stats.durability + " " + description + description_suffix_;
@@ -101,6 +107,7 @@ Status Serving::Open(const std::string& conninfo, const std::string& description
     (void)store_->Close(std::chrono::seconds(5));
     store_.reset();
     carrier_.reset();
+    acl_storage_.reset();
     return std::move(server).error().Within("cannot listen for clients");
   }
   server_ = std::move(server).value();
@@ -133,6 +140,7 @@ void Serving::Stop(std::chrono::milliseconds drain, std::chrono::milliseconds fl
     server_.reset();
   }
   carrier_.reset();  // after the server: it borrowed the carrier
+  acl_storage_.reset();
   if (store_) {
     Status closed = store_->Close(flush);
     if (!closed.ok()) spdlog::error("store: {}", closed.error().message);

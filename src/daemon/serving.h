@@ -75,7 +75,8 @@ class Serving final : public ClientService {
   std::shared_ptr<TlsContext> tls_;
   mutable Mutex mu_;
   std::unique_ptr<SessionStore> store_ GUARDED_BY(mu_);
-  std::unique_ptr<PubSubCarrier> carrier_ GUARDED_BY(mu_);  // with a database only
+  std::unique_ptr<PubSubCarrier> carrier_ GUARDED_BY(mu_);   // with a database only
+  std::unique_ptr<AclStorage> acl_storage_ GUARDED_BY(mu_);  // with a database only
   std::unique_ptr<RespServer> server_ GUARDED_BY(mu_);
   std::string store_text_ GUARDED_BY(mu_);
   std::string description_suffix_ GUARDED_BY(mu_);

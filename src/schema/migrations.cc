@@ -1,5 +1,6 @@
 // The migrations themselves. Their SQL and names are what databases in the field have applied:
 // append new versions, never edit these.
+#include "schema/acl_rows.h"
 #include "skydb/schema.h"
 
 namespace skydb {
@@ -142,6 +143,8 @@ const std::vector<Migration>& AllMigrations() {
       {126, "sky_sessions heap vacuumed per 100,000 changes",
        "ALTER TABLE sky_sessions SET (autovacuum_vacuum_threshold = 100000,"
        " autovacuum_vacuum_insert_threshold = 100000, autovacuum_analyze_threshold = 100000)"},
+      // The store's ACL users, shared by the daemons on this database (schema/acl_rows.h).
+      {127, "store ACL users", schema::kAclTablesSql},
   };
   return kMigrations;
 }
