@@ -56,7 +56,13 @@ void PrintCredentials(const supervisor::AppCredentials& made, const Contract& co
           : EmbeddedDatabaseUrl(contract.socket_dir, app.database, app.role, made.password);
   AppEnvironment env;
   env.vars.emplace_back("DATABASE_URL", url);
-  if (with_store) env.vars.emplace_back("REDIS_URL", contract.redis_url);
+  std::string redis_url = contract.redis_url;
+  // The app's store user and its password (hex digits and [a-z0-9_]: nothing to escape).
+  size_t scheme = redis_url.find("://");
+  if (!made.store_password.empty() && scheme != std::string::npos) {
+    redis_url.insert(scheme + 3, app.name + ":" + made.store_password + "@");
+  }
+  if (with_store) env.vars.emplace_back("REDIS_URL", redis_url);
   std::fputs(RenderSystemdEnvironment(env).c_str(), stdout);
 }
 
@@ -110,15 +116,16 @@ Status RunCommand(AppCommand command, const AppFlags& flags, supervisor::AppAdmi
       SKYDB_ASSIGN_OR_RETURN(auto made, admin.Add(request));
       PrintCredentials(made, contract, true);
       std::fprintf(stderr,
-                   "skydb app: added %s: role %s, database %s, %s, connection limit %d%s. The "
-                   "session store at REDIS_URL is shared by every app of this daemon: its "
-                   "keyspace is not yet separated per app.\n",
+                   "skydb app: added %s: role %s, database %s, %s, connection limit %d%s. In "
+                   "the session store at REDIS_URL it is user %s: its keys and channels are "
+                   "those that start with \"%s:\".\n",
                    made.app.name.c_str(), made.app.role.c_str(), made.app.database.c_str(),
                    schema::AppAuthName(made.app.auth), made.app.connection_limit,
                    made.password.empty()
                        ? (", peer-mapped to OS user " + flags.os_user).c_str()
                        : "; its password is in DATABASE_URL, shown this once: skydb keeps only "
-                         "PostgreSQL's verifier of it");
+                         "PostgreSQL's verifier of it",
+                   made.app.name.c_str(), made.app.name.c_str());
       return Ok();
     }
     case AppCommand::kRemove:
@@ -130,10 +137,10 @@ Status RunCommand(AppCommand command, const AppFlags& flags, supervisor::AppAdmi
       return Ok();
     case AppCommand::kRotate: {
       SKYDB_ASSIGN_OR_RETURN(auto rotated, admin.RotatePassword(flags.name));
-      PrintCredentials(rotated, contract, false);
+      PrintCredentials(rotated, contract, true);
       std::fprintf(stderr,
-                   "skydb app: %s has a new password (in DATABASE_URL); the old one fails from "
-                   "the next login on, and sessions already open stay open\n",
+                   "skydb app: %s has new passwords (in DATABASE_URL and REDIS_URL); the old "
+                   "ones fail from the next login on, and connections already open stay open\n",
                    flags.name.c_str());
       return Ok();
     }

@@ -7,6 +7,7 @@
 #include <cstdlib>
 
 #include "pgconn/pgconn.h"
+#include "schema/acl_rows.h"
 #include "supervisor/access_sync.h"
 
 namespace skydb::supervisor {
@@ -76,6 +77,9 @@ class AppAdminImpl final : public AppAdmin {
       SKYDB_ASSIGN_OR_RETURN(made.password, GeneratePassword());
     }
     SKYDB_RETURN_IF_ERROR(schema::MakeApp(conn_, made.app, made.password));
+    SKYDB_ASSIGN_OR_RETURN(made.store_password, GeneratePassword());
+    SKYDB_RETURN_IF_ERROR(schema::PutAclUser(
+        conn_, request.name, schema::AppStoreUserRules(request.name, made.store_password)));
     SKYDB_RETURN_IF_ERROR(schema::RevokePublicEverywhere(conn_));
     SKYDB_ASSIGN_OR_RETURN(auto stored, schema::FindApp(conn_, request.name));
     if (stored) made.app = *stored;
@@ -96,6 +100,7 @@ class AppAdminImpl final : public AppAdmin {
                                     "change [app] in the configuration instead");
     }
     SKYDB_RETURN_IF_ERROR(keep_data ? schema::KeepApp(conn_, app) : schema::DropApp(conn_, app));
+    SKYDB_RETURN_IF_ERROR(schema::DeleteAclUser(conn_, name));
     return SyncAccessFiles(conn_, access_);
   }
 
@@ -117,9 +122,12 @@ class AppAdminImpl final : public AppAdmin {
                                     " logs in by peer authentication as its OS user; it has "
                                     "no password");
     }
-    AppCredentials rotated{app, ""};
+    AppCredentials rotated{app, "", ""};
     SKYDB_ASSIGN_OR_RETURN(rotated.password, GeneratePassword());
+    SKYDB_ASSIGN_OR_RETURN(rotated.store_password, GeneratePassword());
     SKYDB_RETURN_IF_ERROR(schema::SetAppPassword(conn_, app, rotated.password));
+    SKYDB_RETURN_IF_ERROR(
+        schema::PutAclUser(conn_, name, schema::AppStoreUserRules(name, rotated.store_password)));
     return rotated;
   }
 

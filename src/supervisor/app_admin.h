@@ -11,6 +11,10 @@
 //                   stays; else role, database and sessions are dropped
 //   RotatePassword  a new generated password; the old one fails from the next login on
 //
+// Each app also gets a store user of its name (schema/acl_rows.h: its keys and channels under
+// "NAME:", a generated password), made with it, given a new password with it, and deleted by
+// Remove; every daemon on the database sees the change within a poll (250 ms).
+//
 // Every change ends with the files rendered and reloaded, verified; a role or database skydb
 // did not create is refused, never taken over. The configured app ([app]) is the daemon's to
 // manage: Remove and RotatePassword refuse it.
@@ -39,6 +43,8 @@ struct NewApp {
 struct AppCredentials {
   schema::AppRow app;
   std::string password;  // "" for a peer-authenticated app; else shown once
+  // The password of the app's store user (named as the app), shown once; "" when unchanged.
+  std::string store_password;
 };
 
 // What the cluster has room for (max_connections − superuser_reserved_connections − skydb's own
