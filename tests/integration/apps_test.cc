@@ -14,10 +14,12 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "cli_support.h"
 #include "pgconn/pgconn.h"
+#include "resp_client.h"
 #include "skydb/env.h"
 #include "supervisor/access_sync.h"
 #include "supervisor_support.h"
@@ -206,6 +208,95 @@ TEST_F(AppsTest, TwoAppsOnOneDaemonCannotReachEachOther) {
   EXPECT_EQ(again->StopCleanly(seconds(60)), "");
 }
 
+// REDIS_URL's user and password ("unix://NAME:PASSWORD@/socket"), and the socket.
+struct StoreLogin {
+  std::string user, password, socket;
+};
+StoreLogin StoreLoginOf(const std::string& redis_url) {
+  size_t start = redis_url.find("://") + 3, colon = redis_url.find(':', start),
+         at = redis_url.find('@', start);
+  if (colon == std::string::npos || at == std::string::npos) return {};
+  return {redis_url.substr(start, colon - start), redis_url.substr(colon + 1, at - colon - 1),
+          redis_url.substr(at + 1)};
+}
+
+// The reply to `args` on a fresh connection after AUTH as `login` ("WRONGPASS..." when that
+// fails).
+std::string AsApp(const StoreLogin& login, const std::vector<std::string>& args) {
+  auto client = RespClient::Connect(login.socket, std::chrono::seconds(10));
+  if (!client.ok()) return "connect: " + client.error().message;
+  auto auth = client->Command({"AUTH", login.user, login.password});
+  if (!auth.ok()) return "AUTH: " + auth.error().message;
+  if (!auth->IsOk()) return auth->text;
+  auto reply = client->Command(args);
+  if (!reply.ok()) return "command: " + reply.error().message;
+  return reply->type == RespReply::Type::kError ? reply->text : "allowed";
+}
+
+// Waits (the daemon reads users every 250 ms) until `login` logs in, or no longer does.
+bool LoginBecomes(const StoreLogin& login, bool works) {
+  for (int i = 0; i < 40; ++i) {
+    bool worked = AsApp(login, {"PING"}) == "allowed";
+    if (worked == works) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  return false;
+}
+
+// `skydb app add` gives each app a store user of its name: REDIS_URL carries it, its keys and
+// channels are those under "NAME:", another app's are NOPERM; rotate-password stops the old
+// store password; the users survive a restart; remove deletes them.
+TEST_F(AppsTest, EachAppsStoreUserReachesOnlyItsOwnKeys) {
+  auto d = Serve();
+  CliRun a = App({"add", "alpha"});
+  CliRun b = App({"add", "beta"});
+  ASSERT_EQ(a.exit_code + b.exit_code, 0) << a.err << b.err;
+  StoreLogin alpha = StoreLoginOf(Var(a.out, "REDIS_URL"));
+  StoreLogin beta = StoreLoginOf(Var(b.out, "REDIS_URL"));
+  ASSERT_EQ(alpha.user, "alpha") << a.out;
+  ASSERT_EQ(alpha.password.size(), 48U);
+  EXPECT_NE(alpha.password, beta.password);
+  EXPECT_EQ(Var(a.out, "DATABASE_URL").find(alpha.password), std::string::npos)
+      << "the store password is not the database's";
+  ASSERT_TRUE(LoginBecomes(alpha, true)) << d->Log();
+  ASSERT_TRUE(LoginBecomes(beta, true));
+  const std::string session(37 * 1024, 's');
+  EXPECT_EQ(AsApp(alpha, {"SET", "alpha:sess:1", session, "EX", "1800"}), "allowed");
+  const std::string key_denied =
+      "NOPERM this user has no permissions to access one of the keys used as arguments";
+  EXPECT_EQ(AsApp(beta, {"GET", "alpha:sess:1"}), key_denied);
+  EXPECT_EQ(AsApp(beta, {"SET", "alpha:sess:1", "forged"}), key_denied);
+  EXPECT_EQ(AsApp(beta, {"SCAN", "0"}), key_denied);
+  EXPECT_EQ(AsApp(beta, {"SCAN", "0", "MATCH", "alpha:*"}), key_denied);
+  EXPECT_EQ(AsApp(beta, {"KEYS", "*"}),
+            "NOPERM this user has no permissions to run the 'keys' command");
+  EXPECT_EQ(AsApp(beta, {"PUBLISH", "alpha:live:topic:1", "x"}),
+            "NOPERM this user has no permissions to access one of the channels used as arguments");
+  EXPECT_EQ(AsApp(beta, {"SUBSCRIBE", "alpha:live:topic:1"}),
+            "NOPERM this user has no permissions to access one of the channels used as arguments");
+  EXPECT_EQ(AsApp(beta, {"PUBLISH", "beta:live:topic:1", "x"}), "allowed");
+  EXPECT_EQ(AsApp(beta, {"SET", "beta:sess:1", "b"}), "allowed");
+
+  CliRun rotated = App({"rotate-password", "alpha"});
+  ASSERT_EQ(rotated.exit_code, 0) << rotated.err;
+  StoreLogin alpha2 = StoreLoginOf(Var(rotated.out, "REDIS_URL"));
+  EXPECT_NE(alpha2.password, alpha.password);
+  EXPECT_TRUE(LoginBecomes(alpha, false)) << "the old store password still logs in";
+  EXPECT_TRUE(LoginBecomes(alpha2, true));
+  EXPECT_FALSE(d->LogContains(alpha.password));
+  EXPECT_FALSE(d->LogContains(alpha2.password));
+
+  EXPECT_EQ(d->StopCleanly(seconds(60)), "");
+  auto again = Serve();
+  EXPECT_TRUE(LoginBecomes(alpha2, true)) << again->Log();  // once the store listens
+  EXPECT_EQ(AsApp(alpha2, {"GET", "alpha:sess:1"}), "allowed");
+  EXPECT_EQ(AsApp(beta, {"GET", "alpha:sess:1"}), key_denied);
+  CliRun removed = App({"remove", "beta", "--drop-data"});
+  EXPECT_EQ(removed.exit_code, 0) << removed.err;
+  EXPECT_TRUE(LoginBecomes(beta, false)) << "a removed app's store user still logs in";
+  EXPECT_EQ(again->StopCleanly(seconds(60)), "");
+}
+
 TEST_F(AppsTest, APeerMappedAppLogsInAsItsOsUserWithoutAPassword) {
   auto d = Serve();
   std::string url = Add("gamma", {"--os-user", kAppUser});
@@ -230,6 +321,9 @@ TEST_F(AppsTest, AnAppAddedToAStoppedDataDirLogsInOnceTheDaemonRuns) {
   EXPECT_TRUE(PostgresProcessesOf(dir_ + "/pgdata").empty()) << "the cluster stopped again";
   auto again = Serve();
   EXPECT_EQ(Psql(url, "SELECT current_user").out, "delta\n") << again->Log();
+  StoreLogin store = StoreLoginOf(Var(added.out, "REDIS_URL"));
+  EXPECT_TRUE(LoginBecomes(store, true)) << added.out;
+  EXPECT_EQ(AsApp(store, {"SET", "delta:sess:1", "v"}), "allowed");
 }
 
 TEST_F(AppsTest, RefusesRolesItDidNotCreateAndSaysWhatToDo) {
