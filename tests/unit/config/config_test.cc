@@ -99,6 +99,7 @@ TEST(ConfigTableTest, HoldsExactlyTheConfigFields) {
                                              "resp.bind",
                                              "resp.allow_remote",
                                              "resp.requirepass",
+                                             "resp.aclfile",
                                              "resp.max_clients",
                                              "resp.idle_timeout",
                                              "resp.notify_keyspace_events",

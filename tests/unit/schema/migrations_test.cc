@@ -47,7 +47,7 @@ TEST(MigrationsTest, TheSessionStoreStartsAtItsFirstVersion) {
   for (const auto& m : AllMigrations()) {
     if (m.version >= kFirstSessionStoreMigration) ++store;
   }
-  EXPECT_EQ(store, 12);
+  EXPECT_EQ(store, 13);
   EXPECT_EQ(AllMigrations().front().version, 1);
 }
 
