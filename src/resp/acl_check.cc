@@ -67,6 +67,83 @@ void Record(CommandExecutor& executor, const ClientState& client, std::string_vi
   }
 }
 
+// Whether some pattern lets `user` read `key` (if `read`) and some lets it write it (if `write`).
+bool KeyAllowed(const AclUser& user, std::string_view key, bool read, bool write) {
+  bool can_read = !read, can_write = !write;
+  for (const auto& rule : user.keys) {
+    if ((can_read || !rule.read) && (can_write || !rule.write)) continue;
+    if (!rule.Matches(key)) continue;
+    can_read = can_read || rule.read;
+    can_write = can_write || rule.write;
+    if (can_read && can_write) return true;
+  }
+  return can_read && can_write;
+}
+
+bool ChannelAllowed(const AclUser& user, const std::string& channel, bool pattern) {
+  const auto& channels = user.user.channels;
+  return std::any_of(channels.begin(), channels.end(), [&](const std::string& p) {
+    return p == "*" || (pattern ? p == channel : GlobMatch(p, channel));
+  });
+}
+
+// Per command of the table (by index): whether its keys are read, and written.
+struct KeyUse {
+  bool read = false;
+  bool write = false;
+  bool special = false;  // its keys or channels are not first..last (AccessOf says which)
+};
+const std::vector<KeyUse>& KeyUses() {
+  static const auto* uses = [] {
+    static constexpr std::string_view kSpecial[] = {
+        "publish",     "subscribe", "psubscribe", "flushall",   "flushdb",    "eval",
+        "evalsha",     "eval_ro",   "evalsha_ro", "sintercard", "sdiffstore", "sinterstore",
+        "sunionstore", "smove",     "rename",     "renamenx",   "memory",     "object"};
+    auto* out = new std::vector<KeyUse>;
+    for (const auto& spec : AllCommands()) {
+      auto categories = acl::CategoriesOf(spec.name);
+      out->push_back({Has(categories, "read"), Has(categories, "write"),
+                      std::find(std::begin(kSpecial), std::end(kSpecial),
+                                std::string_view(spec.name)) != std::end(kSpecial)});
+    }
+    return out;
+  }();
+  return *uses;
+}
+
+// The command, key and channel verdict of `args` for `user` (not one with every right).
+acl::Denied Verdict(const AclUser& user, const CommandSpec& spec,
+                    const std::vector<std::string>& args, std::string* refused_channel) {
+  size_t index = static_cast<size_t>(&spec - AllCommands().data());
+  if (index >= kAclCommandSlots || !user.commands[index]) return acl::Denied::kCommand;
+  const KeyUse& use = KeyUses()[index];
+  if (!use.special) {  // the common case: keys first..last, nothing copied
+    if (spec.first_key <= 0 || user.all_keys) return acl::Denied::kNone;
+    bool read = use.read || ReadsValueToo(spec.name, args);
+    size_t last = spec.last_key < 0 ? args.size() - 1 : static_cast<size_t>(spec.last_key);
+    for (size_t i = static_cast<size_t>(spec.first_key); i <= last && i < args.size();
+         i += static_cast<size_t>(spec.key_step)) {
+      if (!KeyAllowed(user, args[i], read, use.write)) return acl::Denied::kKey;
+    }
+    return acl::Denied::kNone;
+  }
+  AclAccess access = AccessOf(spec, args);
+  if (access.every_key && !user.all_keys) return acl::Denied::kKey;
+  for (const auto& key : access.read) {
+    if (!KeyAllowed(user, key, true, false)) return acl::Denied::kKey;
+  }
+  for (const auto& key : access.write) {
+    if (!KeyAllowed(user, key, false, true)) return acl::Denied::kKey;
+  }
+  for (const auto& channel : access.channels) {
+    if (!ChannelAllowed(user, channel, access.channel_patterns)) {
+      *refused_channel = channel;
+      return acl::Denied::kChannel;
+    }
+  }
+  return acl::Denied::kNone;
+}
+
 }  // namespace
 
 AclAccess AccessOf(const CommandSpec& spec, const std::vector<std::string>& args) {
@@ -142,29 +219,29 @@ std::optional<std::string> AclRefusal(CommandExecutor& executor, const ClientSta
                                       const std::vector<std::string>& args,
                                       std::string_view context, bool dry_run) {
   if (user.full_access || !spec.needs_auth) return std::nullopt;
-  if (spec.name == std::string_view("acl") && args.size() >= 2) {
+  std::string_view name = spec.name;
+  if (name == "acl" && args.size() >= 2) {
     // Redis's harmless subcommands, outside @dangerous: any user may ask them.
     for (std::string_view sub : {"whoami", "cat", "genpass", "help"}) {
       if (EqualsIgnoreCase(args[1], sub)) return std::nullopt;
     }
   }
-  std::string command = spec.name;
-  if (command == "client" && args.size() >= 2 && !user.all_commands) {
+  std::string command;  // on a denial: the command as Redis names it
+  acl::Denied denied = acl::Denied::kNone;
+  std::string channel;  // the one refused, for ACL LOG
+  if (name == "client" && args.size() >= 2 && !user.all_commands) {
     // Redis's @admin @dangerous subcommands: they reach other users' connections, so only a
     // user with every command may run them (skydb's rules name whole commands).
     for (std::string_view sub : {"kill", "list", "pause", "unpause", "no-evict"}) {
-      if (EqualsIgnoreCase(args[1], sub)) command = "client|" + std::string(sub);
+      if (EqualsIgnoreCase(args[1], sub)) {
+        command = "client|" + std::string(sub);
+        denied = acl::Denied::kCommand;
+      }
     }
   }
-  AclAccess access = AccessOf(spec, args);
-  acl::Denied denied = command != spec.name
-                           ? acl::Denied::kCommand
-                           : acl::Check(user.user, spec.name, access.read, access.write,
-                                        access.channels, access.channel_patterns);
-  if (denied == acl::Denied::kNone && access.every_key && !user.all_keys) {
-    denied = acl::Denied::kKey;  // a user walled into some keys may not delete every key
-  }
+  if (denied == acl::Denied::kNone) denied = Verdict(user, spec, args, &channel);
   if (denied == acl::Denied::kNone) return std::nullopt;
+  if (command.empty()) command = name;
   std::string text;
   std::string object = command;
   switch (denied) {
@@ -174,15 +251,10 @@ std::optional<std::string> AclRefusal(CommandExecutor& executor, const ClientSta
     case acl::Denied::kKey:
       text = "NOPERM this user has no permissions to access one of the keys used as arguments";
       break;
-    default: {
+    default:
       text = "NOPERM this user has no permissions to access one of the channels used as arguments";
-      auto refused = std::find_if(access.channels.begin(), access.channels.end(), [&](auto& c) {
-        return acl::Check(user.user, spec.name, {}, {}, {c}, access.channel_patterns) !=
-               acl::Denied::kNone;
-      });
-      if (refused != access.channels.end()) object = *refused;
+      object = channel;
       break;
-    }
   }
   if (dry_run) return text;
   auto& service = executor.acl();
@@ -195,9 +267,7 @@ std::optional<std::string> AclRefusal(CommandExecutor& executor, const ClientSta
 }
 
 bool MayRead(const AclUser& user, std::string_view key) {
-  if (user.all_keys) return true;
-  return std::any_of(user.user.keys.begin(), user.user.keys.end(),
-                     [&](const acl::KeyPattern& p) { return p.read && GlobMatch(p.glob, key); });
+  return user.all_keys || KeyAllowed(user, key, /*read=*/true, /*write=*/false);
 }
 
 bool PatternWithin(const AclUser& user, std::string_view pattern) {

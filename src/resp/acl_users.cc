@@ -7,6 +7,7 @@
 #include <algorithm>
 
 #include "base/strings.h"
+#include "resp/command_table.h"
 
 namespace skydb::resp {
 namespace {
@@ -16,6 +17,16 @@ constexpr UnixMillis kLogMergeWindowMs = 60'000;
 std::shared_ptr<const AclUser> Entry(const acl::User& user) {
   auto entry = std::make_shared<AclUser>();
   entry->user = user;
+  const auto& specs = AllCommands();
+  for (size_t i = 0; i < specs.size() && i < kAclCommandSlots; ++i) {
+    entry->commands[i] = user.commands.count(specs[i].name) > 0;
+  }
+  for (const auto& k : user.keys) {
+    std::string_view prefix = std::string_view(k.glob).substr(0, k.glob.size() - 1);
+    bool prefix_only = !k.glob.empty() && k.glob.back() == '*' &&
+                       prefix.find_first_of("*?[\\") == std::string_view::npos;
+    entry->keys.push_back({k.glob, prefix_only, k.read, k.write});
+  }
   static const size_t kAllCommands = acl::CommandsIn("all")->size();
   entry->all_commands = user.commands.size() == kAllCommands;
   entry->all_keys = std::any_of(user.keys.begin(), user.keys.end(), [](const acl::KeyPattern& k) {
@@ -37,6 +48,11 @@ std::vector<std::string> Words(std::string_view text) {
 }
 
 }  // namespace
+
+bool AclKeyRule::Matches(std::string_view key) const {
+  if (prefix_only) return key.starts_with(std::string_view(glob).substr(0, glob.size() - 1));
+  return GlobMatch(glob, key);
+}
 
 bool AclLog::Add(AclLogEntry entry, UnixMillis now) {
   MutexLock lock(mu_);

@@ -16,6 +16,7 @@
 #pragma once
 
 #include <atomic>
+#include <bitset>
 #include <chrono>
 #include <cstdint>
 #include <deque>
@@ -37,8 +38,23 @@
 
 namespace skydb::resp {
 
+// At most this many commands (CommandStats::kSlots): a user's allowed commands are a bitset of
+// their index in the command table.
+inline constexpr size_t kAclCommandSlots = 128;
+
+// One key pattern, ready for the check: "prefix*" with no other wildcard is a prefix test.
+struct AclKeyRule {
+  std::string glob;
+  bool prefix_only = false;  // glob is prefix + "*"
+  bool read = true;
+  bool write = true;
+  bool Matches(std::string_view key) const;
+};
+
 struct AclUser {
   acl::User user;
+  std::bitset<kAclCommandSlots> commands;  // by index in the command table
+  std::vector<AclKeyRule> keys;
   // Every command, key (read and write) and channel: nothing to check.
   bool full_access = false;
   bool all_keys = false;      // reads and writes every key (KEYS and SCAN need no filter)
