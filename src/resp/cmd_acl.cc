@@ -3,6 +3,8 @@
 // answers once the database holds it.
 #include <openssl/rand.h>
 
+#include <map>
+
 #include "base/strings.h"
 #include "resp/acl_check.h"
 #include "resp/command_table.h"
@@ -91,6 +93,9 @@ void DelUser(CommandContext& ctx) {
   std::vector<std::string> names(ctx.args.begin() + 2, ctx.args.end());
   for (const auto& name : names) {
     if (name == "default") return ctx.ReplyError("ERR The 'default' user cannot be removed");
+    // As in Redis, a client deleting its own user is closed once it has the reply; other
+    // clients of the user are closed at their next command.
+    if (name == ctx.client.user_name) ctx.client.close_after_reply = true;
   }
   ctx.executor.acl().DelUsers(std::move(names), [reply = StatusReply(ctx)](Result<int64_t> n) {
     reply(n.ok() ? Integer(*n) : ErrorReply("ERR " + n.error().message));
@@ -249,13 +254,22 @@ void CmdAcl(CommandContext& ctx) {
     auto done = [reply = StatusReply(ctx)](Status status) { Answer(reply, status); };
     return sub == "save" ? service.SaveFile(std::move(done)) : service.LoadFile(std::move(done));
   }
-  static constexpr std::string_view kKnown[] = {"setuser", "getuser", "deluser", "cat",    "log",
-                                                "genpass", "dryrun",  "help",    "whoami", "list",
-                                                "users",   "save",    "load"};
-  if (std::find(std::begin(kKnown), std::end(kKnown), sub) != std::end(kKnown)) {
+  // Redis 7's subcommand arities: too few (or a fixed arity missed) is the usual arity error;
+  // too many for CAT, LOG and GENPASS, and an unknown subcommand, have their own texts.
+  static const std::map<std::string_view, int> kArity{
+      {"setuser", -3}, {"getuser", 3}, {"deluser", -3}, {"cat", -2},   {"log", -2},
+      {"genpass", -2}, {"dryrun", -4}, {"help", 2},     {"whoami", 2}, {"list", 2},
+      {"users", 2},    {"save", 2},    {"load", 2}};
+  auto known = kArity.find(sub);
+  if (known == kArity.end()) {
+    return ctx.ReplyError("ERR unknown subcommand '" + ctx.args[1].substr(0, 128) +
+                          "'. Try ACL HELP.");
+  }
+  if (known->second > 0 || n < static_cast<size_t>(-known->second)) {
     return ctx.ReplyError(WrongArity("acl|" + sub));
   }
-  ctx.ReplyError("ERR unknown subcommand '" + ctx.args[1].substr(0, 128) + "'. Try ACL HELP.");
+  ctx.ReplyError("ERR unknown subcommand or wrong number of arguments for '" +
+                 ctx.args[1].substr(0, 128) + "'. Try ACL HELP.");
 }
 
 }  // namespace skydb::resp

@@ -204,6 +204,24 @@ TEST_F(AclServingTest, ADeletedUsersConnectionIsClosedAtItsNextCommand) {
   EXPECT_TRUE(client_.close_after_reply);
   EXPECT_EQ(RunAs(admin_, {"ACL", "DELUSER", "default"}),
             "-ERR The 'default' user cannot be removed\r\n");
+  // A client deleting its own user is closed once it has the reply, as in Redis.
+  ClientState self;
+  EXPECT_EQ(RunAs(admin_, {"ACL", "SETUSER", "ops", "on", ">o", "~*", "&*", "+@all"}), kOk);
+  EXPECT_EQ(RunAs(self, {"AUTH", "ops", "o"}), kOk);
+  EXPECT_EQ(RunAs(self, {"ACL", "DELUSER", "ops"}), ":1\r\n");
+  EXPECT_TRUE(self.close_after_reply);
+}
+
+TEST_F(AclServingTest, SubcommandArgumentErrorsAreRedissOwn) {
+  EXPECT_EQ(RunAs(admin_, {"ACL", "HELP", "x"}),
+            "-ERR wrong number of arguments for 'acl|help' command\r\n");
+  EXPECT_EQ(RunAs(admin_, {"ACL", "CAT", "a", "b"}),
+            "-ERR unknown subcommand or wrong number of arguments for 'CAT'. Try ACL HELP.\r\n");
+  EXPECT_EQ(RunAs(admin_, {"ACL", "NOSUCH"}),
+            "-ERR unknown subcommand 'NOSUCH'. Try ACL HELP.\r\n");
+  EXPECT_EQ(RunAs(admin_, {"ACL", "GENPASS", "5000"}),
+            "-ERR ACL GENPASS argument must be the number of bits for the output password, a "
+            "positive number up to 4096\r\n");
 }
 
 TEST_F(AclServingTest, RulesAreListedAndShownAsRedisShowsThem) {
