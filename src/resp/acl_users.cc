@@ -130,19 +130,9 @@ acl::User AclService::DefaultUser() const {
 
 Status AclService::Start() {
   if (options_.storage != nullptr) {
-    SKYDB_ASSIGN_OR_RETURN(int64_t generation, options_.storage->Generation());
-    SKYDB_ASSIGN_OR_RETURN(auto rows, options_.storage->Load());
-    std::vector<acl::User> users;
-    for (const auto& row : rows) {
-      auto user = UserFromRules(row.name, row.rules);
-      if (!user.ok()) {
-        spdlog::warn("acl: stored user '{}' is skipped: {}", row.name, user.error().message);
-        continue;
-      }
-      users.push_back(std::move(user).value());
-    }
-    ReplaceStored(users);
-    seen_generation_ = generation;
+    // A database that cannot answer yet does not stop the start: the default user serves, and
+    // the thread reads the others as soon as it can.
+    Poll();
   }
   if (has_file()) {
     SKYDB_ASSIGN_OR_RETURN(auto users, ReadFile());
@@ -392,7 +382,11 @@ void AclService::Poll() {
   std::vector<acl::User> users;
   for (const auto& row : *rows) {
     auto user = UserFromRules(row.name, row.rules);
-    if (user.ok()) users.push_back(std::move(user).value());
+    if (user.ok()) {
+      users.push_back(std::move(user).value());
+    } else if (!seen_generation_) {  // once per start, not at every reload
+      spdlog::warn("acl: stored user '{}' is skipped: {}", row.name, user.error().message);
+    }
   }
   ReplaceStored(users);
   seen_generation_ = *generation;

@@ -112,10 +112,11 @@ class AclService {
   AclService(const AclService&) = delete;
   AclService& operator=(const AclService&) = delete;
 
-  // The storage's users, then the ACL file's (each replaces the stored user of its name, and is
-  // stored); then the thread that applies changes and reads other daemons'. Call once, before
-  // clients arrive. An unreadable file or a rule it holds that is not valid is an error naming
-  // the line.
+  // The storage's users (a storage that cannot answer yet is read again every `poll`), then the
+  // ACL file's (each replaces the stored user of its name, and is stored); then the thread that
+  // applies changes and reads other daemons'. Call once, before clients arrive. An unreadable
+  // file, a rule it holds that is not valid (named by its line) or a file user the storage
+  // refuses is an error.
   Status Start();
   void Stop();
 

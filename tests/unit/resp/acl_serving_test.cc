@@ -353,6 +353,23 @@ TEST_F(SharedAclTest, AChangeTheDatabaseRefusesIsNotAcknowledged) {
   EXPECT_THAT(Run(*a, client, {"AUTH", "shop", "x"}), StartsWith("-WRONGPASS"));
 }
 
+TEST_F(SharedAclTest, ADatabaseDownAtStartDelaysTheUsersNotTheStart) {
+  {
+    auto a = Open();
+    ClientState admin;
+    ASSERT_EQ(Run(*a, admin, {"AUTH", "root"}), kOk);
+    ASSERT_EQ(Run(*a, admin, {"ACL", "SETUSER", "shop", "on", ">x", "~shop:*", "+@all"}), kOk);
+  }
+  storage_.set_fail(true);
+  auto b = Open();  // starts, with the default user only
+  ClientState client;
+  EXPECT_EQ(Run(*b, client, {"AUTH", "root"}), kOk);
+  EXPECT_TRUE(AuthBecomes(*b, "shop", "x",
+                          "-WRONGPASS invalid username-password pair or user is disabled.\r\n"));
+  storage_.set_fail(false);
+  EXPECT_TRUE(AuthBecomes(*b, "shop", "x", kOk));
+}
+
 TEST(AclFile, SaveWritesHashesAndLoadReplacesEveryUser) {
   testing::FakeClock clock;
   testing::FakeFileSystem files;
