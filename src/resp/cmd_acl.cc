@@ -136,28 +136,27 @@ void Log(CommandContext& ctx) {
   auto entries = log.Newest(count);
   std::string out;
   AppendArrayHeader(out, entries.size());
+  auto text = [&](std::string_view key, std::string_view value) {
+    AppendBulk(out, key);
+    AppendBulk(out, value);
+  };
+  auto number = [&](std::string_view key, uint64_t value) {
+    AppendBulk(out, key);
+    AppendInteger(out, static_cast<int64_t>(value));
+  };
   for (const auto& e : entries) {
     AppendMapHeader(out, 10, proto);
-    AppendBulk(out, "count");
-    AppendInteger(out, static_cast<int64_t>(e.count));
-    AppendBulk(out, "reason");
-    AppendBulk(out, e.reason);
-    AppendBulk(out, "context");
-    AppendBulk(out, e.context);
-    AppendBulk(out, "object");
-    AppendBulk(out, e.object);
-    AppendBulk(out, "username");
-    AppendBulk(out, e.username);
+    number("count", e.count);
+    text("reason", e.reason);
+    text("context", e.context);
+    text("object", e.object);
+    text("username", e.username);
     AppendBulk(out, "age-seconds");
     AppendDouble(out, static_cast<double>(now - e.created_ms) / 1000.0, proto);
-    AppendBulk(out, "client-info");
-    AppendBulk(out, e.client_info);
-    AppendBulk(out, "entry-id");
-    AppendInteger(out, static_cast<int64_t>(e.entry_id));
-    AppendBulk(out, "timestamp-created");
-    AppendInteger(out, e.created_ms);
-    AppendBulk(out, "timestamp-last-updated");
-    AppendInteger(out, e.updated_ms);
+    text("client-info", e.client_info);
+    number("entry-id", e.entry_id);
+    number("timestamp-created", static_cast<uint64_t>(e.created_ms));
+    number("timestamp-last-updated", static_cast<uint64_t>(e.updated_ms));
   }
   ctx.Reply(std::move(out));
 }

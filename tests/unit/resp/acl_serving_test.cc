@@ -370,52 +370,56 @@ TEST_F(SharedAclTest, ADatabaseDownAtStartDelaysTheUsersNotTheStart) {
   EXPECT_TRUE(AuthBecomes(*b, "shop", "x", kOk));
 }
 
-TEST(AclFile, SaveWritesHashesAndLoadReplacesEveryUser) {
-  testing::FakeClock clock;
-  testing::FakeFileSystem files;
-  files.AddDir("/etc/skydb");
-  auto store = NewMemoryStore(MemoryTierOptions{}, clock);
-  ServerCounters counters;
-  ExecutorConfig config;
-  config.acl_file = "/etc/skydb/users.acl";
-  config.acl_files = &files;
-  CommandExecutor executor(config, *store, clock, counters);
-  ASSERT_TRUE(executor.acl().Start().ok());  // no file yet: no users but default
-  ClientState client;
-  auto run = [&](std::vector<std::string> args) {
+// A server whose resp.aclfile is /etc/skydb/users.acl on a fake file system.
+class AclFileTest : public ::testing::Test {
+ protected:
+  AclFileTest() {
+    files_.AddDir("/etc/skydb");
+    store_ = NewMemoryStore(MemoryTierOptions{}, clock_);
+  }
+  CommandExecutor& Executor() {
+    ExecutorConfig config;
+    config.acl_file = "/etc/skydb/users.acl";
+    config.acl_files = &files_;
+    executor_ = std::make_unique<CommandExecutor>(config, *store_, clock_, counters_);
+    return *executor_;
+  }
+  std::string Run(std::vector<std::string> args) {
     std::string out;
-    executor.Execute(client, std::move(args), [&](std::string r) { out = std::move(r); });
+    executor_->Execute(client_, std::move(args), [&](std::string r) { out = std::move(r); });
     return out;
-  };
-  ASSERT_EQ(run({"ACL", "SETUSER", "shop", "on", ">pw", "~shop:*", "+get"}), kOk);
-  ASSERT_EQ(run({"ACL", "SAVE"}), kOk);
-  std::string saved = *files.ReadFile("/etc/skydb/users.acl");
+  }
+  testing::FakeClock clock_;
+  testing::FakeFileSystem files_;
+  std::unique_ptr<SessionStore> store_;
+  ServerCounters counters_;
+  std::unique_ptr<CommandExecutor> executor_;
+  ClientState client_;
+};
+
+TEST_F(AclFileTest, SaveWritesHashesAndLoadReplacesEveryUser) {
+  ASSERT_TRUE(Executor().acl().Start().ok());  // no file yet: no users but default
+  ASSERT_EQ(Run({"ACL", "SETUSER", "shop", "on", ">pw", "~shop:*", "+get"}), kOk);
+  ASSERT_EQ(Run({"ACL", "SAVE"}), kOk);
+  std::string saved = *files_.ReadFile("/etc/skydb/users.acl");
   EXPECT_THAT(saved, HasSubstr("user shop on #" + acl::PasswordHash("pw") +
                                " ~shop:* resetchannels -@all +get\n"));
   EXPECT_THAT(saved, HasSubstr("user default on nopass ~* resetchannels &* +@all\n"));
   EXPECT_THAT(saved, Not(HasSubstr(">pw")));
-  files.AddFile("/etc/skydb/users.acl", "user blog on >b ~blog:* +@read\n");
-  ASSERT_EQ(run({"ACL", "LOAD"}), kOk);
-  EXPECT_EQ(run({"ACL", "USERS"}), "*2\r\n$4\r\nblog\r\n$7\r\ndefault\r\n");
-  files.AddFile("/etc/skydb/users.acl", "user blog on\nuser x +nosuch\n");
-  EXPECT_EQ(run({"ACL", "LOAD"}),
+  files_.AddFile("/etc/skydb/users.acl", "user blog on >b ~blog:* +@read\n");
+  ASSERT_EQ(Run({"ACL", "LOAD"}), kOk);
+  EXPECT_EQ(Run({"ACL", "USERS"}), "*2\r\n$4\r\nblog\r\n$7\r\ndefault\r\n");
+  files_.AddFile("/etc/skydb/users.acl", "user blog on\nuser x +nosuch\n");
+  EXPECT_EQ(Run({"ACL", "LOAD"}),
             "-ERR /etc/skydb/users.acl:2: Error in ACL SETUSER modifier '+nosuch': Unknown "
             "command or category name in ACL; fix the line, or ACL SAVE to write the file "
             "again\r\n");
-  EXPECT_EQ(run({"ACL", "USERS"}), "*2\r\n$4\r\nblog\r\n$7\r\ndefault\r\n") << "unchanged";
+  EXPECT_EQ(Run({"ACL", "USERS"}), "*2\r\n$4\r\nblog\r\n$7\r\ndefault\r\n") << "unchanged";
 }
 
-TEST(AclFile, ABadFileStopsTheStartWithItsLine) {
-  testing::FakeClock clock;
-  testing::FakeFileSystem files;
-  files.AddFile("/etc/skydb/users.acl", "\nuser ok on\nusr typo\n");
-  auto store = NewMemoryStore(MemoryTierOptions{}, clock);
-  ServerCounters counters;
-  ExecutorConfig config;
-  config.acl_file = "/etc/skydb/users.acl";
-  config.acl_files = &files;
-  CommandExecutor executor(config, *store, clock, counters);
-  Status started = executor.acl().Start();
+TEST_F(AclFileTest, ABadFileStopsTheStartWithItsLine) {
+  files_.AddFile("/etc/skydb/users.acl", "\nuser ok on\nusr typo\n");
+  Status started = Executor().acl().Start();
   ASSERT_FALSE(started.ok());
   EXPECT_EQ(started.error().message,
             "/etc/skydb/users.acl:3: a line must read 'user NAME rules...'; fix the line, or ACL "
