@@ -10,6 +10,7 @@
 namespace skydb {
 
 std::string_view Trim(std::string_view s);
+std::string HexOf(std::string_view bytes);                     // lowercase, two digits per byte
 std::vector<std::string> Split(std::string_view s, char sep);  // keeps empty fields
 bool StartsWith(std::string_view s, std::string_view prefix);
 bool EndsWith(std::string_view s, std::string_view suffix);

@@ -300,13 +300,7 @@ std::string PasswordHash(std::string_view password) {
       1) {
     return std::string();  // allocation failure: matches nothing
   }
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string hex;
-  for (unsigned int i = 0; i < length; ++i) {
-    hex += kHex[digest[i] >> 4];
-    hex += kHex[digest[i] & 0xf];
-  }
-  return hex;
+  return HexOf(std::string_view(reinterpret_cast<const char*>(digest.data()), length));
 }
 
 bool Opens(const User& user, std::string_view password) {

@@ -174,12 +174,7 @@ void GenPass(CommandContext& ctx) {
                  static_cast<int>(random.size())) != 1) {
     return ctx.ReplyError("ERR the random number generator failed");
   }
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string hex;
-  for (unsigned char c : random) {
-    hex += kHex[c >> 4];
-    hex += kHex[c & 0xf];
-  }
+  std::string hex = HexOf(random);
   hex.resize(chars);
   ctx.Reply(Bulk(hex));
 }

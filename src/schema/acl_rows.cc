@@ -6,6 +6,8 @@
 #include <array>
 #include <optional>
 
+#include "base/strings.h"
+
 namespace skydb::schema {
 
 const char kAclTablesSql[] =
@@ -24,13 +26,7 @@ std::string Sha256Hex(const std::string& text) {
   std::array<unsigned char, EVP_MAX_MD_SIZE> digest{};
   unsigned int length = 0;
   EVP_Digest(text.data(), text.size(), digest.data(), &length, EVP_sha256(), nullptr);
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string hex;
-  for (unsigned int i = 0; i < length; ++i) {
-    hex += kHex[digest[i] >> 4];
-    hex += kHex[digest[i] & 0xf];
-  }
-  return hex;
+  return HexOf(std::string_view(reinterpret_cast<const char*>(digest.data()), length));
 }
 
 class PgAclStorage final : public AclStorage {
