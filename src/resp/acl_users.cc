@@ -140,7 +140,7 @@ Status AclService::Start() {
       if (user.name != "default" && options_.storage != nullptr) {
         std::vector<std::string> rules = Words(RulesOf(user));
         rules.insert(rules.begin(), "reset");
-        Status stored = StoreUser(user.name, rules, nullptr);
+        Status stored = StoreUser(user.name, rules);
         if (!stored.ok()) {
           return std::move(stored).error().Within("cannot store the ACL file's user '" + user.name +
                                                   "'");
@@ -200,8 +200,7 @@ void AclService::ReplaceStored(const std::vector<acl::User>& users) {
   generation_.fetch_add(1, std::memory_order_acq_rel);
 }
 
-Status AclService::StoreUser(const std::string& name, const std::vector<std::string>& rules,
-                             acl::User* result) {
+Status AclService::StoreUser(const std::string& name, const std::vector<std::string>& rules) {
   acl::User updated;
   SKYDB_RETURN_IF_ERROR(options_.storage->Update(
       name, [&](const std::optional<std::string>& stored) -> Result<std::optional<std::string>> {
@@ -213,7 +212,6 @@ Status AclService::StoreUser(const std::string& name, const std::vector<std::str
         return std::optional<std::string>(RulesOf(updated));
       }));
   Put(updated);
-  if (result != nullptr) *result = updated;
   return Ok();
 }
 
@@ -226,7 +224,7 @@ void AclService::SetUser(std::string name, std::vector<std::string> rules, Done 
     return done(Ok());
   }
   Submit([this, name = std::move(name), rules = std::move(rules), done = std::move(done)] {
-    Status stored = StoreUser(name, rules, nullptr);
+    Status stored = StoreUser(name, rules);
     done(stored.ok() ? stored
                      : Error::Unavailable("the change was not stored: " + stored.error().message));
   });

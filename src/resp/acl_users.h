@@ -149,8 +149,7 @@ class AclService {
   void Put(const acl::User& user);
   Result<std::vector<acl::User>> ReadFile() const;
   acl::User DefaultUser() const;
-  Status StoreUser(const std::string& name, const std::vector<std::string>& rules,
-                   acl::User* result);
+  Status StoreUser(const std::string& name, const std::vector<std::string>& rules);
 
   Options options_;
   mutable Mutex mu_;

@@ -22,6 +22,17 @@ namespace {
 
 constexpr char kBump[] = "UPDATE skydb_acl_generation SET generation = generation + 1";
 
+Status PutRow(pg::Connection& tx, const std::string& name, const std::string& rules) {
+  return tx.Run(
+      "INSERT INTO skydb_acl_users (name, rules) VALUES ($1, $2)"
+      " ON CONFLICT (name) DO UPDATE SET rules = excluded.rules",
+      {name, rules});
+}
+
+Status DeleteRow(pg::Connection& tx, const std::string& name) {
+  return tx.Run("DELETE FROM skydb_acl_users WHERE name = $1", {name});
+}
+
 std::string Sha256Hex(const std::string& text) {
   std::array<unsigned char, EVP_MAX_MD_SIZE> digest{};
   unsigned int length = 0;
@@ -47,7 +58,7 @@ class PgAclStorage final : public AclStorage {
         if (next) {
           SKYDB_RETURN_IF_ERROR(PutRow(tx, name, *next));
         } else {
-          SKYDB_RETURN_IF_ERROR(tx.Run("DELETE FROM skydb_acl_users WHERE name = $1", {name}));
+          SKYDB_RETURN_IF_ERROR(DeleteRow(tx, name));
         }
         return tx.Run(kBump);
       });
@@ -87,13 +98,6 @@ class PgAclStorage final : public AclStorage {
   }
 
  private:
-  static Status PutRow(pg::Connection& tx, const std::string& name, const std::string& rules) {
-    return tx.Run(
-        "INSERT INTO skydb_acl_users (name, rules) VALUES ($1, $2)"
-        " ON CONFLICT (name) DO UPDATE SET rules = excluded.rules",
-        {name, rules});
-  }
-
   // Runs `body` on the connection, opened first if need be; closed after a failure that broke it.
   Status Use(const std::function<Status(pg::Connection&)>& body) {
     if (conn_ && !conn_->Healthy()) conn_.reset();
@@ -129,10 +133,7 @@ std::string AppStoreUserRules(const std::string& app, const std::string& passwor
 Status PutAclUser(pg::Connection& conn, const std::string& name, const std::string& rules) {
   SKYDB_RETURN_IF_ERROR(conn.Run(kAclTablesSql));
   return conn.InTransaction([&](pg::Connection& tx) -> Status {
-    SKYDB_RETURN_IF_ERROR(
-        tx.Run("INSERT INTO skydb_acl_users (name, rules) VALUES ($1, $2)"
-               " ON CONFLICT (name) DO UPDATE SET rules = excluded.rules",
-               {name, rules}));
+    SKYDB_RETURN_IF_ERROR(PutRow(tx, name, rules));
     return tx.Run(kBump);
   });
 }
@@ -140,7 +141,7 @@ Status PutAclUser(pg::Connection& conn, const std::string& name, const std::stri
 Status DeleteAclUser(pg::Connection& conn, const std::string& name) {
   SKYDB_RETURN_IF_ERROR(conn.Run(kAclTablesSql));
   return conn.InTransaction([&](pg::Connection& tx) -> Status {
-    SKYDB_RETURN_IF_ERROR(tx.Run("DELETE FROM skydb_acl_users WHERE name = $1", {name}));
+    SKYDB_RETURN_IF_ERROR(DeleteRow(tx, name));
     return tx.Run(kBump);
   });
 }
