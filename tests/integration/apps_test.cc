@@ -275,6 +275,27 @@ TEST_F(AppsTest, EachAppsStoreUserReachesOnlyItsOwnKeys) {
   EXPECT_EQ(AsApp(beta, {"SUBSCRIBE", "alpha:live:topic:1"}),
             "NOPERM this user has no permissions to access one of the channels used as arguments");
   EXPECT_EQ(AsApp(beta, {"PUBLISH", "beta:live:topic:1", "x"}), "allowed");
+  {
+    // Pipelined, as node-redis sends: AUTH and the commands behind it in one write, each
+    // judged as its own user at its turn; the refused write changes nothing.
+    auto client = RespClient::Connect(beta.socket, std::chrono::seconds(10));
+    ASSERT_TRUE(client.ok());
+    auto replies = client->Pipeline({{"AUTH", beta.user, beta.password},
+                                     {"SET", "beta:sess:2", session},
+                                     {"SET", "alpha:sess:1", "forged"},
+                                     {"GET", "beta:sess:2"}});
+    ASSERT_TRUE(replies.ok());
+    ASSERT_EQ(replies->size(), 4U);
+    EXPECT_TRUE((*replies)[0].IsOk());
+    EXPECT_TRUE((*replies)[1].IsOk());
+    EXPECT_EQ((*replies)[2].text, key_denied);
+    EXPECT_EQ((*replies)[3].text, session);
+    auto owner = RespClient::Connect(alpha.socket, std::chrono::seconds(10));
+    ASSERT_TRUE(owner.ok());
+    auto got = owner->Pipeline({{"AUTH", alpha.user, alpha.password}, {"GET", "alpha:sess:1"}});
+    ASSERT_TRUE(got.ok());
+    EXPECT_TRUE((*got)[1].text == session) << "alpha's session was changed";
+  }
   EXPECT_EQ(AsApp(beta, {"SET", "beta:sess:1", "b"}), "allowed");
 
   CliRun rotated = App({"rotate-password", "alpha"});
