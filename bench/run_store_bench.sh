@@ -40,7 +40,8 @@ while [ $# -gt 0 ]; do
     --repeats) repeats="$2"; shift 2 ;;
     --force) force=1; shift ;;
     --arms) arms="$2"; shift 2 ;;      # e.g. "skydb256 raw": 256 in flight; -w2: 2 store writers;
-                                       # -o32: commit_overlap_rows 32; -l1: one loop thread
+                                       # -o32: commit_overlap_rows 32; -b256:
+                                       # commit_overlap_bytes 256 KiB; -l1: one loop thread
                                        # issues writes; base-skydb: $BENCH_BASE_BUILD_DIR's
     --no-sweep) sweep=0; shift ;;
     --no-extras) extras=0; shift ;;
@@ -137,7 +138,7 @@ conditions() {
     "$("$bin/postgres" --version)" "$value_bytes" "$value_file" "$seconds" "$repeats" "$1"
 }
 
-arm_args() {  # $1 arm name: skydb[256][-wN][-oN][-lN], naive, raw, raw1
+arm_args() {  # $1 arm name: skydb[256][-wN][-oN][-bN][-lN], naive, raw, raw1
   local arm=$1 args
   case "$arm" in
     naive) echo "--mode naive"; return ;;
@@ -152,6 +153,7 @@ arm_args() {  # $1 arm name: skydb[256][-wN][-oN][-lN], naive, raw, raw1
     args="$args --store-writers $store_writers"
   fi
   [[ "$arm" =~ -o([0-9]+) ]] && args="$args --overlap-rows ${BASH_REMATCH[1]}"
+  [[ "$arm" =~ -b([0-9]+) ]] && args="$args --overlap-bytes $((BASH_REMATCH[1] * 1024))"
   [[ "$arm" =~ -l([0-9]+) ]] && args="$args --loops ${BASH_REMATCH[1]}"
   echo "$args"
 }

@@ -52,6 +52,7 @@ struct Args {
   int pool = 6;             // naive pool size
   int store_writers = 0;    // skydb group-commit writers; 0: what tuning derives for this host
   size_t overlap_rows = 0;  // skydb: commit_overlap_rows; 0: the store's default
+  size_t overlap_bytes = 0;  // skydb: commit_overlap_bytes; 0: the store's default
   int loops = 0;            // skydb: event-loop threads issuing writes; 0: the writer thread
   int raw_connections = 4;
   int raw_batch = 64;
@@ -85,6 +86,8 @@ bool ParseArgs(int argc, char** argv, Args& a) {
       a.store_writers = std::stoi(v);
     else if (k == "--overlap-rows")
       a.overlap_rows = std::stoul(v);
+    else if (k == "--overlap-bytes")
+      a.overlap_bytes = std::stoul(v);
     else if (k == "--postmaster-pid")
       a.postmaster_pid = std::stoi(v);
     else if (k == "--loops")
@@ -423,7 +426,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr,
                  "usage: store_bench --mode skydb|naive|raw --conninfo STR [--writers 64] "
                  "[--seconds 10] [--warmup 2] [--value-bytes 2080] [--pool 6] [--store-writers N] "
-                 "[--overlap-rows N] [--loops 1] "
+                 "[--overlap-rows N] [--overlap-bytes N] [--loops 1] "
                  "[--postmaster-pid PID]\n");
     return 2;
   }
@@ -467,6 +470,7 @@ int main(int argc, char** argv) {
   std::unique_ptr<SkydbChains> chains;
   int store_writers = 0;
   size_t overlap_rows = 0;
+  size_t overlap_bytes = 0;
   auto clock = skydb::NewRealClock();
   Pool pool;
   std::vector<PGconn*> raw;
@@ -488,6 +492,8 @@ int main(int argc, char** argv) {
     store_writers = o.writers;
     if (a.overlap_rows > 0) o.commit_overlap_rows = a.overlap_rows;
     overlap_rows = o.commit_overlap_rows;
+    if (a.overlap_bytes > 0) o.commit_overlap_bytes = a.overlap_bytes;
+    overlap_bytes = o.commit_overlap_bytes;
     o.readers = 2;
     auto made = skydb::NewTieredStore(
         o, *clock, skydb::NewPostgresDurable(a.conninfo, "bench", o.writers, o.readers));
@@ -555,7 +561,8 @@ int main(int argc, char** argv) {
       "{\"mode\":\"%s\",\"writers\":%d,\"value_bytes\":%d,\"seconds\":%.2f,\"writes\":%ld,"
       "\"errors\":%ld,\"writes_per_s\":%.0f,\"p50_us\":%.0f,\"p99_us\":%.0f,\"max_us\":%.0f,"
       "\"cpu_us_per_write\":%.1f,\"client_cpu_s\":%.2f,\"postgres_cpu_s\":%.2f,"
-      "\"rows_per_commit\":%.1f,\"store_writers\":%d,\"overlap_rows\":%zu,\"loops\":%d,"
+      "\"rows_per_commit\":%.1f,\"store_writers\":%d,\"overlap_rows\":%zu,\"overlap_bytes\":%zu,"
+      "\"loops\":%d,"
       "\"wal_flushes\":%.0f,\"commits_per_flush\":%.2f,\"writes_per_flush\":%.1f,"
       "\"flush_ms\":%.3f,\"flush_busy\":%.2f,\"wal_bytes_per_write\":%.0f,\"value_file\":\"%s\"}\n",
       a.mode.c_str(), a.mode == "raw" ? a.raw_connections : a.writers, a.value_bytes, elapsed,
@@ -564,7 +571,8 @@ int main(int argc, char** argv) {
       cpu_per_write_us, self1 - self0, pg1 - pg0,
       a.mode == "raw" ? static_cast<double>(a.raw_batch)
                       : (a.mode == "naive" ? 1.0 : rows_per_commit),
-      store_writers, a.mode == "skydb" ? overlap_rows : size_t{0}, a.mode == "skydb" ? a.loops : 0,
+      store_writers, a.mode == "skydb" ? overlap_rows : size_t{0},
+      a.mode == "skydb" ? overlap_bytes : size_t{0}, a.mode == "skydb" ? a.loops : 0,
       flushes, flushes > 0 ? (wal1.commits - wal0.commits) / flushes : 0.0,
       flushes > 0 ? static_cast<double>(writes) / flushes : 0.0,
       flushes > 0 ? flush_ms / flushes : 0.0, flush_ms / 1000 / elapsed,

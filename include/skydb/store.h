@@ -562,8 +562,10 @@ struct TieredOptions {
   size_t batch_max_rows = 1000;
   size_t batch_max_bytes = 8 << 20;
   int writers = 2;  // writer threads/connections; a key is in one commit at a time
-  // While a commit runs, a second one starts only when this many writes wait.
+  // While a commit runs, a second one starts only when this many writes, or this many bytes of
+  // values, wait (docs/store.md).
   size_t commit_overlap_rows = 64;
+  size_t commit_overlap_bytes = 512 << 10;
   int readers = 2;  // threads loading evicted values
   // TTL-only changes persist the deadline plus this slack, so touches within it write nothing;
   // after a crash a session may live up to this much longer, never shorter.

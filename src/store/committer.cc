@@ -23,6 +23,7 @@ GroupCommitter::GroupCommitter(const CommitterOptions& options, Clock& clock,
     : options_(options), clock_(clock), durable_(durable), listener_(listener) {
   options_.writers = std::max(1, options_.writers);
   options_.overlap_rows = std::max<size_t>(1, options_.overlap_rows);
+  options_.overlap_bytes = std::max<size_t>(1, options_.overlap_bytes);
   MutexLock lock(mu_);
   committing_since_.resize(static_cast<size_t>(options_.writers));
   held_.resize(static_cast<size_t>(options_.writers));
@@ -95,7 +96,9 @@ void GroupCommitter::Push(QueueItem item, std::shared_ptr<Waiter> waiter) {
     if (blocked_ && !BlockedLocked(item, {})) blocked_ = false;
     size_t before = queued_writes_;
     item.enqueued = clock_.Now();
+    item.bytes = ItemBytes(item.unit.writes);
     queued_writes_ += item.unit.writes.size();
+    queued_bytes_ += item.bytes;
     queue_.push_back(std::move(item));
     if (waiter) waiters_.push_back(std::move(waiter));
     UpdateOldest();
@@ -109,7 +112,8 @@ void GroupCommitter::Push(QueueItem item, std::shared_ptr<Waiter> waiter) {
 bool GroupCommitter::ReadyLocked() const {
   if (queue_.empty() || running_alone_ || blocked_) return false;
   if (running_ == 0) return true;
-  return running_ < options_.writers && queued_writes_ >= options_.overlap_rows;
+  return running_ < options_.writers && (queued_writes_ >= options_.overlap_rows ||
+                                         queued_bytes_ >= options_.overlap_bytes);
 }
 
 void GroupCommitter::UpdateOldest() {
@@ -187,9 +191,11 @@ GroupCommitter::QueueScan GroupCommitter::ScanLocked(Taken& taken) {
   size_t idle = static_cast<size_t>(options_.writers - running_);
   size_t share = (queued_writes_ + idle - 1) / idle;
   size_t limit = std::min(options_.batch_max_rows, std::max(options_.overlap_rows, share));
+  size_t bytes_share = (queued_bytes_ + idle - 1) / idle;
+  size_t bytes_limit =
+      std::min(options_.batch_max_bytes, std::max(options_.overlap_bytes, bytes_share));
   QueueScan scan;
   std::vector<uint64_t> skipped;  // key hashes of the units passed over
-  size_t bytes = 0;
   for (; scan.scanned < queue_.size(); ++scan.scanned) {
     QueueItem& item = queue_[scan.scanned];
     if (item.alone()) {
@@ -197,6 +203,7 @@ GroupCommitter::QueueScan GroupCommitter::ScanLocked(Taken& taken) {
       if (taken.items.empty() && scan.passed == 0 && running_ == 0) {
         taken.alone = true;
         scan.rows += item.unit.writes.size();  // what a transaction writes after its FLUSHALL
+        scan.bytes += item.bytes;
         taken.items.push_back(std::move(item));
         ++scan.scanned;
       }
@@ -212,12 +219,11 @@ GroupCommitter::QueueScan GroupCommitter::ScanLocked(Taken& taken) {
       }
       continue;
     }
-    size_t item_bytes = ItemBytes(item.unit.writes);
     bool fits = scan.rows + item.unit.writes.size() <= limit &&
-                bytes + item_bytes <= options_.batch_max_bytes;
+                scan.bytes + item.bytes <= bytes_limit;
     if (!taken.items.empty() && !fits) break;  // a unit is never split
     scan.rows += item.unit.writes.size();
-    bytes += item_bytes;
+    scan.bytes += item.bytes;
     for (const auto& w : item.unit.writes) taken.hashes.push_back(w.hash);
     taken.items.push_back(std::move(item));
     if (scan.passed > 0) scan.took.push_back(true);
@@ -247,6 +253,7 @@ GroupCommitter::Taken GroupCommitter::TakeLocked(int index) {
   held_[static_cast<size_t>(index)].swap(taken.hashes);
   RemoveTakenLocked(scan);
   queued_writes_ -= scan.rows;
+  queued_bytes_ -= scan.bytes;
   ++batches_taken_;
   ++running_;
   running_alone_ = taken.alone;

@@ -5,10 +5,13 @@
 // sequence number and fires the units' waiters. It never touches the memory tier itself.
 //
 // Overlap: a writer takes a batch when no commit is running, or when at least `overlap_rows`
-// writes wait; so a shallow queue is committed by one writer in one batch (one WAL flush), and
-// a second commit overlaps the first only when enough rows wait to be worth a flush of their
-// own. A writer takes at most max(overlap_rows, waiting / idle writers) writes, so a deep queue
-// is shared among the idle writers.
+// writes or `overlap_bytes` of values wait; so a shallow queue is committed by one writer in
+// one batch (one WAL flush), and a second commit overlaps the first only when enough waits to
+// be worth a flush of its own. A few large values are enough: PostgreSQL's work on a commit
+// grows with its bytes, and one backend works on one commit. A writer takes at most
+// max(overlap_rows, waiting / idle writers) writes and max(overlap_bytes, waiting bytes /
+// idle writers) bytes, so a deep queue, or a queue of large values, is shared among the idle
+// writers.
 //
 // Order: a batch never takes a unit with a key that a running commit holds, or that an earlier
 // unit still queued holds, so a key's writes commit in enqueue order and never race each other
@@ -80,8 +83,10 @@ struct CommitGuard {
 
 struct CommitterOptions {
   int writers = 2;
-  // A second commit starts while one runs only when at least this many writes wait.
+  // A second commit starts while one runs only when at least this many writes, or this many
+  // bytes of values, wait.
   size_t overlap_rows = 64;
+  size_t overlap_bytes = 512 << 10;
   bool gather = false;  // async durability: let writes gather for flush_interval
   std::chrono::milliseconds flush_interval{10};
   std::chrono::milliseconds write_timeout{10000};
@@ -128,6 +133,7 @@ class GroupCommitter {
   struct QueueItem {
     WriteUnit unit;
     Clock::TimePoint enqueued{};
+    size_t bytes = 0;  // ItemBytes of its writes
     bool alone() const { return unit.delete_all; }
   };
   // What one writer round took from the queue.
@@ -144,7 +150,7 @@ class GroupCommitter {
   // What one scan of the queue found: the rows taken, how far it went, how many units it
   // passed over and, once it passed one, which of the scanned units it took.
   struct QueueScan {
-    size_t rows = 0, scanned = 0, passed = 0;
+    size_t rows = 0, bytes = 0, scanned = 0, passed = 0;
     std::vector<bool> took;
   };
   QueueScan ScanLocked(Taken& taken) REQUIRES(mu_);
@@ -184,6 +190,7 @@ class GroupCommitter {
   CondVar retry_cv_;  // Stop began: cut a retry's backoff short
   std::deque<QueueItem> queue_ GUARDED_BY(mu_);
   size_t queued_writes_ GUARDED_BY(mu_) = 0;  // writes in queue_
+  size_t queued_bytes_ GUARDED_BY(mu_) = 0;   // their ItemBytes
   // Per writer: the key hashes its running commit holds, sorted and distinct; empty when idle.
   // Taking a batch hands over the scan's vector: no allocation per row.
   std::vector<std::vector<uint64_t>> held_ GUARDED_BY(mu_);

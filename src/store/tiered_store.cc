@@ -24,6 +24,7 @@ CommitterOptions CommitterOptionsFor(const TieredOptions& o) {
   CommitterOptions c;
   c.writers = std::max(1, o.writers);
   c.overlap_rows = o.commit_overlap_rows;
+  c.overlap_bytes = o.commit_overlap_bytes;
   c.gather = o.durability == Durability::kAsync;
   c.flush_interval = o.flush_interval;
   c.write_timeout = o.write_timeout;

@@ -161,7 +161,7 @@ void AddPools(SettingsBuilder& b, const Pools& p, int cores, bool dev, bool conf
   b.AddOwn("store_writers", p.store_writers,
            "clamp(" + std::to_string(cores) +
                " cores, 1, store_pool - 2): one writer per core; a second commit "
-               "overlaps a running one only when 64 writes wait (docs/tuning.md)");
+               "overlaps a running one only when 64 writes or 512 KiB wait (docs/tuning.md)");
 }
 
 }  // namespace

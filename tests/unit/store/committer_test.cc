@@ -103,14 +103,14 @@ class CommitterTest : public ::testing::Test {
     std::lock_guard<std::mutex> lock(state_->mu);
     return state_->held;
   }
-  // Holds the backend, starts one commit of k0 and, once it is held, queues k1..k`n`; on a
-  // commit that never started, returns only k0's future (callers check the count).
-  std::vector<std::future<Status>> OneRunningThenQueued(int n) {
+  // Holds the backend, starts one commit of k0 and, once it is held, queues k1..k`n` (each to
+  // `value`); on a commit that never started, returns only k0's future (callers check the count).
+  std::vector<std::future<Status>> OneRunningThenQueued(int n, const std::string& value = "v") {
     Hold(true);
     std::vector<std::future<Status>> done;
     done.push_back(Unit({Upsert("k0", "v")}));
     if (!WaitHeld(1)) return done;
-    for (int i = 1; i <= n; ++i) done.push_back(Unit({Upsert("k" + std::to_string(i), "v")}));
+    for (int i = 1; i <= n; ++i) done.push_back(Unit({Upsert("k" + std::to_string(i), value)}));
     return done;
   }
   // With one commit held (OneRunningThenQueued), no second starts for what waits; then every
@@ -214,6 +214,35 @@ TEST_F(CommitterTest, ASecondCommitOverlapsTheFirstWhenEnoughWritesWait) {
   ASSERT_EQ(batches.size(), 2u);
   std::set<size_t> sizes{batches[0].size(), batches[1].size()};
   EXPECT_EQ(sizes, (std::set<size_t>{1, 8}));
+}
+
+// Large values: a few of them are enough for a second commit, whatever overlap_rows says.
+TEST_F(CommitterTest, ASecondCommitOverlapsTheFirstWhenEnoughBytesWait) {
+  CommitterOptions options;
+  options.writers = 2;
+  options.overlap_rows = 64;
+  options.overlap_bytes = 1000;
+  Open(options);
+  auto done = OneRunningThenQueued(2, std::string(600, 'x'));
+  ASSERT_EQ(done.size(), 3u);
+  EXPECT_TRUE(WaitHeld(2)) << "no second commit while 1,200 bytes waited";
+  Hold(false);
+  for (auto& f : done) ExpectReady({&f});
+  auto batches = Batches();
+  ASSERT_EQ(batches.size(), 2u);
+  std::set<size_t> sizes{batches[0].size(), batches[1].size()};
+  EXPECT_EQ(sizes, (std::set<size_t>{1, 2}));
+}
+
+TEST_F(CommitterTest, FewerBytesThanOverlapBytesStartNoSecondCommit) {
+  CommitterOptions options;
+  options.writers = 2;
+  options.overlap_rows = 64;
+  options.overlap_bytes = 1000;
+  Open(options);
+  auto done = OneRunningThenQueued(1, std::string(600, 'x'));
+  ASSERT_EQ(done.size(), 2u);
+  ExpectNoSecondCommitThenRelease(done, "a second commit started for 600 waiting bytes");
 }
 
 // A guarded unit's writes stop counting as waiting once it is taken: afterwards one queued
