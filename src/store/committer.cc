@@ -94,7 +94,7 @@ void GroupCommitter::Push(QueueItem item, std::shared_ptr<Waiter> waiter) {
     bool was_ready = ReadyLocked();
     // Every queued unit waited for a running commit; this one may not.
     if (blocked_ && !BlockedLocked(item, {})) blocked_ = false;
-    size_t before = queued_writes_;
+    size_t before = queued_writes_, bytes_before = queued_bytes_;
     item.enqueued = clock_.Now();
     item.bytes = ItemBytes(item.unit.writes);
     queued_writes_ += item.unit.writes.size();
@@ -103,8 +103,8 @@ void GroupCommitter::Push(QueueItem item, std::shared_ptr<Waiter> waiter) {
     if (waiter) waiters_.push_back(std::move(waiter));
     UpdateOldest();
     // A gathering writer waits for a full batch too.
-    wake = (!was_ready && ReadyLocked()) || (options_.gather && before < options_.batch_max_rows &&
-                                             queued_writes_ >= options_.batch_max_rows);
+    bool was_full = before >= options_.batch_max_rows || bytes_before >= options_.batch_max_bytes;
+    wake = (!was_ready && ReadyLocked()) || (options_.gather && !was_full && FullLocked());
   }
   if (wake) work_cv_.NotifyOne();
 }
@@ -114,6 +114,10 @@ bool GroupCommitter::ReadyLocked() const {
   if (running_ == 0) return true;
   return running_ < options_.writers && (queued_writes_ >= options_.overlap_rows ||
                                          queued_bytes_ >= options_.overlap_bytes);
+}
+
+bool GroupCommitter::FullLocked() const {
+  return queued_writes_ >= options_.batch_max_rows || queued_bytes_ >= options_.batch_max_bytes;
 }
 
 void GroupCommitter::UpdateOldest() {
@@ -143,7 +147,7 @@ GroupCommitter::Taken GroupCommitter::TakeBatch(int index) {
       work_cv_.Wait(mu_);
       continue;
     }
-    if (options_.gather && !stopping_.load() && queued_writes_ < options_.batch_max_rows) {
+    if (options_.gather && !stopping_.load() && !FullLocked()) {
       // Async: let writes gather for up to flush_interval after the oldest one arrived. The
       // injected clock says how long the oldest write has waited; the wait is a timed wait,
       // which reads no clock. Once any writer took a batch, the oldest write may be another

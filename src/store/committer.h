@@ -156,6 +156,8 @@ class GroupCommitter {
   QueueScan ScanLocked(Taken& taken) REQUIRES(mu_);
   void RemoveTakenLocked(const QueueScan& scan) REQUIRES(mu_);
   bool ReadyLocked() const REQUIRES(mu_);
+  // As much waits as one batch may take (batch_max_rows or batch_max_bytes): no gather.
+  bool FullLocked() const REQUIRES(mu_);
   bool HeldLocked(uint64_t hash) const REQUIRES(mu_);
   // Blocked: a key of `item` is held by a running commit or by a unit skipped before it.
   bool BlockedLocked(const QueueItem& item, const std::vector<uint64_t>& skipped) const

@@ -260,6 +260,21 @@ TEST_F(CommitterTest, AGuardedUnitLeavesNothingCountedAsWaiting) {
   ExpectNoSecondCommitThenRelease(done, "a second commit started for one waiting write");
 }
 
+// Async durability: a batch's worth of bytes ends the gather, as a batch's worth of rows does.
+TEST_F(CommitterTest, AGatherEndsWhenABatchWorthOfBytesWaits) {
+  CommitterOptions options;
+  options.writers = 1;
+  options.gather = true;
+  options.flush_interval = milliseconds(30000);
+  options.batch_max_bytes = 1000;
+  Open(options);
+  auto a = Unit({Upsert("a", std::string(500, 'x'))});
+  auto b = Unit({Upsert("b", std::string(500, 'x'))});
+  ASSERT_EQ(a.wait_for(std::chrono::seconds(10)), std::future_status::ready)
+      << "the writer gathered on while a batch's worth of bytes waited";
+  EXPECT_TRUE(a.get().ok());
+}
+
 // Async durability: a writer that gathered for a batch another writer took gathers afresh
 // for the next one (it does not take it at once on the old deadline).
 TEST_F(CommitterTest, AWriterThatLostABatchGathersAfreshForTheNext) {
