@@ -139,6 +139,9 @@ void AddDevMemory(SettingsBuilder& b) {
 
 void AddWalSettings(SettingsBuilder& b) {
   b.AddWord("wal_compression", "on", "compresses full-page images of the update-heavy sessions");
+  b.AddWord("wal_init_zero", "off",
+            "a backend that needs a new WAL segment does not stall writing 16 MB of zeros "
+            "(docs/tuning.md)");
   b.AddNumber("checkpoint_completion_target", 0.9,
               "spreads checkpoint writes over 90% of the interval on every PostgreSQL version");
 }

@@ -84,6 +84,7 @@ TEST(TuneGoldenTest, TheOtherDerivedSettings) {
   EXPECT_EQ(Value(s, "max_wal_size"), "1024MB");       // 2 × 296MB, raised to the 1GB floor
   EXPECT_EQ(Value(s, "huge_pages"), "try");
   EXPECT_EQ(Value(s, "wal_compression"), "on");
+  EXPECT_EQ(Value(s, "wal_init_zero"), "off");
   EXPECT_EQ(Value(s, "checkpoint_completion_target"), "0.9");
   EXPECT_EQ(Value(s, "autovacuum_naptime"), "1s");
   EXPECT_EQ(Value(s, "unix_socket_permissions"), "0700");
