@@ -17,6 +17,10 @@
 #             counterbalanced (arms forward, reversed, forward), 3 repeats; on this machine's
 #             disk and under a 1 ms fsync model (bench/slowfsync.c preloaded into PostgreSQL
 #             and redis-server).
+#   store     for each value model, bench/run_store_bench.sh's skydb and raw1 arms: the store
+#             with no protocol in front against raw batched libpq upserts of the same values on
+#             the same tuned cluster (the engine's limit at 64 in flight), natively and under the
+#             1 ms fsync model, with CPU and WAL bytes per write; skip with --skip-store.
 #   memory    skydb RSS at 1k/10k/100k live sessions (marginal slope), idle RSS, PostgreSQL
 #             tree PSS idle (and under load, from the load runs), disk bytes per session.
 #   startup   bench/supervisor_startup.py: cold start, warm start and kill -9 → ready, median of 5.
@@ -29,7 +33,8 @@
 #
 # Usage: bench/run_all.sh [--seconds 10] [--warmup 2] [--connections 64] [--repeats 3]
 #                         [--threads 2] [--threaded-arms "memory tiered-async redis-everysec"]
-#                         [--disks "native slow"] [--skip-memory] [--skip-startup] [--force]
+#                         [--disks "native slow"] [--skip-memory] [--skip-startup] [--skip-store]
+#                         [--force]
 #                         [--values "2080 gob37k rand37k"] [--arms "tiered-sync redis-always ..."]
 #                         [--expire-ratio 0.1] [--max-foreign-cores 0.25]
 # The value files are generated at the start (Go from Debian: apt-get install golang-go).
@@ -49,6 +54,7 @@ threaded_arms="memory tiered-async redis-everysec"
 disks="native slow"
 skip_memory=0
 skip_startup=0
+skip_store=0
 force=0
 values="2080 gob37k rand37k"
 expire_ratio=0.1
@@ -65,6 +71,7 @@ while [ $# -gt 0 ]; do
     --disks) disks="$2"; shift 2 ;;
     --skip-memory) skip_memory=1; shift ;;
     --skip-startup) skip_startup=1; shift ;;
+    --skip-store) skip_store=1; shift ;;
     --force) force=1; shift ;;
     --values) values="$2"; shift 2 ;;
     --arms) arm_list="$2"; shift 2 ;;
@@ -352,6 +359,34 @@ print(int(r.get("interactions_per_s", 0) / 2))' "$closed")
   done
  done
 done
+
+# The store phase, per value model; run_store_bench.sh refuses a loaded machine, so the load
+# this script's own arms left is let settle first (at most 3 minutes).
+if [ "$skip_store" -eq 0 ]; then
+  store_force=()
+  [ "$force" -eq 1 ] && store_force=(--force)
+  for vmodel in $values; do
+    for _ in $(seq 18); do
+      awk -v l="$(cut -d' ' -f1 /proc/loadavg)" -v c="$cores" 'BEGIN{exit !(l > c * 0.5)}' || break
+      sleep 10
+    done
+    echo "== store: skydb against raw batched libpq, values $vmodel" >&2
+    value_file=()
+    [ "$vmodel" = 2080 ] || value_file=(--value-file "$work/values/$vmodel.bin")
+    BENCH_BUILD_DIR="$build" \
+      bash bench/run_store_bench.sh --arms "skydb raw1" --repeats "$repeats" --seconds "$seconds" \
+      --no-sweep --no-extras "${value_file[@]}" "${store_force[@]}" >"$work/store-$vmodel.out" 2>&1 || true
+    python3 - "$vmodel" "$work/store-$vmodel.out" >>"$out" <<'PY'
+import json, sys
+text = open(sys.argv[2]).read().splitlines()
+files = [l[len("results: "):] for l in text if l.startswith("results: ")]
+at = next((i for i, l in enumerate(text) if l.startswith("== disk")), None)
+print(json.dumps({"phase": "store", "values": sys.argv[1], "file": files[0] if files else None,
+                  "summary": [l for l in text[at:] if not l.startswith("results: ")] if at is not None
+                  else [], "why": None if files else (text[-1] if text else "no output")}))
+PY
+  done
+fi
 
 if [ "$skip_memory" -eq 0 ]; then
   echo "== memory (native disk, tiered sync)" >&2

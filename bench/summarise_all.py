@@ -139,6 +139,15 @@ def main(path):
         if batch:
             print(f"tiered-sync rows per commit (whole run): {med_range(batch, '{:.1f}')}")
 
+    for st in (r for r in rows if r.get("phase") == "store"):
+        print(f"\n== store: skydb's store against raw batched libpq, values {st['values']} "
+              f"(bench/run_store_bench.sh, 64 in flight) ==")
+        if not st.get("file"):
+            print("did not run:", st.get("why"))
+            continue
+        print("\n".join(l for l in st["summary"] if l.strip()))
+        print("raw lines:", st["file"])
+
     mem = next((r for r in rows if r.get("phase") == "memory"), None)
     if mem:
         print("\n== memory (native disk, tiered sync) ==")
