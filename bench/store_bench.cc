@@ -49,11 +49,11 @@ struct Args {
   int value_bytes = 2080;
   std::string value_file;  // bench/sessiongen's framed values; value_bytes becomes their mean
   int sessions_per_writer = 100;
-  int pool = 6;             // naive pool size
-  int store_writers = 0;    // skydb group-commit writers; 0: what tuning derives for this host
-  size_t overlap_rows = 0;  // skydb: commit_overlap_rows; 0: the store's default
+  int pool = 6;              // naive pool size
+  int store_writers = 0;     // skydb group-commit writers; 0: what tuning derives for this host
+  size_t overlap_rows = 0;   // skydb: commit_overlap_rows; 0: the store's default
   size_t overlap_bytes = 0;  // skydb: commit_overlap_bytes; 0: the store's default
-  int loops = 0;            // skydb: event-loop threads issuing writes; 0: the writer thread
+  int loops = 0;             // skydb: event-loop threads issuing writes; 0: the writer thread
   int raw_connections = 4;
   int raw_batch = 64;
   int postmaster_pid = 0;        // for the PostgreSQL tree's CPU time
@@ -572,8 +572,8 @@ int main(int argc, char** argv) {
       a.mode == "raw" ? static_cast<double>(a.raw_batch)
                       : (a.mode == "naive" ? 1.0 : rows_per_commit),
       store_writers, a.mode == "skydb" ? overlap_rows : size_t{0},
-      a.mode == "skydb" ? overlap_bytes : size_t{0}, a.mode == "skydb" ? a.loops : 0,
-      flushes, flushes > 0 ? (wal1.commits - wal0.commits) / flushes : 0.0,
+      a.mode == "skydb" ? overlap_bytes : size_t{0}, a.mode == "skydb" ? a.loops : 0, flushes,
+      flushes > 0 ? (wal1.commits - wal0.commits) / flushes : 0.0,
       flushes > 0 ? static_cast<double>(writes) / flushes : 0.0,
       flushes > 0 ? flush_ms / flushes : 0.0, flush_ms / 1000 / elapsed,
       writes > 0 ? (wal1.lsn - wal0.lsn) / static_cast<double>(writes) : 0.0, a.value_file.c_str());

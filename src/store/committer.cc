@@ -112,8 +112,8 @@ void GroupCommitter::Push(QueueItem item, std::shared_ptr<Waiter> waiter) {
 bool GroupCommitter::ReadyLocked() const {
   if (queue_.empty() || running_alone_ || blocked_) return false;
   if (running_ == 0) return true;
-  return running_ < options_.writers && (queued_writes_ >= options_.overlap_rows ||
-                                         queued_bytes_ >= options_.overlap_bytes);
+  return running_ < options_.writers &&
+         (queued_writes_ >= options_.overlap_rows || queued_bytes_ >= options_.overlap_bytes);
 }
 
 bool GroupCommitter::FullLocked() const {
@@ -223,8 +223,8 @@ GroupCommitter::QueueScan GroupCommitter::ScanLocked(Taken& taken) {
       }
       continue;
     }
-    bool fits = scan.rows + item.unit.writes.size() <= limit &&
-                scan.bytes + item.bytes <= bytes_limit;
+    bool fits =
+        scan.rows + item.unit.writes.size() <= limit && scan.bytes + item.bytes <= bytes_limit;
     if (!taken.items.empty() && !fits) break;  // a unit is never split
     scan.rows += item.unit.writes.size();
     scan.bytes += item.bytes;
