@@ -7,7 +7,8 @@
 //   naive_store_server --socket PATH --conninfo STR [--pool 6]
 //
 // INFO reports store_kind naive, store_durability sync. Prints "ready" once listening; SIGTERM
-// or SIGINT shuts it down. GET and SET only: other commands answer an error saying so.
+// or SIGINT shuts it down. GET, SET and EXPIRE only (an EXPIRE is one UPDATE in its own
+// transaction, as the runtime's cold read): other commands answer an error saying so.
 #include <libpq-fe.h>
 #include <signal.h>
 #include <spdlog/sinks/stdout_color_sinks.h>
@@ -36,6 +37,10 @@ const char* const kUpsert =
     " VALUES ($1, $2, $3::bigint, $3::bigint / 3600000)"
     " ON CONFLICT (id) DO UPDATE SET data = excluded.data, expires_at = excluded.expires_at,"
     " expiry_bucket = excluded.expiry_bucket";
+// EXPIRE of a live key (the runtime's cold read): one UPDATE in its own transaction.
+const char* const kExpire =
+    "UPDATE sky_sessions SET expires_at = $2::bigint, expiry_bucket = $2::bigint / 3600000"
+    " WHERE id = $1 AND (expires_at IS NULL OR expires_at > $3::bigint)";
 const char* const kSelect =
     "SELECT data FROM sky_sessions WHERE id = $1 AND (expires_at IS NULL OR expires_at > $2)";
 
@@ -48,7 +53,7 @@ int64_t NowMs() {
 Error Unsupported(const char* what) {
   return Error::InvalidArgument(std::string(what) +
                                 " is not supported by the naive bench store "
-                                "(GET and SET only)");
+                                "(GET, SET and EXPIRE only)");
 }
 
 class NaiveStore final : public skydb::SessionStore {
@@ -129,9 +134,31 @@ class NaiveStore final : public skydb::SessionStore {
   void Exists(std::vector<std::string>, skydb::StoreCallback<int64_t> done) override {
     done(Unsupported("EXISTS"));
   }
-  void Expire(std::string, skydb::Expiry, skydb::ExpireCondition,
+  void Expire(std::string key, skydb::Expiry expiry, skydb::ExpireCondition condition,
               skydb::StoreCallback<bool> done) override {
-    done(Unsupported("EXPIRE"));
+    if (expiry.kind != skydb::Expiry::Kind::kAt || condition.if_none || condition.if_any ||
+        condition.if_later || condition.if_earlier) {
+      done(Unsupported("PERSIST, or EXPIRE with NX, XX, GT or LT"));
+      return;
+    }
+    ++writes_;
+    Submit([this, key = std::move(key), at = expiry.at, done = std::move(done)](PGconn* c) {
+      std::string deadline = std::to_string(at), now = std::to_string(NowMs());
+      const char* values[] = {key.data(), deadline.c_str(), now.c_str()};
+      int lengths[] = {static_cast<int>(key.size()), 0, 0};
+      int formats[] = {1, 0, 0};
+      PGresult* r = PQexecParams(c, kExpire, 3, nullptr, values, lengths, formats, 0);
+      bool ok = PQresultStatus(r) == PGRES_COMMAND_OK;
+      bool changed = ok && std::string(PQcmdTuples(r)) == "1";
+      PQclear(r);
+      if (ok) {
+        ++commits_;
+        done(changed);
+      } else {
+        ++failed_;
+        done(Error::Unavailable(std::string("expire failed: ") + PQerrorMessage(c)));
+      }
+    });
   }
   void Increment(skydb::IncrRequest, skydb::StoreCallback<skydb::IncrReply> done) override {
     done(Unsupported("INCR"));
