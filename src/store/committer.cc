@@ -89,6 +89,7 @@ void GroupCommitter::Enqueue(WriteUnit unit) {
 
 void GroupCommitter::Push(QueueItem item, std::shared_ptr<Waiter> waiter) {
   bool wake = false;
+  item.bytes = ItemBytes(item.unit.writes);  // outside the queue's lock
   {
     MutexLock lock(mu_);
     bool was_ready = ReadyLocked();
@@ -96,7 +97,6 @@ void GroupCommitter::Push(QueueItem item, std::shared_ptr<Waiter> waiter) {
     if (blocked_ && !BlockedLocked(item, {})) blocked_ = false;
     size_t before = queued_writes_, bytes_before = queued_bytes_;
     item.enqueued = clock_.Now();
-    item.bytes = ItemBytes(item.unit.writes);
     queued_writes_ += item.unit.writes.size();
     queued_bytes_ += item.bytes;
     queue_.push_back(std::move(item));
