@@ -121,6 +121,16 @@ class CommitterTest : public ::testing::Test {
     Hold(false);
     for (auto& f : done) ExpectReady({&f});
   }
+  // With two commits held, releases the backend: every write of `done` commits, in two batches
+  // of the sizes `sizes`.
+  void ReleaseThenExpectTwoBatchesOf(std::vector<std::future<Status>>& done,
+                                     std::set<size_t> sizes) {
+    Hold(false);
+    for (auto& f : done) ExpectReady({&f});
+    auto batches = Batches();
+    ASSERT_EQ(batches.size(), 2u);
+    EXPECT_EQ((std::set<size_t>{batches[0].size(), batches[1].size()}), sizes);
+  }
   // The committed batches, each as its "key=value" rows sorted; in commit order.
   std::vector<std::vector<std::string>> Batches() {
     std::lock_guard<std::mutex> lock(state_->mu);
@@ -208,12 +218,7 @@ TEST_F(CommitterTest, ASecondCommitOverlapsTheFirstWhenEnoughWritesWait) {
   auto done = OneRunningThenQueued(8);
   ASSERT_EQ(done.size(), 9u);
   EXPECT_TRUE(WaitHeld(2)) << "no second commit while 8 writes waited";
-  Hold(false);
-  for (auto& f : done) ExpectReady({&f});
-  auto batches = Batches();
-  ASSERT_EQ(batches.size(), 2u);
-  std::set<size_t> sizes{batches[0].size(), batches[1].size()};
-  EXPECT_EQ(sizes, (std::set<size_t>{1, 8}));
+  ReleaseThenExpectTwoBatchesOf(done, {1, 8});
 }
 
 // Large values: a few of them are enough for a second commit, whatever overlap_rows says.
@@ -226,12 +231,7 @@ TEST_F(CommitterTest, ASecondCommitOverlapsTheFirstWhenEnoughBytesWait) {
   auto done = OneRunningThenQueued(2, std::string(600, 'x'));
   ASSERT_EQ(done.size(), 3u);
   EXPECT_TRUE(WaitHeld(2)) << "no second commit while 1,200 bytes waited";
-  Hold(false);
-  for (auto& f : done) ExpectReady({&f});
-  auto batches = Batches();
-  ASSERT_EQ(batches.size(), 2u);
-  std::set<size_t> sizes{batches[0].size(), batches[1].size()};
-  EXPECT_EQ(sizes, (std::set<size_t>{1, 2}));
+  ReleaseThenExpectTwoBatchesOf(done, {1, 2});
 }
 
 TEST_F(CommitterTest, FewerBytesThanOverlapBytesStartNoSecondCommit) {
