@@ -369,6 +369,54 @@ std::string QueryText(const std::string& sql) {
   return text;
 }
 
+// A commit held by a row lock holds small writes back until 64 of them wait, but not large
+// ones: once 512 KiB of values wait (commit_overlap_bytes, docs/store.md) the second writer
+// commits them beside it, and they are acknowledged while the held one is not. The 14th value
+// of 37,000 B takes what waits past 512 KiB, so every write below is in that one second batch.
+TEST(PostgresDurable, LargeWritesCommitBesideAHeldCommit) {
+  PgHarness h(Durability::kSync);
+  ASSERT_TRUE(h.Set("held", "v", Expiry::None()).ok());
+  OtherWriter other;
+  other.Run("BEGIN");
+  other.Run("SELECT 1 FROM sky_sessions WHERE id = convert_to('held', 'UTF8') FOR UPDATE");
+  Answer<SetReply> held;
+  h.store().Set(SetRequest{"held", "new", Expiry::None()}, held.cb());
+  // Its batch is fixed once its statement waits for the lock.
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (QueryText("SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock'") != "1") {
+    ASSERT_LT(std::chrono::steady_clock::now(), deadline)
+        << "the held write never reached the lock";
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  std::vector<Answer<SetReply>> small(10), large(14);
+  for (size_t i = 0; i < small.size(); ++i) {
+    h.store().Set(SetRequest{"small" + std::to_string(i), std::string(2080, 's'), Expiry::None()},
+                  small[i].cb());
+  }
+  EXPECT_FALSE(small.back().answered(std::chrono::milliseconds(300)))
+      << "a second commit started with 10 writes of 2 KB waiting";
+  for (size_t i = 0; i < large.size(); ++i) {
+    h.store().Set(SetRequest{"large" + std::to_string(i),
+                             std::string(37000, static_cast<char>('a' + i)), Expiry::None()},
+                  large[i].cb());
+  }
+  for (auto& answer : large) {
+    ASSERT_TRUE(answer.answered(std::chrono::seconds(10)))
+        << "539 KB of values waited behind a held commit";
+    EXPECT_TRUE(answer.future.get().ok());
+  }
+  for (auto& answer : small) {
+    ASSERT_TRUE(answer.answered(std::chrono::seconds(1)));
+    EXPECT_TRUE(answer.future.get().ok());
+  }
+  EXPECT_FALSE(held.answered(std::chrono::milliseconds(50))) << "a write acknowledged unapplied";
+  other.Run("COMMIT");
+  ASSERT_TRUE(held.answered(std::chrono::seconds(10)));
+  EXPECT_TRUE(held.future.get().ok());
+  EXPECT_EQ(QueryText("SELECT count(*) FROM sky_sessions WHERE octet_length(data) = 37000"), "14");
+  EXPECT_EQ(**h.Get("held"), "new");
+}
+
 // A value past a page (a 37 KB session) goes to TOAST compressed, with lz4 where the server
 // has it (migration 124), and reads back byte for byte.
 TEST(PostgresDurable, LargeValuesAreCompressedWithLz4WhereTheServerHasIt) {
