@@ -119,8 +119,10 @@ SQL
   w0=$(psql_ -c "SELECT wal_bytes, wal_fpi, wal_records FROM pg_stat_wal")
   c0=$(tree_ticks)
   res=$(as_user "$bin/pgbench" -n -h "$work" -U "$user" -c "$clients" -j 2 -T "$seconds" -f "$script" postgres 2>&1)
+  # pgbench's backends publish their WAL counters on exit, and their CPU reaches the
+  # postmaster's reaped-children counters once it has reaped them.
+  sleep 1
   c1=$(tree_ticks)
-  sleep 1  # backends publish their WAL counters on exit
   w1=$(psql_ -c "SELECT wal_bytes, wal_fpi, wal_records FROM pg_stat_wal")
   stored=$(psql_ -c "SELECT avg(pg_column_size(data))::int, avg(octet_length(data))::int,
     (SELECT pg_relation_size(reltoastrelid) FROM pg_class WHERE relname = 't') FROM t")
