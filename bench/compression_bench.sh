@@ -4,7 +4,12 @@
 # from bench/sessiongen; 256 KB gob-like sessions) and each layout of the data column
 # (skydb's table with STORAGE MAIN and pglz, the same with lz4, STORAGE EXTERNAL: no
 # compression; lz4-before125: lz4 with the vacuum of before migration 125, its TOAST table
-# throttled and autovacuum's default minute between rounds), pgbench runs batched upserts
+# throttled and autovacuum's default minute between rounds; chunks: no TOAST at all, the value
+# compressed by the client (lz4 -1, as skydb would) and cut into rows of at most 3,900 bytes
+# keyed (id, part), STORAGE PLAIN, fillfactor 50 so a part's next version fits its page and
+# the update is HOT; models 37 KB and up only; read: no write, the statement reads the values
+# from bench_values as every other layout's upsert does, the share of their CPU that is not
+# the write; read-chunks: the same for the chunks layout's parts), pgbench runs batched upserts
 # (--clients connections, each transaction --rows rows, like the store's group commit) of values already in the server (table
 # bench_values), so the client's transfer is not measured, only the upsert. Per arm: rows/s,
 # the PostgreSQL tree's CPU per row (utime + stime of the postmaster, its children and the
@@ -14,8 +19,11 @@
 # A fresh cluster with the settings skydb derives for this host; a CHECKPOINT before each arm,
 # so each arm pays the full-page images of a checkpoint cycle's first touches (an upper bound
 # for a short run). Run as root (PostgreSQL runs as SKYDB_TEST_USER, default skydbtest).
+# The chunks layout's parts are read from a table of their own (bench_chunks, inline), the
+# others' values from bench_values (out of line); the read and read-chunks arms measure each read.
 # Usage: bench/compression_bench.sh [--seconds 6] [--rounds 2] [--clients 4] [--rows 16]
-#        [--models "2k gob37k rand37k gob256k"] [--layouts "pglz lz4 external lz4-before125"]
+#        [--models "2k gob37k rand37k gob256k"]
+#        [--layouts "pglz lz4 external lz4-before125 chunks read read-chunks"]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=6 rounds=2 clients=4 rows=16
@@ -49,6 +57,10 @@ psql_() { PGOPTIONS="-c client_min_messages=warning" psql -qAtX -h "$work" -U "$
 # The values: one table, STORAGE EXTERNAL so reading one back costs no decompression.
 psql_ -c "CREATE TABLE bench_values (model text, n int, data bytea);
           ALTER TABLE bench_values ALTER COLUMN data SET STORAGE EXTERNAL"
+# The chunks layout's parts of each value: lz4 -1 of the whole value, cut at chunk_bytes.
+chunk_bytes=3900
+psql_ -c "CREATE TABLE bench_chunks (model text, n int, part int, parts int, data bytea);
+          ALTER TABLE bench_chunks ALTER COLUMN data SET STORAGE PLAIN"
 declare -A count
 for m in $models; do
   case "$m" in
@@ -74,8 +86,24 @@ while i < len(d):
     n += 1
 PY
   psql_ -c "\\copy bench_values FROM '$work/$m.copy'"
+  python3 - "$work/$m.bin" "$m" "$chunk_bytes" >"$work/$m.chunks" <<'PY'
+import struct, subprocess, sys
+d, model, size = open(sys.argv[1], "rb").read(), sys.argv[2], int(sys.argv[3])
+i = n = 0
+while i < len(d):
+    k = struct.unpack(">I", d[i:i + 4])[0]
+    z = subprocess.run(["lz4", "-1", "-c", "-q"], input=d[i + 4:i + 4 + k], capture_output=True,
+                       check=True).stdout
+    parts = [z[j:j + size] for j in range(0, len(z), size)]
+    for p, part in enumerate(parts):
+        print("%s\t%d\t%d\t%d\t\\\\x%s" % (model, n, p, len(parts), part.hex()))
+    i += 4 + k
+    n += 1
+PY
+  psql_ -c "\\copy bench_chunks FROM '$work/$m.chunks'"
 done
-psql_ -c "CREATE INDEX ON bench_values (model, n)" -c "VACUUM ANALYZE bench_values"
+psql_ -c "CREATE INDEX ON bench_values (model, n)" -c "CREATE INDEX ON bench_chunks (model, n)" \
+  -c "VACUUM ANALYZE bench_values" -c "VACUUM ANALYZE bench_chunks"
 
 pm=$(head -1 "$work/pgdata/postmaster.pid")
 tree_ticks() {  # the PostgreSQL tree's CPU, in clock ticks (reaped children included)
@@ -89,6 +117,7 @@ layout_sql() {
     pglz) echo "ALTER TABLE t ALTER COLUMN data SET STORAGE MAIN, ALTER COLUMN data SET COMPRESSION pglz" ;;
     lz4|lz4-before125) echo "ALTER TABLE t ALTER COLUMN data SET STORAGE MAIN, ALTER COLUMN data SET COMPRESSION lz4" ;;
     external) echo "ALTER TABLE t ALTER COLUMN data SET STORAGE EXTERNAL" ;;
+    chunks) echo "ALTER TABLE t ALTER COLUMN data SET STORAGE PLAIN" ;;
   esac
 }
 # Migration 125's option and the derived autovacuum_naptime, or PostgreSQL's defaults.
@@ -102,18 +131,46 @@ naptime_sql() {
 }
 run_arm() {  # $1 model, $2 layout, $3 round
   local m=$1 n=${count[$1]} sessions=1024 script="$work/upsert.sql" load w0 w1 c0 c1 res
-  psql_ -c "DROP TABLE IF EXISTS t" -c "CREATE TABLE t (id bytea PRIMARY KEY, expires_at bigint,
-    expiry_bucket bigint, data bytea NOT NULL) WITH (fillfactor = 60, toast_tuple_target = 8160)" \
+  local table="id bytea PRIMARY KEY, expires_at bigint, expiry_bucket bigint, data bytea NOT NULL"
+  local with="fillfactor = 60, toast_tuple_target = 8160" source="bench_values v ON v.model = '$m'"
+  local key="(id)" part="" part_of="" stored_sql
+  stored_sql="SELECT avg(pg_column_size(data))::int, avg(octet_length(data))::int,
+    (SELECT coalesce(pg_relation_size(nullif(reltoastrelid, 0)), 0) FROM pg_class WHERE relname = 't') FROM t"
+  if [ "$2" = read-chunks ]; then
+    [ "$m" = 2k ] && return 0
+    source="bench_chunks v ON v.model = '$m'"
+  fi
+  if [ "$2" = read ] || [ "$2" = read-chunks ]; then
+    echo "\\set v random(0, $((n - rows)))" >"$script"
+    echo "SELECT sum(get_byte(v.data, 0)) FROM generate_series(0, $((rows - 1))) g JOIN $source AND v.n = :v + g;" >>"$script"
+    stored_sql="SELECT 0, (SELECT avg(octet_length(data))::int FROM bench_values WHERE model = '$m'), 0"
+  fi
+  if [ "$2" = chunks ]; then
+    [ "$m" = 2k ] && return 0  # a 2 KB value is one inline row in every layout
+    table="id bytea, part int, expires_at bigint, expiry_bucket bigint, data bytea NOT NULL,
+      PRIMARY KEY (id, part)"
+    with="fillfactor = 50" source="bench_chunks v ON v.model = '$m'" key="(id, part)"
+    part=", part" part_of=", v.part"
+    stored_sql="SELECT avg(s)::int, (SELECT avg(octet_length(data))::int FROM bench_values
+      WHERE model = '$m'), 0 FROM (SELECT sum(pg_column_size(data)) s FROM t GROUP BY id) x"
+  fi
+  [ "${2%-chunks}" = read ] || psql_ -c "DROP TABLE IF EXISTS t" -c "CREATE TABLE t ($table) WITH ($with)" \
     -c "$(layout_sql "$2")" -c "$(toast_vacuum_sql "$2")" -c "$(naptime_sql "$2")" \
     -c "SELECT pg_reload_conf()" \
-    -c "INSERT INTO t SELECT convert_to('sky:sess:' || g, 'UTF8'), 1, 0, v.data
-        FROM generate_series(0, $((sessions - 1))) g JOIN bench_values v ON v.model = '$m' AND v.n = g % $n" \
+    -c "INSERT INTO t (id$part, expires_at, expiry_bucket, data) SELECT convert_to('sky:sess:' || g,
+        'UTF8')$part_of, 1, 0, v.data FROM generate_series(0, $((sessions - 1))) g JOIN $source AND v.n = g % $n" \
     -c "VACUUM ANALYZE t" -c "CHECKPOINT" >/dev/null
-  cat >"$script" <<SQL
-\\set k random(0, $((sessions - rows)))
-\\set v random(0, $((n - rows)))
-INSERT INTO t (id, data, expires_at, expiry_bucket) SELECT convert_to('sky:sess:' || (:k + g), 'UTF8'), v.data, 1, 0 FROM generate_series(0, $((rows - 1))) g JOIN bench_values v ON v.model = '$m' AND v.n = :v + g ON CONFLICT (id) DO UPDATE SET data = excluded.data, expires_at = excluded.expires_at, expiry_bucket = excluded.expiry_bucket;
-SQL
+  [ "${2%-chunks}" = read ] || {
+    echo "\\set k random(0, $((sessions - rows)))"
+    echo "\\set v random(0, $((n - rows)))"
+    [ "$2" = chunks ] && echo "BEGIN;"
+    echo "INSERT INTO t (id$part, data, expires_at, expiry_bucket) SELECT convert_to('sky:sess:' || (:k + g), 'UTF8')$part_of, v.data, 1, 0 FROM generate_series(0, $((rows - 1))) g JOIN $source AND v.n = :v + g ON CONFLICT $key DO UPDATE SET data = excluded.data, expires_at = excluded.expires_at, expiry_bucket = excluded.expiry_bucket;"
+    if [ "$2" = chunks ]; then
+      # A shorter value leaves no parts of the longer one it replaced.
+      echo "DELETE FROM t USING generate_series(0, $((rows - 1))) g JOIN bench_chunks v ON v.model = '$m' AND v.n = :v + g AND v.part = 0 WHERE t.id = convert_to('sky:sess:' || (:k + g), 'UTF8') AND t.part >= v.parts;"
+      echo "COMMIT;"
+    fi
+  } >"$script"
   chmod 0644 "$script"
   load=$(cut -d' ' -f1 /proc/loadavg)
   w0=$(psql_ -c "SELECT wal_bytes, wal_fpi, wal_records FROM pg_stat_wal")
@@ -124,12 +181,14 @@ SQL
   sleep 1
   c1=$(tree_ticks)
   w1=$(psql_ -c "SELECT wal_bytes, wal_fpi, wal_records FROM pg_stat_wal")
-  stored=$(psql_ -c "SELECT avg(pg_column_size(data))::int, avg(octet_length(data))::int,
-    (SELECT pg_relation_size(reltoastrelid) FROM pg_class WHERE relname = 't') FROM t")
+  stored=$(psql_ -c "$stored_sql")
+  hot=null  # the share of the updates that were HOT (no index entry, no new page)
+  [ "${2%-chunks}" = read ] || hot=$(psql_ -c "SELECT coalesce(round(n_tup_hot_upd::numeric
+    / nullif(n_tup_upd, 0), 3), 0) FROM pg_stat_user_tables WHERE relname = 't'")
   python3 - "$m" "$2" "$3" "$load" "$res" "$rows" "$seconds" "$c0" "$c1" "$w0" "$w1" "$stored" \
-    "$(getconf CLK_TCK)" <<'PY' | tee -a "$out"
+    "$(getconf CLK_TCK)" "$hot" <<'PY' | tee -a "$out"
 import json, re, sys
-m, layout, rnd, load, res, rows, secs, c0, c1, w0, w1, stored, tck = sys.argv[1:]
+m, layout, rnd, load, res, rows, secs, c0, c1, w0, w1, stored, tck, hot = sys.argv[1:]
 tps = float(re.search(r"tps = ([0-9.]+)", res).group(1))
 writes = tps * int(rows) * float(secs)
 w0 = [float(x) for x in w0.split("|")]
@@ -137,7 +196,7 @@ w1 = [float(x) for x in w1.split("|")]
 st, raw, toast = (int(x) for x in stored.split("|"))
 print(json.dumps({"model": m, "layout": layout, "round": int(rnd), "load_start": float(load),
                   "rows_per_s": round(tps * int(rows)), "value_bytes": raw, "stored_bytes": st,
-                  "toast_bytes_at_end": toast,
+                  "toast_bytes_at_end": toast, "hot_update_ratio": json.loads(hot),
                   "cpu_us_per_row": round((int(c1) - int(c0)) / int(tck) / writes * 1e6, 1),
                   "wal_bytes_per_row": round((w1[0] - w0[0]) / writes),
                   "fpi_per_row": round((w1[1] - w0[1]) / writes, 2),
