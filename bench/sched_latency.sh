@@ -87,13 +87,33 @@ measure() {
   perf sched timehist -i "$work/$arm.sched" 2>/dev/null >"$work/$arm.timehist" || true
 }
 
+# The disk under both: 500 writes of 8 KB, each followed by fdatasync, in the work directory.
+fsync_probe=$(python3 - "$work" <<'PY'
+import os, sys, time
+fd = os.open(os.path.join(sys.argv[1], "fsync.probe"), os.O_WRONLY | os.O_CREAT, 0o600)
+lat = []
+for _ in range(500):
+    os.write(fd, b"x" * 8192)
+    t = time.perf_counter()
+    os.fdatasync(fd)
+    lat.append(time.perf_counter() - t)
+os.close(fd)
+os.unlink(os.path.join(sys.argv[1], "fsync.probe"))
+lat.sort()
+print(f"fsync median {lat[250] * 1e6:.0f} us, p99 {lat[495] * 1e6:.0f} us")
+PY
+)
 mkdir -p "$work/d" "$work/redis"
 SKYDB_CONFIG="" SKYDB_HTTP_PORT=0 "$skydb" serve --embed --data-dir "$work/d" --user "$user" \
   >"$work/skydb.log" 2>&1 &
 pids+=($!)
 measure skydb "$work/d/run/skydb.sock" $! tiered sync
+versions="$("$skydb" --version | head -1), PostgreSQL $(python3 -c 'import json, sys
+print(json.load(open(sys.argv[1]))["server_version"])' "$work/d/run/skydb.status.json"),\
+ $(redis-server --version | cut -d' ' -f1-3)"
 kill -TERM "${pids[0]}"
 wait "${pids[0]}" 2>/dev/null || true
+pids=()  # stopped; its PID is not ours to signal again
 # The anchor: redis-server with every write fsynced, on the same disk, same load.
 redis-server --unixsocket "$work/redis/redis.sock" --port 0 --save '' --appendonly yes \
   --appendfsync always --dir "$work/redis" >"$work/redis.log" 2>&1 &
@@ -101,11 +121,11 @@ pids+=($!)
 measure redis-always "$work/redis/redis.sock" $! redis always
 
 python3 - "$out" "$commit" "$cores" "$load_start" "$(cut -d' ' -f1 /proc/loadavg)" "$work" \
-  <<'PY' | tee "$out/summary.txt"
+  "$fsync_probe" "$versions" <<'PY' | tee "$out/summary.txt"
 import json, platform, re, sys
-out, commit, cores, l0, l1, work = sys.argv[1:7]
+out, commit, cores, l0, l1, work, fsync, versions = sys.argv[1:9]
 print(f"commit {commit}, host {platform.node()}, kernel {platform.release()}, {cores} cores, "
-      f"load average {l0} at start / {l1} at end")
+      f"load average {l0} at start / {l1} at end; {fsync}; {versions}")
 
 def kind_of(task):
     if task == "<idle>":
