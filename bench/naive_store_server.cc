@@ -16,6 +16,7 @@
 
 #include <atomic>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <deque>
 #include <functional>
@@ -108,16 +109,9 @@ class NaiveStore final : public skydb::SessionStore {
                               expires.empty() ? nullptr : expires.c_str()};
       int lengths[] = {static_cast<int>(req.key.size()), static_cast<int>(req.value.size()), 0};
       int formats[] = {1, 1, 0};
-      PGresult* r = PQexecParams(c, kUpsert, 3, nullptr, values, lengths, formats, 0);
-      bool ok = PQresultStatus(r) == PGRES_COMMAND_OK;
-      PQclear(r);
-      if (ok) {
-        ++commits_;
-        done(skydb::SetReply{true, std::nullopt});
-      } else {
-        ++failed_;
-        done(Error::Unavailable(std::string("upsert failed: ") + PQerrorMessage(c)));
-      }
+      auto rows = Write(c, kUpsert, values, lengths, formats, "upsert");
+      if (!rows.ok()) return done(rows.error());
+      done(skydb::SetReply{true, std::nullopt});
     });
   }
 
@@ -147,17 +141,9 @@ class NaiveStore final : public skydb::SessionStore {
       const char* values[] = {key.data(), deadline.c_str(), now.c_str()};
       int lengths[] = {static_cast<int>(key.size()), 0, 0};
       int formats[] = {1, 0, 0};
-      PGresult* r = PQexecParams(c, kExpire, 3, nullptr, values, lengths, formats, 0);
-      bool ok = PQresultStatus(r) == PGRES_COMMAND_OK;
-      bool changed = ok && std::string(PQcmdTuples(r)) == "1";
-      PQclear(r);
-      if (ok) {
-        ++commits_;
-        done(changed);
-      } else {
-        ++failed_;
-        done(Error::Unavailable(std::string("expire failed: ") + PQerrorMessage(c)));
-      }
+      auto rows = Write(c, kExpire, values, lengths, formats, "expire");
+      if (!rows.ok()) return done(rows.error());
+      done(*rows == 1);
     });
   }
   void Increment(skydb::IncrRequest, skydb::StoreCallback<skydb::IncrReply> done) override {
@@ -222,6 +208,21 @@ class NaiveStore final : public skydb::SessionStore {
   std::deque<std::function<void(PGconn*)>> jobs_ GUARDED_BY(mu_);
   bool closing_ GUARDED_BY(mu_) = false;
   std::vector<std::thread> threads_;
+  // One write statement of three parameters in its own transaction, counted: the rows it changed.
+  Result<int> Write(PGconn* c, const char* sql, const char* const* values, const int* lengths,
+                    const int* formats, const char* what) {
+    PGresult* r = PQexecParams(c, sql, 3, nullptr, values, lengths, formats, 0);
+    bool ok = PQresultStatus(r) == PGRES_COMMAND_OK;
+    int rows = ok ? std::atoi(PQcmdTuples(r)) : 0;
+    PQclear(r);
+    if (!ok) {
+      ++failed_;
+      return Error::Unavailable(std::string(what) + " failed: " + PQerrorMessage(c));
+    }
+    ++commits_;
+    return rows;
+  }
+
   std::atomic<uint64_t> writes_{0}, commits_{0}, failed_{0};
 };
 
