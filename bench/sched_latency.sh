@@ -87,22 +87,10 @@ measure() {
   perf sched timehist -i "$work/$arm.sched" 2>/dev/null >"$work/$arm.timehist" || true
 }
 
-# The disk under both: 500 writes of 8 KB, each followed by fdatasync, in the work directory.
-fsync_probe=$(python3 - "$work" <<'PY'
-import os, sys, time
-fd = os.open(os.path.join(sys.argv[1], "fsync.probe"), os.O_WRONLY | os.O_CREAT, 0o600)
-lat = []
-for _ in range(500):
-    os.write(fd, b"x" * 8192)
-    t = time.perf_counter()
-    os.fdatasync(fd)
-    lat.append(time.perf_counter() - t)
-os.close(fd)
-os.unlink(os.path.join(sys.argv[1], "fsync.probe"))
-lat.sort()
-print(f"fsync median {lat[250] * 1e6:.0f} us, p99 {lat[495] * 1e6:.0f} us")
-PY
-)
+# The disk under both: the fsync probe the other benchmarks record (bench/embedded_daemon.py).
+fsync_probe=$(python3 -c 'import sys; sys.path.insert(0, "bench")
+from embedded_daemon import fsync_latency_us
+print("fsync median %.0f us" % fsync_latency_us(sys.argv[1]))' "$work")
 mkdir -p "$work/d" "$work/redis"
 SKYDB_CONFIG="" SKYDB_HTTP_PORT=0 "$skydb" serve --embed --data-dir "$work/d" --user "$user" \
   >"$work/skydb.log" 2>&1 &
