@@ -75,31 +75,27 @@ for m in $models; do
   esac
   # shellcheck disable=SC2086
   env GOCACHE="$work/gocache" GO111MODULE=off go run bench/sessiongen/main.go $args -out "$work/$m.bin"
-  python3 - "$work/$m.bin" "$m" >"$work/$m.copy" <<'PY'
-import struct, sys
-d = open(sys.argv[1], "rb").read()
-i = n = 0
-while i < len(d):
-    k = struct.unpack(">I", d[i:i + 4])[0]
-    print("%s\t%d\t\\\\x%s" % (sys.argv[2], n, d[i + 4:i + 4 + k].hex()))
-    i += 4 + k
-    n += 1
-PY
-  psql_ -c "\\copy bench_values FROM '$work/$m.copy'"
-  python3 - "$work/$m.bin" "$m" "$chunk_bytes" >"$work/$m.chunks" <<'PY'
+  # Each value once as it is (bench_values), once lz4 -1 in chunk_bytes parts (bench_chunks).
+  python3 - "$work/$m.bin" "$m" "$chunk_bytes" "$work/$m.copy" "$work/$m.chunks" <<'PY'
 import struct, subprocess, sys
 d, model, size = open(sys.argv[1], "rb").read(), sys.argv[2], int(sys.argv[3])
+values, chunks = open(sys.argv[4], "w"), open(sys.argv[5], "w")
 i = n = 0
 while i < len(d):
     k = struct.unpack(">I", d[i:i + 4])[0]
-    z = subprocess.run(["lz4", "-1", "-c", "-q"], input=d[i + 4:i + 4 + k], capture_output=True,
+    value = d[i + 4:i + 4 + k]
+    values.write("%s\t%d\t\\\\x%s\n" % (model, n, value.hex()))
+    z = subprocess.run(["lz4", "-1", "-c", "-q"], input=value, capture_output=True,
                        check=True).stdout
     parts = [z[j:j + size] for j in range(0, len(z), size)]
     for p, part in enumerate(parts):
-        print("%s\t%d\t%d\t%d\t\\\\x%s" % (model, n, p, len(parts), part.hex()))
+        chunks.write("%s\t%d\t%d\t%d\t\\\\x%s\n" % (model, n, p, len(parts), part.hex()))
     i += 4 + k
     n += 1
+values.close()
+chunks.close()
 PY
+  psql_ -c "\\copy bench_values FROM '$work/$m.copy'"
   psql_ -c "\\copy bench_chunks FROM '$work/$m.chunks'"
 done
 psql_ -c "CREATE INDEX ON bench_values (model, n)" -c "CREATE INDEX ON bench_chunks (model, n)" \
