@@ -10,6 +10,24 @@
 # Run as root on Debian 12.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# As root, the tests run skydb from this tree, and skydb run as root executes only programs whose
+# every directory belongs to root and is writable by no one else (docs/security.md). Refuse a
+# clone below any other directory now, rather than fail every test that runs the binary.
+if [ "$(id -u)" = 0 ]; then
+  dir=$(pwd -P)
+  while :; do
+    read -r uid mode <<<"$(stat -c '%u %a' "$dir")"
+    if [ "$uid" != 0 ] || ((8#$mode & 8#022)); then
+      echo "tools/test.sh: this clone is under $dir (owner uid $uid, mode $mode), which someone" \
+        "other than root can write; as root the tests run skydb from the build tree, and skydb" \
+        "run as root executes no program there (docs/security.md). Clone into a root-owned" \
+        "directory, e.g. git clone <repository> /root/skydb, and run tools/test.sh there." >&2
+      exit 2
+    fi
+    [ "$dir" = / ] && break
+    dir=$(dirname "$dir")
+  done
+fi
 phase() { echo "== tools/test.sh: $1 at ${SECONDS}s"; }
 bash tools/install-deps.sh test
 phase "dependencies installed"
