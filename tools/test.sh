@@ -11,17 +11,23 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # As root, the tests run skydb from this tree, and skydb run as root executes only programs whose
-# every directory belongs to root and is writable by no one else (docs/security.md). Refuse a
-# clone below any other directory now, rather than fail every test that runs the binary.
+# every directory belongs to root and is writable by no one else (docs/security.md); the apps
+# and PostgreSQL they start as other users read from it. Refuse any other clone now, rather
+# than fail every test that runs the binary.
 if [ "$(id -u)" = 0 ]; then
   dir=$(pwd -P)
   while :; do
     read -r uid mode <<<"$(stat -c '%u %a' "$dir")"
+    why=""
     if [ "$uid" != 0 ] || ((8#$mode & 8#022)); then
-      echo "tools/test.sh: this clone is under $dir (owner uid $uid, mode $mode), which someone" \
-        "other than root can write; as root the tests run skydb from the build tree, and skydb" \
-        "run as root executes no program there (docs/security.md). Clone into a root-owned" \
-        "directory, e.g. git clone <repository> /root/skydb, and run tools/test.sh there." >&2
+      why="which someone other than root can write; skydb run as root executes no program there"
+    elif ! ((8#$mode & 8#001)); then
+      why="which other users cannot enter; the tests' apps and PostgreSQL run as other users"
+    fi
+    if [ -n "$why" ]; then
+      echo "tools/test.sh: this clone is under $dir (owner uid $uid, mode $mode), $why" \
+        "(docs/security.md). Clone into a directory that root owns and every user may enter," \
+        "e.g. git clone <repository> /srv/skydb, and run tools/test.sh there." >&2
       exit 2
     fi
     [ "$dir" = / ] && break
